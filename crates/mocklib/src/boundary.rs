@@ -1,0 +1,202 @@
+//! Boundaries: handler-list changes confined to one scope.
+//!
+//! [`Server::boundary`](crate::node::Server::boundary) wraps a callback; every
+//! call of the wrapped function runs the callback in a fresh scope whose list
+//! starts as the caller's current list. Inside it, `use_handlers`,
+//! `reset_handlers` and the handler lookup of in-process front doors act on
+//! that scope only, so concurrent tests can override handlers without seeing
+//! each other.
+//!
+//! **What decides a request's scope.** The scope is tracked per thread while
+//! code runs inside the boundary: during the synchronous call, and during every
+//! poll of the future the callback returns (like a tokio task-local, but
+//! independent of the runtime). A task started with `tokio::spawn` or
+//! `std::thread::spawn` does not inherit it; carry it explicitly with
+//! [`BoundaryExt::in_current_boundary`] (as `tracing` carries spans with
+//! `.in_current_span()`):
+//!
+//! ```
+//! # async fn demo() {
+//! use mocklib::BoundaryExt;
+//!
+//! let task = tokio::spawn(async { /* requests here use the caller's boundary */ }.in_current_boundary());
+//! # task.await.unwrap();
+//! # }
+//! ```
+
+use std::cell::RefCell;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use crate::handlers::Scope;
+
+thread_local! {
+    /// Scopes entered on this thread, innermost last. Several servers may
+    /// each have one.
+    static ACTIVE: RefCell<Vec<Arc<Scope>>> = const { RefCell::new(Vec::new()) };
+}
+
+/// The innermost scope of engine `engine_id` entered on this thread.
+pub(crate) fn current(engine_id: u64) -> Option<Arc<Scope>> {
+    ACTIVE.with(|active| {
+        active
+            .borrow()
+            .iter()
+            .rev()
+            .find(|scope| scope.engine_id() == engine_id)
+            .cloned()
+    })
+}
+
+/// Runs `f` with `scopes` entered (innermost last), restoring the previous
+/// state afterwards even if `f` panics.
+pub(crate) fn enter<T>(scopes: &[Arc<Scope>], f: impl FnOnce() -> T) -> T {
+    struct Exit(usize);
+    impl Drop for Exit {
+        fn drop(&mut self) {
+            ACTIVE.with(|active| active.borrow_mut().truncate(self.0));
+        }
+    }
+    let depth = ACTIVE.with(|active| {
+        let mut active = active.borrow_mut();
+        let depth = active.len();
+        active.extend(scopes.iter().cloned());
+        depth
+    });
+    let _exit = Exit(depth);
+    f()
+}
+
+pin_project_lite::pin_project! {
+    /// The result of a boundary call: the callback's return value, kept inside
+    /// its scope.
+    ///
+    /// When the callback returned a future, `Scoped` is a future with the same
+    /// output whose every poll runs inside the boundary — `.await` it as you
+    /// would the original. When it returned a plain value, take it with
+    /// [`into_inner`](Scoped::into_inner) (or use it through `Deref`).
+    #[must_use = "a boundary's future does nothing unless awaited"]
+    pub struct Scoped<R> {
+        scope: Arc<Scope>,
+        #[pin]
+        inner: R,
+    }
+}
+
+impl<R> Scoped<R> {
+    pub(crate) fn new(scope: Arc<Scope>, inner: R) -> Self {
+        Scoped { scope, inner }
+    }
+
+    /// The callback's return value.
+    pub fn into_inner(self) -> R {
+        self.inner
+    }
+}
+
+impl<R> std::ops::Deref for Scoped<R> {
+    type Target = R;
+    fn deref(&self) -> &R {
+        &self.inner
+    }
+}
+
+impl<R: std::fmt::Debug> std::fmt::Debug for Scoped<R> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("Scoped").field(&self.inner).finish()
+    }
+}
+
+impl<R: Future> Future for Scoped<R> {
+    type Output = R::Output;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<R::Output> {
+        let this = self.project();
+        let inner = this.inner;
+        enter(std::slice::from_ref(this.scope), || inner.poll(cx))
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// A future carrying the boundaries that were current when it was made;
+    /// see [`BoundaryExt::in_current_boundary`].
+    #[must_use = "futures do nothing unless awaited"]
+    pub struct InBoundary<F> {
+        scopes: Vec<Arc<Scope>>,
+        #[pin]
+        inner: F,
+    }
+}
+
+impl<F: Future> Future for InBoundary<F> {
+    type Output = F::Output;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        let this = self.project();
+        let inner = this.inner;
+        enter(this.scopes, || inner.poll(cx))
+    }
+}
+
+/// Carries the current boundaries into a future that will run elsewhere
+/// (`tokio::spawn`, a worker pool).
+pub trait BoundaryExt: Future + Sized {
+    /// Wraps the future so that it runs inside the boundaries current at this
+    /// call, wherever it is polled.
+    fn in_current_boundary(self) -> InBoundary<Self> {
+        InBoundary {
+            scopes: ACTIVE.with(|active| active.borrow().clone()),
+            inner: self,
+        }
+    }
+}
+
+impl<F: Future> BoundaryExt for F {}
+
+/// Callbacks `boundary` accepts: closures of 0 to 6 arguments. `Args` is a
+/// tuple of the argument types and is always inferred.
+pub trait BoundaryCallback<Args>: Send + Sync + 'static {
+    /// The wrapped callable: same arguments, result wrapped in [`Scoped`].
+    type Bounded;
+
+    #[doc(hidden)]
+    fn bind(self, new_scope: NewScope) -> Self::Bounded;
+}
+
+/// Creates the scope of one boundary call (opaque; used by
+/// [`BoundaryCallback`]).
+#[doc(hidden)]
+#[derive(Clone)]
+pub struct NewScope(pub(crate) Arc<dyn Fn() -> Arc<Scope> + Send + Sync>);
+
+macro_rules! boundary_callback {
+    ($($arg:ident),*) => {
+        impl<F, R, $($arg,)*> BoundaryCallback<($($arg,)*)> for F
+        where
+            F: Fn($($arg),*) -> R + Send + Sync + 'static,
+            R: 'static,
+            $($arg: 'static,)*
+        {
+            type Bounded = Arc<dyn Fn($($arg),*) -> Scoped<R> + Send + Sync>;
+
+            #[allow(non_snake_case)]
+            fn bind(self, new_scope: NewScope) -> Self::Bounded {
+                Arc::new(move |$($arg),*| {
+                    let scope = (new_scope.0)();
+                    let result = enter(std::slice::from_ref(&scope), || self($($arg),*));
+                    Scoped::new(scope, result)
+                })
+            }
+        }
+    };
+}
+
+boundary_callback!();
+boundary_callback!(A1);
+boundary_callback!(A1, A2);
+boundary_callback!(A1, A2, A3);
+boundary_callback!(A1, A2, A3, A4);
+boundary_callback!(A1, A2, A3, A4, A5);
+boundary_callback!(A1, A2, A3, A4, A5, A6);

@@ -1,0 +1,543 @@
+//! The engine: resolves one request against the handler list of its scope.
+//!
+//! Every front door (tower, reqwest-middleware, the loopback listener, the
+//! browser) hands the engine a canonical [`Request`] and turns the
+//! [`Outcome`] back into what its client expects. The engine does no I/O.
+//!
+//! The lookup walks the scope's list in order:
+//!
+//! 1. a handler whose predicate does not match (or a used once-handler) is skipped;
+//! 2. a matching handler runs its resolver; if it returns nothing, the lookup
+//!    goes on (fall-through);
+//! 3. the first response wins: a mocked response, a network error, or
+//!    `passthrough()` (perform the request as it is, stop the lookup);
+//! 4. if handlers matched but none responded, the request is performed as it
+//!    is and counts as handled;
+//! 5. if none matched, the unhandled-request strategy decides.
+
+use std::panic::AssertUnwindSafe;
+use std::sync::{Arc, PoisonError, RwLock};
+
+use bytes::Bytes;
+use futures_util::FutureExt;
+use http::HeaderMap;
+use url::Url;
+
+use crate::boundary::{self, Scoped};
+use crate::events::{EventKind, Events, LifeCycleEvent, ObservedResponse};
+use crate::handler::{Handler, Invocation, LookupContext};
+use crate::handlers::Scope;
+use crate::request::Request;
+use crate::resolver::{RequestId, Resolution, ResolverCall, ResolverError};
+use crate::response::{HttpResponse, Kind, StatusText};
+
+/// Options for `listen_with`.
+///
+/// ```
+/// use mocklib::{ListenOptions, UnhandledRequest};
+///
+/// let options = ListenOptions {
+///     on_unhandled_request: UnhandledRequest::Error,
+///     ..ListenOptions::default()
+/// };
+/// # let _ = options;
+/// ```
+#[derive(Clone, Default, Debug)]
+pub struct ListenOptions {
+    /// What to do with a request no handler matches. Default: warn.
+    #[doc(alias = "onUnhandledRequest")]
+    pub on_unhandled_request: UnhandledRequest,
+    /// The origin relative predicates (`/posts`) match against when a front
+    /// door knows none of its own. Without one, relative predicates match the
+    /// path of a request to any origin.
+    #[doc(alias = "baseUrl")]
+    pub base_url: Option<Url>,
+}
+
+/// What happens to a request that no handler matches.
+#[derive(Clone, Default)]
+pub enum UnhandledRequest {
+    /// Print a warning naming the request and the closest handlers, then
+    /// perform the request as it is.
+    #[default]
+    Warn,
+    /// Print an error and make the request fail at the requester.
+    Error,
+    /// Perform the request as it is, silently.
+    Bypass,
+    /// Call this function with the request, then perform the request as it
+    /// is. If the function panics, the request fails as with `Error`.
+    Custom(Arc<dyn Fn(&Request) + Send + Sync>),
+}
+
+impl UnhandledRequest {
+    /// A custom strategy from a closure.
+    pub fn custom(callback: impl Fn(&Request) + Send + Sync + 'static) -> Self {
+        UnhandledRequest::Custom(Arc::new(callback))
+    }
+}
+
+impl std::fmt::Debug for UnhandledRequest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            UnhandledRequest::Warn => "Warn",
+            UnhandledRequest::Error => "Error",
+            UnhandledRequest::Bypass => "Bypass",
+            UnhandledRequest::Custom(_) => "Custom(..)",
+        })
+    }
+}
+
+/// How the engine answered a request.
+#[derive(Debug)]
+pub enum Outcome {
+    /// Send this response. Its [`StatusText`] extension holds the status text.
+    Mocked(http::Response<Bytes>),
+    /// Perform the request for real, then report the response head.
+    Passthrough(Passthrough),
+    /// Fail the request at the transport level.
+    NetworkError(NetworkError),
+}
+
+/// A request to perform as it is. Report the real response's head with
+/// [`Passthrough::report_response`] so `response:bypass` listeners see it.
+#[derive(Debug)]
+pub struct Passthrough {
+    request: Request,
+    request_id: Option<RequestId>,
+    events: Events,
+}
+
+impl Passthrough {
+    /// The request to perform.
+    pub fn request(&self) -> &Request {
+        &self.request
+    }
+
+    /// Emits `response:bypass` for the real response.
+    pub fn report_response(self, status: http::StatusCode, headers: &HeaderMap) {
+        let Some(request_id) = self.request_id else {
+            return;
+        };
+        self.events
+            .emit(EventKind::ResponseBypass, || LifeCycleEvent {
+                kind: EventKind::ResponseBypass,
+                request: self.request.clone(),
+                request_id,
+                response: Some(ObservedResponse {
+                    status,
+                    headers: headers.clone(),
+                    body: None,
+                }),
+                error: None,
+            });
+    }
+}
+
+/// Why a request failed at the transport level instead of getting a response.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct NetworkError {
+    kind: NetworkErrorKind,
+    message: String,
+}
+
+/// The reason behind a [`NetworkError`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum NetworkErrorKind {
+    /// A resolver returned [`HttpResponse::error()`].
+    Mocked,
+    /// No handler matched and the strategy is [`UnhandledRequest::Error`]
+    /// (or a custom strategy panicked).
+    Unhandled,
+}
+
+impl NetworkError {
+    /// Why the request failed.
+    pub fn kind(&self) -> NetworkErrorKind {
+        self.kind
+    }
+}
+
+/// One server's (or worker's) state: handler lists, events, options.
+pub(crate) struct Engine {
+    id: u64,
+    root: Arc<Scope>,
+    events: Events,
+    /// `Some` while listening.
+    listening: RwLock<Option<Arc<ListenOptions>>>,
+}
+
+impl Engine {
+    pub fn new(handlers: Vec<Handler>) -> Arc<Self> {
+        use std::sync::atomic::{AtomicU64, Ordering};
+        static NEXT: AtomicU64 = AtomicU64::new(1);
+        let id = NEXT.fetch_add(1, Ordering::Relaxed);
+        Arc::new(Engine {
+            id,
+            root: Arc::new(Scope::root(id, handlers)),
+            events: Events::default(),
+            listening: RwLock::new(None),
+        })
+    }
+
+    pub fn events(&self) -> &Events {
+        &self.events
+    }
+
+    pub fn listen(&self, options: ListenOptions) {
+        *self
+            .listening
+            .write()
+            .unwrap_or_else(PoisonError::into_inner) = Some(Arc::new(options));
+        self.events.set_enabled(true);
+    }
+
+    pub fn close(&self) {
+        *self
+            .listening
+            .write()
+            .unwrap_or_else(PoisonError::into_inner) = None;
+        self.events.set_enabled(false);
+    }
+
+    pub fn listen_options(&self) -> Option<Arc<ListenOptions>> {
+        self.listening
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// The scope the calling code runs in: its innermost boundary, or the root.
+    pub fn current_scope(&self) -> Arc<Scope> {
+        boundary::current(self.id).unwrap_or_else(|| Arc::clone(&self.root))
+    }
+
+    /// A function creating a fresh boundary scope from the caller's scope.
+    pub fn boundary_factory(self: &Arc<Self>) -> boundary::NewScope {
+        let engine = Arc::clone(self);
+        boundary::NewScope(Arc::new(move || Arc::new(engine.current_scope().child())))
+    }
+
+    /// Resolves `request` in the caller's current scope. `base_url` is the
+    /// front door's own origin, if it has one.
+    ///
+    /// The scope is taken now, at the call, and the returned future runs its
+    /// resolvers inside it wherever it is polled.
+    pub fn handle(
+        &self,
+        request: Request,
+        base_url: Option<Url>,
+    ) -> impl std::future::Future<Output = Outcome> + Send + 'static {
+        self.handle_in(self.current_scope(), request, base_url)
+    }
+
+    /// Resolves `request` in `scope` (taken earlier, in the caller's task).
+    pub fn handle_in(
+        &self,
+        scope: Arc<Scope>,
+        request: Request,
+        base_url: Option<Url>,
+    ) -> impl std::future::Future<Output = Outcome> + Send + 'static {
+        let options = self.listen_options();
+        let events = self.events.clone();
+        Scoped::new(Arc::clone(&scope), async move {
+            match options {
+                None => Outcome::Passthrough(Passthrough {
+                    request,
+                    request_id: None,
+                    events,
+                }),
+                Some(options) => {
+                    Lookup {
+                        scope,
+                        events,
+                        options,
+                    }
+                    .resolve(request, base_url)
+                    .await
+                }
+            }
+        })
+    }
+}
+
+/// One resolution: the scope, the events and the options it runs with.
+struct Lookup {
+    scope: Arc<Scope>,
+    events: Events,
+    options: Arc<ListenOptions>,
+}
+
+impl Lookup {
+    fn emit(&self, kind: EventKind, request: &Request, request_id: RequestId) {
+        self.events.emit(kind, || LifeCycleEvent {
+            kind,
+            request: request.clone(),
+            request_id,
+            response: None,
+            error: None,
+        });
+    }
+
+    fn passthrough(self, request: Request, request_id: RequestId) -> Outcome {
+        Outcome::Passthrough(Passthrough {
+            request,
+            request_id: Some(request_id),
+            events: self.events,
+        })
+    }
+
+    async fn resolve(self, request: Request, door_base_url: Option<Url>) -> Outcome {
+        let request_id = RequestId::next();
+        self.emit(EventKind::RequestStart, &request, request_id);
+
+        let base_url = door_base_url.or_else(|| self.options.base_url.clone());
+        let context = LookupContext::new(&request, request_id, base_url.as_ref());
+        let handlers = self.scope.snapshot();
+        let mut matched = false;
+        for handler in handlers.iter() {
+            if self.scope.is_used(handler) {
+                continue;
+            }
+            let Some(invocation) = handler.logic().try_match(&context) else {
+                continue;
+            };
+            // Two concurrent requests may both match a once-handler: the one
+            // that claims it first runs it, the other looks further.
+            if handler.is_once() && !self.scope.claim_once(handler) {
+                continue;
+            }
+            matched = true;
+            match run_resolver(invocation).await {
+                Resolution::Fallthrough => continue,
+                Resolution::Failed(error) => return self.fail(request, request_id, handler, error),
+                Resolution::Respond(response) => {
+                    return self.respond(request, request_id, handler, response);
+                }
+            }
+        }
+        if matched {
+            // Matched, but nobody answered: performed as it is, still handled.
+            self.emit(EventKind::RequestEnd, &request, request_id);
+            return self.passthrough(request, request_id);
+        }
+        self.unhandled(request, request_id, &handlers)
+    }
+
+    fn respond(
+        self,
+        request: Request,
+        request_id: RequestId,
+        handler: &Handler,
+        response: HttpResponse,
+    ) -> Outcome {
+        match response.kind() {
+            Kind::Passthrough => {
+                self.emit(EventKind::RequestEnd, &request, request_id);
+                self.passthrough(request, request_id)
+            }
+            Kind::NetworkError => {
+                self.emit(EventKind::RequestMatch, &request, request_id);
+                self.emit(EventKind::RequestEnd, &request, request_id);
+                Outcome::NetworkError(NetworkError {
+                    kind: NetworkErrorKind::Mocked,
+                    message: format!(
+                        "network error for {} {} (HttpResponse::error() from handler {})",
+                        request.method(),
+                        request.url(),
+                        handler.header()
+                    ),
+                })
+            }
+            Kind::Mock => match response.into_http() {
+                Ok(response) => {
+                    self.emit(EventKind::RequestMatch, &request, request_id);
+                    self.emit(EventKind::RequestEnd, &request, request_id);
+                    self.emit_response(EventKind::ResponseMocked, &request, request_id, &response);
+                    Outcome::Mocked(response)
+                }
+                Err(message) => {
+                    let error = ResolverError {
+                        name: "InvalidResponse".to_owned(),
+                        message,
+                    };
+                    self.fail(request, request_id, handler, error)
+                }
+            },
+        }
+    }
+
+    /// A resolver failed: 500 "Unhandled Exception" with `{name, message}`.
+    fn fail(
+        self,
+        request: Request,
+        request_id: RequestId,
+        handler: &Handler,
+        error: ResolverError,
+    ) -> Outcome {
+        crate::log::error(&format!(
+            "the resolver of {} failed for {} {}: {error}. The request gets a 500 response.",
+            handler.header(),
+            request.method(),
+            request.url()
+        ));
+        self.events
+            .emit(EventKind::UnhandledException, || LifeCycleEvent {
+                kind: EventKind::UnhandledException,
+                request: request.clone(),
+                request_id,
+                response: None,
+                error: Some(error.clone()),
+            });
+        let response = HttpResponse::json(&error)
+            .status(500)
+            .status_text("Unhandled Exception")
+            .into_http()
+            .expect("a ResolverError always serializes");
+        self.emit_response(EventKind::ResponseMocked, &request, request_id, &response);
+        Outcome::Mocked(response)
+    }
+
+    fn emit_response(
+        &self,
+        kind: EventKind,
+        request: &Request,
+        request_id: RequestId,
+        response: &http::Response<Bytes>,
+    ) {
+        self.events.emit(kind, || LifeCycleEvent {
+            kind,
+            request: request.clone(),
+            request_id,
+            response: Some(ObservedResponse {
+                status: response.status(),
+                headers: response.headers().clone(),
+                body: Some(response.body().clone()),
+            }),
+            error: None,
+        });
+    }
+
+    fn unhandled(
+        self,
+        request: Request,
+        request_id: RequestId,
+        handlers: &crate::handlers::HandlerChain,
+    ) -> Outcome {
+        let failure = match &self.options.on_unhandled_request {
+            UnhandledRequest::Bypass => None,
+            UnhandledRequest::Warn => {
+                crate::log::warn(&unhandled_message(&request, handlers));
+                None
+            }
+            UnhandledRequest::Error => {
+                let message = unhandled_message(&request, handlers);
+                crate::log::error(&message);
+                Some(message)
+            }
+            UnhandledRequest::Custom(callback) => {
+                match std::panic::catch_unwind(AssertUnwindSafe(|| callback(&request))) {
+                    Ok(()) => None,
+                    Err(panic) => Some(format!(
+                        "the on_unhandled_request callback panicked for {} {}: {}",
+                        request.method(),
+                        request.url(),
+                        panic_message(&*panic)
+                    )),
+                }
+            }
+        };
+        self.emit(EventKind::RequestUnhandled, &request, request_id);
+        self.emit(EventKind::RequestEnd, &request, request_id);
+        match failure {
+            None => self.passthrough(request, request_id),
+            Some(message) => Outcome::NetworkError(NetworkError {
+                kind: NetworkErrorKind::Unhandled,
+                message,
+            }),
+        }
+    }
+}
+
+/// Runs a matched handler's resolver; a panic becomes a failure.
+async fn run_resolver(invocation: Invocation) -> Resolution {
+    let call = match std::panic::catch_unwind(AssertUnwindSafe(invocation)) {
+        Ok(call) => call,
+        Err(panic) => return panicked(&*panic),
+    };
+    match call {
+        ResolverCall::Ready(resolution) => resolution,
+        ResolverCall::Pending(future) => match AssertUnwindSafe(future).catch_unwind().await {
+            Ok(resolution) => resolution,
+            Err(panic) => panicked(&*panic),
+        },
+    }
+}
+
+fn panicked(panic: &(dyn std::any::Any + Send)) -> Resolution {
+    Resolution::Failed(ResolverError {
+        name: "Panic".to_owned(),
+        message: panic_message(panic),
+    })
+}
+
+fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a resolver panicked".to_owned())
+}
+
+const MAX_BODY_IN_MESSAGE: usize = 1024;
+
+fn unhandled_message(request: &Request, handlers: &crate::handlers::HandlerChain) -> String {
+    let mut message = format!(
+        "intercepted a request without a matching request handler:\n\n  • {} {}\n",
+        request.method(),
+        request.url()
+    );
+    if !request.body().is_empty() {
+        let body = String::from_utf8_lossy(
+            &request.body()[..request.body().len().min(MAX_BODY_IN_MESSAGE)],
+        );
+        let ellipsis = if request.body().len() > MAX_BODY_IN_MESSAGE {
+            "…"
+        } else {
+            ""
+        };
+        message.push_str(&format!("\n  body: {body}{ellipsis}\n"));
+    }
+    let closest = crate::suggest::closest_handlers(request, handlers.iter());
+    match closest.as_slice() {
+        [] => {}
+        [only] => message.push_str(&format!(
+            "\nDid you mean to request \"{}\" instead?\n",
+            only.header()
+        )),
+        several => {
+            message
+                .push_str("\nDid you mean to request one of the following resources instead?\n\n");
+            for handler in several {
+                message.push_str(&format!("  • {}\n", handler.header()));
+            }
+        }
+    }
+    message.push_str(
+        "\nIf you still wish to intercept this unhandled request, create a request handler for it.",
+    );
+    message
+}
+
+impl StatusText {
+    /// The status text of a mocked response (its reason phrase if none was set).
+    pub fn of(response: &http::Response<Bytes>) -> &str {
+        response
+            .extensions()
+            .get::<StatusText>()
+            .map(|text| text.0.as_str())
+            .unwrap_or_else(|| response.status().canonical_reason().unwrap_or(""))
+    }
+}

@@ -1,0 +1,165 @@
+//! The `http` namespace: handlers for REST APIs.
+//!
+//! One function per request method, each pairing a predicate (see
+//! [`matching`](crate::matching)) with a resolver (see
+//! [`resolver`](crate::resolver)):
+//!
+//! ```
+//! use mocklib::{http, HttpResponse};
+//!
+//! let handlers = [
+//!     http::get("https://api.example.com/user", |_| HttpResponse::json(&serde_json::json!({ "name": "John" }))),
+//!     http::post("/posts", |args| async move {
+//!         let post: serde_json::Value = args.request.json()?;
+//!         Ok::<_, mocklib::BodyError>(HttpResponse::json(&post).status(201))
+//!     }),
+//!     http::delete("/posts/:id", |args| HttpResponse::text(format!("deleted {}", &args.params["id"]))),
+//!     http::all("*", |args| {
+//!         println!("{} {}", args.request.method(), args.request.url());
+//!         // returning nothing lets the next matching handler answer
+//!     }),
+//! ];
+//! # let _ = handlers;
+//! ```
+//!
+//! `http::get` does not match `HEAD` requests; `http::all` matches every method.
+//! Each function panics on an invalid pattern (like an invalid axum route);
+//! its `try_` twin returns the [`PatternError`] instead.
+
+use std::sync::Arc;
+
+use http::Method;
+
+use crate::handler::{Handler, HandlerLogic, Invocation, LookupContext};
+use crate::matching::{IntoPredicate, PatternError, Predicate};
+use crate::resolver::{ResolverArgs, ResolverCall, ResolverOutput};
+
+type DynResolver = dyn Fn(ResolverArgs) -> ResolverCall + Send + Sync;
+
+struct HttpHandler {
+    method: Option<Method>,
+    predicate: Predicate,
+    resolver: Arc<DynResolver>,
+    header: String,
+}
+
+impl HandlerLogic for HttpHandler {
+    fn header(&self) -> &str {
+        &self.header
+    }
+
+    fn method(&self) -> Option<&Method> {
+        self.method.as_ref()
+    }
+
+    fn suggestion_text(&self) -> Option<&str> {
+        self.predicate.suggestion_text()
+    }
+
+    fn try_match(&self, context: &LookupContext<'_>) -> Option<Invocation> {
+        if let Some(method) = &self.method {
+            if method != context.request.method() {
+                return None;
+            }
+        }
+        let params = self.predicate.matches(context.request, context.base_url)?;
+        let args = ResolverArgs {
+            request: context.request.clone(),
+            params,
+            cookies: context.cookies().clone(),
+            request_id: context.request_id,
+        };
+        let resolver = Arc::clone(&self.resolver);
+        Some(Box::new(move || resolver(args)))
+    }
+}
+
+/// A handler for requests with `method` (any method when `None`), or the
+/// reason its predicate is invalid. The building block of every function here.
+pub fn try_on<P, F, R, M>(
+    method: Option<Method>,
+    predicate: P,
+    resolver: F,
+) -> Result<Handler, PatternError>
+where
+    P: IntoPredicate,
+    F: Fn(ResolverArgs) -> R + Send + Sync + 'static,
+    R: ResolverOutput<M>,
+{
+    let predicate = predicate.into_predicate()?;
+    let header = format!(
+        "{} {}",
+        method.as_ref().map_or("ALL", Method::as_str),
+        predicate.describe()
+    );
+    Ok(Handler::new(Arc::new(HttpHandler {
+        method,
+        predicate,
+        resolver: Arc::new(move |args| resolver(args).into_call().0),
+        header,
+    })))
+}
+
+/// A handler for requests with `method` (any method when `None`); for methods
+/// without a function of their own (`TRACE`, `PROPFIND`, …).
+///
+/// # Panics
+/// When the predicate is an invalid pattern; the message names the pattern
+/// and the position.
+#[track_caller]
+pub fn on<P, F, R, M>(method: Option<Method>, predicate: P, resolver: F) -> Handler
+where
+    P: IntoPredicate,
+    F: Fn(ResolverArgs) -> R + Send + Sync + 'static,
+    R: ResolverOutput<M>,
+{
+    try_on(method, predicate, resolver).unwrap_or_else(|error| panic!("{error}"))
+}
+
+macro_rules! method_handlers {
+    ($($(#[$doc:meta])* $name:ident $try_name:ident => $method:expr;)*) => {$(
+        $(#[$doc])*
+        ///
+        /// # Panics
+        /// When the predicate is an invalid pattern; the message names the
+        /// pattern and the position.
+        #[track_caller]
+        pub fn $name<P, F, R, M>(predicate: P, resolver: F) -> Handler
+        where
+            P: IntoPredicate,
+            F: Fn(ResolverArgs) -> R + Send + Sync + 'static,
+            R: ResolverOutput<M>,
+        {
+            on($method, predicate, resolver)
+        }
+
+        #[doc = concat!("Like [`", stringify!($name), "`], returning an invalid pattern as an error instead of panicking.")]
+        pub fn $try_name<P, F, R, M>(predicate: P, resolver: F) -> Result<Handler, PatternError>
+        where
+            P: IntoPredicate,
+            F: Fn(ResolverArgs) -> R + Send + Sync + 'static,
+            R: ResolverOutput<M>,
+        {
+            try_on($method, predicate, resolver)
+        }
+    )*};
+}
+
+method_handlers! {
+    /// A handler for `GET` requests (not `HEAD`).
+    get try_get => Some(Method::GET);
+    /// A handler for `POST` requests.
+    post try_post => Some(Method::POST);
+    /// A handler for `PUT` requests.
+    put try_put => Some(Method::PUT);
+    /// A handler for `PATCH` requests.
+    patch try_patch => Some(Method::PATCH);
+    /// A handler for `DELETE` requests.
+    delete try_delete => Some(Method::DELETE);
+    /// A handler for `HEAD` requests.
+    head try_head => Some(Method::HEAD);
+    /// A handler for `OPTIONS` requests.
+    options try_options => Some(Method::OPTIONS);
+    /// A handler for requests of every method.
+    all try_all => None;
+}

@@ -1,0 +1,107 @@
+//! # mocklib
+//!
+//! API mocking for Rust in the style of [Mock Service Worker]: the code under
+//! test makes real HTTP requests; mocklib intercepts them and answers from
+//! *request handlers* — with a mock response, by performing the request as it
+//! is, or by performing it and altering the response.
+//!
+//! ```
+//! use mocklib::{http, HttpResponse, node::setup_server};
+//! use serde_json::json;
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let server = setup_server([
+//!     http::get("https://api.example.com/user", |args| {
+//!         if args.cookies.get("session").is_none() {
+//!             return HttpResponse::empty().status(401);
+//!         }
+//!         HttpResponse::json(&json!({ "name": "John" }))
+//!     }),
+//! ]);
+//! server.listen();
+//!
+//! // Any reqwest client with the middleware in its stack is intercepted.
+//! let client = reqwest_middleware::ClientBuilder::new(reqwest::Client::new())
+//!     .with(server.middleware())
+//!     .build();
+//! let response = client.get("https://api.example.com/user").send().await?;
+//! assert_eq!(response.status(), 401);
+//!
+//! let response = client
+//!     .get("https://api.example.com/user")
+//!     .header("cookie", "session=abc")
+//!     .send()
+//!     .await?;
+//! assert_eq!(response.text().await?, r#"{"name":"John"}"#);
+//! server.close();
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! ## Map of the crate
+//!
+//! | Concept | Where |
+//! |---|---|
+//! | handlers for REST APIs | [`http`]: `get`, `post`, … `all` |
+//! | which requests a handler matches | [`matching`] |
+//! | what a resolver receives and returns | [`resolver`], [`Request`], [`HttpResponse`] |
+//! | the server, its handler list, front doors | [`node`] |
+//! | scoping overrides to one test | [`boundary`] |
+//! | observing requests | [`events`] |
+//! | slow responses | [`delay()`] |
+//!
+//! ## Features
+//!
+//! - `tower` (default): [`node::MockLayer`] / [`node::MockService`].
+//! - `reqwest` (default): [`node::MockMiddleware`] for `reqwest-middleware`.
+//! - `tokio` (default): `delay` uses tokio's timer when a runtime is running.
+//!
+//! With `--no-default-features` the core (handlers, matching, engine) builds
+//! for `wasm32-unknown-unknown`.
+//!
+//! ## Minimum supported Rust version
+//!
+//! Rust 1.85 (edition 2024).
+//!
+//! [Mock Service Worker]: https://mswjs.io
+
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+// On wasm32 the engine has no front door until `browser::setup_worker` lands.
+#[cfg_attr(target_arch = "wasm32", allow(dead_code))]
+pub mod boundary;
+mod cookies;
+mod delay;
+#[cfg_attr(target_arch = "wasm32", allow(dead_code))]
+mod engine;
+pub mod events;
+mod form_data;
+mod handler;
+mod handlers;
+pub mod http;
+mod log;
+pub mod matching;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod node;
+mod params;
+mod request;
+pub mod resolver;
+mod response;
+mod suggest;
+
+pub use boundary::{BoundaryExt, Scoped};
+pub use cookies::Cookies;
+pub use delay::{Delay, delay};
+pub use engine::{
+    ListenOptions, NetworkError, NetworkErrorKind, Outcome, Passthrough, UnhandledRequest,
+};
+pub use events::{EventKind, Events, LifeCycleEvent};
+pub use form_data::{FormData, FormError, FormValue};
+pub use handler::Handler;
+pub use matching::{IntoPredicate, PatternError, Predicate};
+pub use params::{ParamValue, Params};
+pub use request::{BodyError, InvalidRequest, Request};
+pub use resolver::{IntoResolution, RequestId, ResolverArgs, ResolverError};
+pub use response::{HttpResponse, StatusText, passthrough};

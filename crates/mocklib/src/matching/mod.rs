@@ -1,0 +1,209 @@
+//! Request predicates: which requests a handler answers.
+//!
+//! A predicate is one of:
+//!
+//! | Predicate | Example | Matches |
+//! |---|---|---|
+//! | relative path | `"/posts/:id"` | that path on any origin, or on the base URL's origin when one is known |
+//! | absolute URL | `"https://api.example.com/user"` | that scheme, host, port and path |
+//! | wildcard | `"*"`, `"*/user"`, `"https://*.example.com/*"` | `*` matches anything, including `/` |
+//! | [`regex::Regex`] | `Regex::new(r"/posts/(?<id>\d+)$")` | the clean URL (`origin` + path); named groups become params |
+//! | [`Predicate::custom`] | `Predicate::custom(\|req\| req.header("x-mock").is_some())` | whatever the closure says |
+//!
+//! Path rules follow Mock Service Worker 2.x (path-to-regexp v6): matching is
+//! case-insensitive; a trailing slash on the request is tolerated, one on the
+//! predicate is required; the request's query string and hash are ignored;
+//! `:name?`, `:name*` and `:name+` make a parameter optional or repeating;
+//! unnamed `*` captures are the params `"0"`, `"1"`, …; values are
+//! percent-decoded. A predicate carrying a `?query` is accepted with a warning
+//! (match on the path and read `request.url().query_pairs()` instead).
+//!
+//! **Relative predicates and the base URL.** A relative predicate matches
+//! against the base URL when one is known — the listener's own origin when a
+//! request arrives at it directly, or [`ListenOptions::base_url`] — and
+//! otherwise against the path of a request to any origin. (MSW in Node.js has no
+//! base URL and never matches relative paths; this is the useful reading.)
+//!
+//! An invalid pattern is rejected when the handler is created, with the
+//! position of the mistake: `http::get` panics like an invalid axum route, and
+//! `http::try_get` returns the [`PatternError`].
+//!
+//! [`ListenOptions::base_url`]: crate::ListenOptions::base_url
+
+mod pattern;
+
+use std::sync::Arc;
+
+use regex::Regex;
+use url::Url;
+
+use pattern::PathPattern;
+pub use pattern::PatternError;
+
+use crate::params::{ParamValue, Params};
+use crate::request::Request;
+
+/// A compiled request predicate. Usually built implicitly from a `&str`, a
+/// `String` or a `Regex` by [`IntoPredicate`]; build one explicitly for a
+/// closure, whose argument type is then inferred.
+#[derive(Clone)]
+pub struct Predicate {
+    kind: PredicateKind,
+}
+
+#[derive(Clone)]
+enum PredicateKind {
+    // Boxed: a compiled pattern is much larger than the other kinds.
+    Path(Box<PathPattern>),
+    Regex(Regex),
+    Custom(Arc<dyn Fn(&Request) -> bool + Send + Sync>),
+}
+
+impl Predicate {
+    /// A path or URL pattern (see the [module docs](self)).
+    pub fn path(pattern: &str) -> Result<Self, PatternError> {
+        let compiled = PathPattern::parse(pattern)?;
+        if compiled.had_query_or_hash() {
+            crate::log::warn(&format!(
+                "Found a redundant query or hash in the request predicate {pattern:?}. \
+                 Match against the path only and read query parameters with \
+                 `args.request.url().query_pairs()` instead."
+            ));
+        }
+        Ok(Predicate {
+            kind: PredicateKind::Path(Box::new(compiled)),
+        })
+    }
+
+    /// A regular expression tested against the request's clean URL
+    /// (`scheme://host[:port]/path`, no query). Named capture groups become
+    /// params by name, unnamed ones `"0"`, `"1"`, ….
+    pub fn regex(regex: Regex) -> Self {
+        Predicate {
+            kind: PredicateKind::Regex(regex),
+        }
+    }
+
+    /// A closure deciding whether the request matches.
+    ///
+    /// ```
+    /// use mocklib::{http, HttpResponse, Predicate};
+    ///
+    /// http::post(
+    ///     Predicate::custom(|request| request.header("x-mock").is_some()),
+    ///     |_| HttpResponse::text("mocked"),
+    /// );
+    /// ```
+    pub fn custom(matches: impl Fn(&Request) -> bool + Send + Sync + 'static) -> Self {
+        Predicate {
+            kind: PredicateKind::Custom(Arc::new(matches)),
+        }
+    }
+
+    /// The predicate as text, for handler headers and messages.
+    pub fn describe(&self) -> String {
+        match &self.kind {
+            PredicateKind::Path(pattern) => pattern.as_str().to_owned(),
+            PredicateKind::Regex(regex) => format!("/{}/", regex.as_str()),
+            PredicateKind::Custom(_) => "<custom predicate>".to_owned(),
+        }
+    }
+
+    /// The text to compare with a request URL when suggesting close handlers.
+    pub(crate) fn suggestion_text(&self) -> Option<&str> {
+        match &self.kind {
+            PredicateKind::Path(pattern) => Some(pattern.as_str()),
+            PredicateKind::Regex(regex) => Some(regex.as_str()),
+            PredicateKind::Custom(_) => None,
+        }
+    }
+
+    /// Whether `request` matches; its params if so.
+    pub(crate) fn matches(&self, request: &Request, base_url: Option<&Url>) -> Option<Params> {
+        match &self.kind {
+            PredicateKind::Path(pattern) => {
+                let raw = pattern.matches(request.url(), base_url)?;
+                let mut params = Params::default();
+                for param in raw {
+                    let value = if param.repeating {
+                        ParamValue::Many(param.values)
+                    } else {
+                        ParamValue::One(param.values.into_iter().next().unwrap_or_default())
+                    };
+                    params.insert(param.name, value);
+                }
+                Some(params)
+            }
+            PredicateKind::Regex(regex) => {
+                let url = request.url();
+                let clean = format!("{}{}", url.origin().ascii_serialization(), url.path());
+                let captures = regex.captures(&clean)?;
+                let mut params = Params::default();
+                let mut unnamed = 0;
+                for (index, name) in regex.capture_names().enumerate().skip(1) {
+                    let key = match name {
+                        Some(name) => name.to_owned(),
+                        None => {
+                            unnamed += 1;
+                            (unnamed - 1).to_string()
+                        }
+                    };
+                    if let Some(value) = captures.get(index) {
+                        params.insert(key, ParamValue::One(percent_decode(value.as_str())));
+                    }
+                }
+                Some(params)
+            }
+            PredicateKind::Custom(matches) => matches(request).then(Params::default),
+        }
+    }
+}
+
+fn percent_decode(text: &str) -> String {
+    percent_encoding::percent_decode_str(text)
+        .decode_utf8()
+        .map_or_else(|_| text.to_owned(), |decoded| decoded.into_owned())
+}
+
+impl std::fmt::Debug for Predicate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("Predicate").field(&self.describe()).finish()
+    }
+}
+
+/// Anything that can be a handler's predicate: `&str`, `String`, `Regex`,
+/// [`Predicate`].
+pub trait IntoPredicate {
+    /// Compiles the predicate, or says why it is invalid.
+    fn into_predicate(self) -> Result<Predicate, PatternError>;
+}
+
+impl IntoPredicate for Predicate {
+    fn into_predicate(self) -> Result<Predicate, PatternError> {
+        Ok(self)
+    }
+}
+
+impl IntoPredicate for &str {
+    fn into_predicate(self) -> Result<Predicate, PatternError> {
+        Predicate::path(self)
+    }
+}
+
+impl IntoPredicate for String {
+    fn into_predicate(self) -> Result<Predicate, PatternError> {
+        Predicate::path(&self)
+    }
+}
+
+impl IntoPredicate for &String {
+    fn into_predicate(self) -> Result<Predicate, PatternError> {
+        Predicate::path(self)
+    }
+}
+
+impl IntoPredicate for Regex {
+    fn into_predicate(self) -> Result<Predicate, PatternError> {
+        Ok(Predicate::regex(self))
+    }
+}

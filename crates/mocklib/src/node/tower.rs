@@ -1,0 +1,253 @@
+//! The `tower` front door: a [`Layer`] that answers requests from the
+//! server's handlers and passes the rest to the service it wraps.
+//!
+//! Any client built on `tower::Service<http::Request<_>>` — a hyper-util
+//! client, an axum app under test, a tower stack of your own — gets the
+//! handlers in front of it:
+//!
+//! ```
+//! use bytes::Bytes;
+//! use http_body_util::{BodyExt, Full};
+//! use mocklib::{http, HttpResponse, node::setup_server};
+//! use tower::ServiceExt;
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+//! let server = setup_server([http::get("https://api.example.com/user", |_| HttpResponse::text("John"))]);
+//! server.listen();
+//! // `service()` has no real network behind it; wrap a client with `layer()` for passthrough.
+//! let client = server.service();
+//! let request = ::http::Request::get("https://api.example.com/user").body(Full::new(Bytes::new()))?;
+//! let response = client.oneshot(request).await?;
+//! assert_eq!(response.into_body().collect().await?.to_bytes(), "John");
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! The request's scope is the boundary current when `call` is made.
+//! A network error ([`HttpResponse::error`](crate::HttpResponse::error) or the
+//! "error" unhandled strategy) is the service's `Err`, a boxed
+//! [`NetworkError`](crate::NetworkError).
+
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use bytes::Bytes;
+use http_body::{Body, Frame, SizeHint};
+use http_body_util::{BodyExt, Full};
+use tower_layer::Layer;
+use tower_service::Service;
+
+use super::Server;
+use crate::engine::Outcome;
+use crate::request::Request;
+
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+impl Server {
+    /// A [`Layer`] that puts this server's handlers in front of a service
+    /// taking `http::Request<Full<Bytes>>`; passthrough requests go to that
+    /// service.
+    pub fn layer(&self) -> MockLayer {
+        MockLayer {
+            server: self.clone(),
+        }
+    }
+
+    /// A service answering from the handlers alone. Requests to perform as
+    /// they are fail with a [`NoUpstream`] error; use [`Server::layer`] to
+    /// wrap a real client instead.
+    pub fn service(&self) -> MockService<NoUpstream> {
+        self.layer().layer(NoUpstream)
+    }
+}
+
+/// Wraps a service in a [`MockService`]; made by [`Server::layer`].
+#[derive(Clone, Debug)]
+pub struct MockLayer {
+    server: Server,
+}
+
+impl<S> Layer<S> for MockLayer {
+    type Service = MockService<S>;
+
+    fn layer(&self, inner: S) -> MockService<S> {
+        MockService {
+            server: self.server.clone(),
+            inner,
+        }
+    }
+}
+
+/// A service answering from the server's handlers, passing requests through
+/// to `S`.
+#[derive(Clone, Debug)]
+pub struct MockService<S> {
+    server: Server,
+    inner: S,
+}
+
+impl<S, B, ResBody> Service<http::Request<B>> for MockService<S>
+where
+    B: Body + Send + 'static,
+    B::Data: Send,
+    B::Error: Into<BoxError>,
+    S: Service<http::Request<Full<Bytes>>, Response = http::Response<ResBody>>
+        + Clone
+        + Send
+        + 'static,
+    S::Future: Send,
+    S::Error: Into<BoxError>,
+    ResBody: Body<Data = Bytes>,
+    ResBody::Error: Into<BoxError>,
+{
+    type Response = http::Response<MockBody<ResBody>>;
+    type Error = BoxError;
+    type Future = Pin<Box<dyn Future<Output = Result<Self::Response, BoxError>> + Send>>;
+
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
+        // Readiness of the inner service is awaited only when a request is
+        // actually passed through.
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: http::Request<B>) -> Self::Future {
+        // The scope is the caller's, taken now: `call` runs in the caller's task.
+        let engine = std::sync::Arc::clone(&self.server.engine);
+        let scope = engine.current_scope();
+        let inner = self.inner.clone();
+        Box::pin(async move {
+            let (parts, body) = request.into_parts();
+            let body = body.collect().await.map_err(Into::into)?.to_bytes();
+            let request = Request::from_http(http::Request::from_parts(parts, body), "http")?;
+            match engine.handle_in(scope, request, None).await {
+                Outcome::Mocked(response) => Ok(response.map(MockBody::mocked)),
+                Outcome::NetworkError(error) => Err(error.into()),
+                Outcome::Passthrough(passthrough) => {
+                    let response =
+                        call_ready(inner, passthrough.request().to_http().map(Full::new)).await?;
+                    passthrough.report_response(response.status(), response.headers());
+                    Ok(response.map(MockBody::passthrough))
+                }
+            }
+        })
+    }
+}
+
+async fn call_ready<S, R>(mut service: S, request: R) -> Result<S::Response, BoxError>
+where
+    S: Service<R>,
+    S::Error: Into<BoxError>,
+{
+    std::future::poll_fn(|cx| service.poll_ready(cx))
+        .await
+        .map_err(Into::into)?;
+    service.call(request).await.map_err(Into::into)
+}
+
+pin_project_lite::pin_project! {
+    /// The response body of a [`MockService`]: a mocked body, or the wrapped
+    /// service's own body streamed through.
+    pub struct MockBody<B> {
+        #[pin]
+        source: Source<B>,
+    }
+}
+
+pin_project_lite::pin_project! {
+    #[project = SourceProjection]
+    enum Source<B> {
+        Mocked { #[pin] body: Full<Bytes> },
+        Passthrough { #[pin] body: B },
+    }
+}
+
+impl<B> MockBody<B> {
+    fn mocked(body: Bytes) -> Self {
+        MockBody {
+            source: Source::Mocked {
+                body: Full::new(body),
+            },
+        }
+    }
+
+    fn passthrough(body: B) -> Self {
+        MockBody {
+            source: Source::Passthrough { body },
+        }
+    }
+
+    /// Whether this body is a mocked response's.
+    pub fn is_mocked(&self) -> bool {
+        matches!(self.source, Source::Mocked { .. })
+    }
+}
+
+impl<B> Body for MockBody<B>
+where
+    B: Body<Data = Bytes>,
+    B::Error: Into<BoxError>,
+{
+    type Data = Bytes;
+    type Error = BoxError;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
+        match self.project().source.project() {
+            SourceProjection::Mocked { body } => {
+                body.poll_frame(cx).map_err(|never| match never {})
+            }
+            SourceProjection::Passthrough { body } => body.poll_frame(cx).map_err(Into::into),
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        match &self.source {
+            Source::Mocked { body } => body.is_end_stream(),
+            Source::Passthrough { body } => body.is_end_stream(),
+        }
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        match &self.source {
+            Source::Mocked { body } => body.size_hint(),
+            Source::Passthrough { body } => body.size_hint(),
+        }
+    }
+}
+
+/// The inner service of [`Server::service`]: there is no real network
+/// behind it, so a request to perform as it is fails, saying so.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NoUpstream;
+
+/// The error [`NoUpstream`] fails with.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "cannot perform {method} {uri} as it is: this mocklib service has no inner service \
+     (wrap a real client with `server.layer()`), or add a handler for it"
+)]
+pub struct NoUpstreamError {
+    method: http::Method,
+    uri: http::Uri,
+}
+
+impl Service<http::Request<Full<Bytes>>> for NoUpstream {
+    type Response = http::Response<Full<Bytes>>;
+    type Error = NoUpstreamError;
+    type Future = std::future::Ready<Result<Self::Response, NoUpstreamError>>;
+
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), NoUpstreamError>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: http::Request<Full<Bytes>>) -> Self::Future {
+        std::future::ready(Err(NoUpstreamError {
+            method: request.method().clone(),
+            uri: request.uri().clone(),
+        }))
+    }
+}

@@ -1,0 +1,115 @@
+//! Path parameters captured by a handler's predicate.
+//!
+//! `:name` segments, `*` wildcards (named `"0"`, `"1"`, …) and a regex's capture
+//! groups all end up here:
+//!
+//! ```
+//! use mocklib::{http, HttpResponse};
+//!
+//! let handler = http::delete("/posts/:id", |args| {
+//!     HttpResponse::text(format!("deleted {}", &args.params["id"]))
+//! });
+//! # let _ = handler;
+//! ```
+
+use std::collections::BTreeMap;
+
+/// The value of one path parameter.
+///
+/// `:name` and `:name?` capture one segment; `:name*` and `:name+` capture a
+/// list of segments.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(untagged)]
+pub enum ParamValue {
+    /// One segment, percent-decoded.
+    One(String),
+    /// Several segments (from `:name*` or `:name+`), each percent-decoded.
+    Many(Vec<String>),
+}
+
+impl ParamValue {
+    /// The value as text: the segment itself, or the segments joined by `/`
+    /// (as they stood in the path).
+    pub fn as_str(&self) -> std::borrow::Cow<'_, str> {
+        match self {
+            ParamValue::One(value) => value.into(),
+            ParamValue::Many(values) => values.join("/").into(),
+        }
+    }
+
+    /// The value as a list of segments (a single value is a list of one).
+    pub fn segments(&self) -> &[String] {
+        match self {
+            ParamValue::One(value) => std::slice::from_ref(value),
+            ParamValue::Many(values) => values,
+        }
+    }
+}
+
+/// Path parameters parsed from the request URL, keyed by name.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(transparent)]
+pub struct Params(BTreeMap<String, ParamValue>);
+
+impl Params {
+    pub(crate) fn insert(&mut self, name: String, value: ParamValue) {
+        // A repeated name keeps the last value, as in MSW.
+        self.0.insert(name, value);
+    }
+
+    /// The single-segment value of `name`. `None` when the predicate has no
+    /// such parameter, it matched nothing (an absent `:name?`), or it holds a
+    /// list (use [`Params::value`] for `:name*` / `:name+`).
+    pub fn get(&self, name: &str) -> Option<&str> {
+        match self.0.get(name)? {
+            ParamValue::One(value) => Some(value),
+            ParamValue::Many(_) => None,
+        }
+    }
+
+    /// The value of `name`, whether one segment or a list.
+    pub fn value(&self, name: &str) -> Option<&ParamValue> {
+        self.0.get(name)
+    }
+
+    /// Parses the single-segment value of `name` into `T`, for example a
+    /// numeric id. `None` when absent; `Some(Err(_))` when it does not parse.
+    pub fn parse<T: std::str::FromStr>(&self, name: &str) -> Option<Result<T, T::Err>> {
+        self.get(name).map(str::parse)
+    }
+
+    /// Whether a parameter called `name` captured something.
+    pub fn contains(&self, name: &str) -> bool {
+        self.0.contains_key(name)
+    }
+
+    /// How many parameters captured something.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Whether no parameter captured anything.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// Every `(name, value)` pair, ordered by name.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &ParamValue)> {
+        self.0.iter().map(|(k, v)| (k.as_str(), v))
+    }
+}
+
+impl std::ops::Index<&str> for Params {
+    type Output = str;
+
+    /// The single-segment value of `name`.
+    ///
+    /// # Panics
+    /// When there is no such single-segment parameter (see [`Params::get`]).
+    fn index(&self, name: &str) -> &str {
+        self.get(name).unwrap_or_else(|| {
+            let known: Vec<&str> = self.0.keys().map(String::as_str).collect();
+            panic!("no single-valued path parameter {name:?} (captured: {known:?})")
+        })
+    }
+}

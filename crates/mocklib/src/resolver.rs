@@ -1,0 +1,257 @@
+//! Response resolvers: what runs when a handler's predicate matches.
+//!
+//! A resolver is a closure taking one [`ResolverArgs`] and returning anything
+//! that is [`IntoResolution`] — directly (a sync resolver) or from a future (an
+//! async resolver). The two are told apart by a marker type, the way axum tells
+//! its handler arities apart, so both are written as plain closures:
+//!
+//! ```
+//! use mocklib::{http, HttpResponse, ResolverArgs};
+//!
+//! // sync
+//! http::get("/a", |_| HttpResponse::text("a"));
+//! // async
+//! http::get("/b", |_| async { HttpResponse::text("b") });
+//! // destructured, like the spec's `({ request, params, cookies })`
+//! http::get("/c/:id", |ResolverArgs { params, .. }| HttpResponse::text(params["id"].to_owned()));
+//! ```
+//!
+//! What a resolver may return:
+//!
+//! | Return value | Effect |
+//! |---|---|
+//! | [`HttpResponse`] or `http::Response<B>` | the mocked response |
+//! | [`HttpResponse::error()`] | the requester sees a network error |
+//! | [`passthrough()`](crate::passthrough) | the request is performed as it is; lookup stops |
+//! | `()` or `None` | nothing: the next matching handler is tried |
+//! | `Ok(x)` | as `x` |
+//! | `Err(HttpResponse)` | that response (like a thrown `Response` in MSW) |
+//! | `Err(e)` for any `e: Display` | 500 "Unhandled Exception", JSON `{"name", "message"}` |
+//!
+//! A resolver that panics also answers its request with a 500; the server
+//! keeps serving every other request.
+
+use std::future::Future;
+use std::pin::Pin;
+
+use crate::cookies::Cookies;
+use crate::params::Params;
+use crate::request::Request;
+use crate::response::HttpResponse;
+
+/// The one argument every HTTP resolver receives. Fields are public so it can
+/// be destructured: `|ResolverArgs { request, params, cookies, .. }|`.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct ResolverArgs {
+    /// The intercepted request; its body can be read any number of times.
+    pub request: Request,
+    /// Path parameters captured by the predicate.
+    pub params: Params,
+    /// The request's cookies.
+    pub cookies: Cookies,
+    /// An id unique to this request, the same one life-cycle events carry.
+    pub request_id: RequestId,
+}
+
+/// Identifies one intercepted request across resolvers and life-cycle events.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct RequestId(u64);
+
+impl RequestId {
+    pub(crate) fn next() -> Self {
+        use std::sync::atomic::{AtomicU64, Ordering};
+        static NEXT: AtomicU64 = AtomicU64::new(1);
+        RequestId(NEXT.fetch_add(1, Ordering::Relaxed))
+    }
+}
+
+impl std::fmt::Display for RequestId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "req-{}", self.0)
+    }
+}
+
+/// What a resolver decided.
+#[derive(Debug)]
+pub enum Resolution {
+    /// Answer with this response (it may be a network error or a passthrough).
+    Respond(HttpResponse),
+    /// Nothing: try the next matching handler.
+    Fallthrough,
+    /// The resolver failed; answer with a 500 and report the error.
+    Failed(ResolverError),
+}
+
+/// An error a resolver returned or a panic it raised.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, serde::Serialize)]
+#[error("{name}: {message}")]
+pub struct ResolverError {
+    /// The error's type name (`"Panic"` for a panic).
+    pub name: String,
+    /// The error's message.
+    pub message: String,
+}
+
+/// Values a resolver can return. See the [module docs](self) for the table.
+pub trait IntoResolution {
+    /// Converts the value.
+    fn into_resolution(self) -> Resolution;
+}
+
+impl IntoResolution for Resolution {
+    fn into_resolution(self) -> Resolution {
+        self
+    }
+}
+
+impl IntoResolution for HttpResponse {
+    fn into_resolution(self) -> Resolution {
+        Resolution::Respond(self)
+    }
+}
+
+impl<B: Into<bytes::Bytes>> IntoResolution for http::Response<B> {
+    fn into_resolution(self) -> Resolution {
+        Resolution::Respond(self.into())
+    }
+}
+
+impl IntoResolution for () {
+    fn into_resolution(self) -> Resolution {
+        Resolution::Fallthrough
+    }
+}
+
+impl<T: IntoResolution> IntoResolution for Option<T> {
+    fn into_resolution(self) -> Resolution {
+        self.map_or(Resolution::Fallthrough, IntoResolution::into_resolution)
+    }
+}
+
+impl<T: IntoResolution, E: IntoResolverError> IntoResolution for Result<T, E> {
+    fn into_resolution(self) -> Resolution {
+        match self {
+            Ok(value) => value.into_resolution(),
+            Err(error) => error.into_resolver_error(),
+        }
+    }
+}
+
+/// Error types a resolver may return in `Err`: an [`HttpResponse`] (used as
+/// the response) or anything that is `Display` (a 500).
+pub trait IntoResolverError {
+    /// Converts the error.
+    fn into_resolver_error(self) -> Resolution;
+}
+
+impl IntoResolverError for HttpResponse {
+    fn into_resolver_error(self) -> Resolution {
+        Resolution::Respond(self)
+    }
+}
+
+impl<E: std::fmt::Display> IntoResolverError for E {
+    fn into_resolver_error(self) -> Resolution {
+        Resolution::Failed(ResolverError {
+            name: short_type_name::<E>().to_owned(),
+            message: self.to_string(),
+        })
+    }
+}
+
+/// `std::io::Error` → `Error`, `my_crate::NotFound<T>` → `NotFound`.
+fn short_type_name<T: ?Sized>() -> &'static str {
+    let full = std::any::type_name::<T>();
+    let base = full.split('<').next().unwrap_or(full);
+    base.rsplit("::").next().unwrap_or(base)
+}
+
+/// A boxed resolver future.
+pub(crate) type BoxResolution = Pin<Box<dyn Future<Output = Resolution> + Send>>;
+
+/// The result of calling a resolver: ready at once (sync resolvers, no
+/// allocation) or a future to await.
+pub(crate) enum ResolverCall {
+    Ready(Resolution),
+    Pending(BoxResolution),
+}
+
+/// Marker types that let [`ResolverOutput`] accept both plain values and
+/// futures. They appear only in trait bounds.
+pub mod marker {
+    /// A resolver that returns its value directly.
+    #[derive(Debug)]
+    pub enum Sync {}
+    /// A resolver that returns a future.
+    #[derive(Debug)]
+    pub enum Async {}
+}
+
+/// What a resolver closure may return: an [`IntoResolution`] value, or a
+/// future of one. `M` is a marker ([`marker::Sync`] / [`marker::Async`]) that
+/// is always inferred.
+pub trait ResolverOutput<M>: Send + 'static {
+    #[doc(hidden)]
+    fn into_call(self) -> ResolverCallBox;
+}
+
+/// Opaque result of [`ResolverOutput::into_call`].
+#[doc(hidden)]
+pub struct ResolverCallBox(pub(crate) ResolverCall);
+
+impl<T: IntoResolution + Send + 'static> ResolverOutput<marker::Sync> for T {
+    fn into_call(self) -> ResolverCallBox {
+        ResolverCallBox(ResolverCall::Ready(self.into_resolution()))
+    }
+}
+
+impl<F> ResolverOutput<marker::Async> for F
+where
+    F: Future + Send + 'static,
+    F::Output: IntoResolution,
+{
+    fn into_call(self) -> ResolverCallBox {
+        ResolverCallBox(ResolverCall::Pending(Box::pin(async move {
+            self.await.into_resolution()
+        })))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug)]
+    struct NotFound;
+    impl std::fmt::Display for NotFound {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("no such post")
+        }
+    }
+
+    #[test]
+    fn errors_carry_their_type_name() {
+        let resolution = Result::<HttpResponse, _>::Err(NotFound).into_resolution();
+        let Resolution::Failed(error) = resolution else {
+            panic!("expected a failure")
+        };
+        assert_eq!(error.name, "NotFound");
+        assert_eq!(error.message, "no such post");
+    }
+
+    #[test]
+    fn err_response_is_used_as_the_response() {
+        let resolution = Result::<(), _>::Err(HttpResponse::empty().status(401)).into_resolution();
+        assert!(matches!(resolution, Resolution::Respond(r) if r.status_code() == 401));
+    }
+
+    #[test]
+    fn nothing_falls_through() {
+        assert!(matches!(().into_resolution(), Resolution::Fallthrough));
+        assert!(matches!(
+            None::<HttpResponse>.into_resolution(),
+            Resolution::Fallthrough
+        ));
+    }
+}

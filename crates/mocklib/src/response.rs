@@ -1,0 +1,373 @@
+//! [`HttpResponse`]: what a resolver answers with.
+//!
+//! Constructors set the body and, unless you set it yourself, the
+//! `Content-Type` and `Content-Length` headers (as Mock Service Worker does);
+//! builder methods adjust status, status text, headers and cookies:
+//!
+//! ```
+//! use mocklib::HttpResponse;
+//!
+//! let created = HttpResponse::json(&serde_json::json!({ "id": 1 })).status(201);
+//! let missing = HttpResponse::empty().status(404);       // a null body
+//! let offline = HttpResponse::error();                   // a network error, not a response
+//! let login = HttpResponse::text("welcome")
+//!     .header("x-request-source", "mock")
+//!     .cookie("session", "abc")
+//!     .cookie("theme", "dark");                          // two separate Set-Cookie headers
+//! # let _ = (created, missing, offline, login);
+//! ```
+
+use bytes::Bytes;
+use http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
+
+use crate::form_data::FormData;
+
+/// A mocked response, or one of the two special answers: a network error
+/// ([`HttpResponse::error`]) or "perform the request as it is"
+/// ([`passthrough`](crate::passthrough)).
+#[derive(Debug, Clone)]
+#[must_use = "a response does nothing until a resolver returns it"]
+pub struct HttpResponse {
+    kind: Kind,
+    status: StatusCode,
+    status_text: Option<String>,
+    headers: HeaderMap,
+    body: Bytes,
+    default_content_type: Option<&'static str>,
+    /// A mistake made while building (a bad status or header); reported as a
+    /// 500 "Unhandled Exception" when the response is used, never a panic.
+    build_error: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    Mock,
+    NetworkError,
+    Passthrough,
+}
+
+/// The status text of a mocked response, kept in the `http::Response`'s
+/// extensions for front doors that can send a custom reason phrase.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StatusText(pub String);
+
+impl HttpResponse {
+    fn with_body(body: Bytes, content_type: Option<&'static str>) -> Self {
+        HttpResponse {
+            kind: Kind::Mock,
+            status: StatusCode::OK,
+            status_text: None,
+            headers: HeaderMap::new(),
+            body,
+            default_content_type: content_type,
+            build_error: None,
+        }
+    }
+
+    /// A 200 response with `body` and no content type (spec: `new HttpResponse(body)`).
+    #[doc(alias = "constructor")]
+    pub fn new(body: impl Into<Bytes>) -> Self {
+        Self::with_body(body.into(), None)
+    }
+
+    /// A 200 response with no body (spec: `new HttpResponse(null)`).
+    pub fn empty() -> Self {
+        Self::with_body(Bytes::new(), None)
+    }
+
+    /// A JSON response (`Content-Type: application/json`).
+    ///
+    /// If `data` cannot be serialized (say, a map with non-string keys), the
+    /// request gets a 500 "Unhandled Exception" naming the serde error.
+    pub fn json<T: serde::Serialize + ?Sized>(data: &T) -> Self {
+        match serde_json::to_vec(data) {
+            Ok(body) => Self::with_body(body.into(), Some("application/json")),
+            Err(error) => {
+                let mut response = Self::empty();
+                response.build_error = Some(format!(
+                    "HttpResponse::json could not serialize the data: {error}"
+                ));
+                response
+            }
+        }
+    }
+
+    /// A text response (`Content-Type: text/plain`).
+    pub fn text(body: impl Into<String>) -> Self {
+        Self::with_body(body.into().into(), Some("text/plain"))
+    }
+
+    /// An HTML response (`Content-Type: text/html`).
+    pub fn html(body: impl Into<String>) -> Self {
+        Self::with_body(body.into().into(), Some("text/html"))
+    }
+
+    /// An XML response (`Content-Type: text/xml`).
+    pub fn xml(body: impl Into<String>) -> Self {
+        Self::with_body(body.into().into(), Some("text/xml"))
+    }
+
+    /// A binary response (`Content-Type: application/octet-stream`;
+    /// spec: `HttpResponse.arrayBuffer`).
+    #[doc(alias = "arrayBuffer")]
+    pub fn bytes(body: impl Into<Bytes>) -> Self {
+        Self::with_body(body.into(), Some("application/octet-stream"))
+    }
+
+    /// A `multipart/form-data` response.
+    #[doc(alias = "formData")]
+    pub fn form_data(form: &FormData) -> Self {
+        let boundary = multipart_boundary();
+        let mut response = Self::with_body(form.to_multipart(&boundary), None);
+        match HeaderValue::try_from(format!("multipart/form-data; boundary={boundary}")) {
+            Ok(value) => {
+                response.headers.insert(header::CONTENT_TYPE, value);
+            }
+            Err(_) => unreachable!("the boundary is alphanumeric"),
+        }
+        response
+    }
+
+    /// A network error: the requester sees its request fail (a transport
+    /// error, or `fetch` rejecting with "Failed to fetch"), not an HTTP response.
+    pub fn error() -> Self {
+        let mut response = Self::empty();
+        response.kind = Kind::NetworkError;
+        response
+    }
+
+    pub(crate) fn passthrough() -> Self {
+        let mut response = Self::empty();
+        response.kind = Kind::Passthrough;
+        response
+    }
+
+    /// Sets the status code (default 200). An invalid code (outside
+    /// 100..=999) makes the request fail with a 500 that says so.
+    pub fn status(mut self, status: u16) -> Self {
+        match StatusCode::from_u16(status) {
+            Ok(code) => self.status = code,
+            Err(_) => self.fail(format!("{status} is not a valid HTTP status code")),
+        }
+        self
+    }
+
+    /// Sets the status text (default: the status code's reason phrase).
+    #[doc(alias = "statusText")]
+    pub fn status_text(mut self, text: impl Into<String>) -> Self {
+        self.status_text = Some(text.into());
+        self
+    }
+
+    /// Adds a header. Headers you set win over the defaults of the
+    /// constructor; adding the same name twice keeps both values.
+    pub fn header(mut self, name: impl AsRef<str>, value: impl AsRef<str>) -> Self {
+        let (name, value) = (name.as_ref(), value.as_ref());
+        match (HeaderName::try_from(name), HeaderValue::try_from(value)) {
+            (Ok(name), Ok(value)) => {
+                self.headers.append(name, value);
+            }
+            _ => self.fail(format!("invalid response header {name:?}: {value:?}")),
+        }
+        self
+    }
+
+    /// Adds a `Set-Cookie: name=value` header. Several cookies stay separate
+    /// headers. For attributes (`Path`, `Max-Age`, …) use
+    /// [`header`](Self::header) with the full `Set-Cookie` value.
+    pub fn cookie(self, name: impl AsRef<str>, value: impl AsRef<str>) -> Self {
+        let cookie = cookie::Cookie::new(name.as_ref().to_owned(), value.as_ref().to_owned());
+        self.header("set-cookie", cookie.encoded().to_string())
+    }
+
+    fn fail(&mut self, message: String) {
+        self.build_error.get_or_insert(message);
+    }
+
+    /// The status code.
+    pub fn status_code(&self) -> StatusCode {
+        self.status
+    }
+
+    /// The status text: as set, or the status code's reason phrase.
+    pub fn status_text_or_default(&self) -> &str {
+        self.status_text
+            .as_deref()
+            .unwrap_or_else(|| self.status.canonical_reason().unwrap_or(""))
+    }
+
+    /// The headers set so far (without the constructor's defaults).
+    pub fn headers(&self) -> &HeaderMap {
+        &self.headers
+    }
+
+    /// The body.
+    pub fn body(&self) -> &Bytes {
+        &self.body
+    }
+
+    /// Whether this is [`HttpResponse::error`].
+    pub fn is_network_error(&self) -> bool {
+        self.kind == Kind::NetworkError
+    }
+
+    pub(crate) fn kind(&self) -> Kind {
+        self.kind
+    }
+
+    /// The finished `http::Response`: default headers filled in, no body on
+    /// statuses that cannot have one, the status text in
+    /// [`StatusText`]. `Err` carries a mistake made while building.
+    pub fn into_http(self) -> Result<http::Response<Bytes>, String> {
+        if let Some(error) = self.build_error {
+            return Err(error);
+        }
+        let status_text = self.status_text_or_default().to_owned();
+        let HttpResponse {
+            status,
+            mut headers,
+            mut body,
+            default_content_type,
+            ..
+        } = self;
+        let null_body = matches!(status.as_u16(), 101 | 103 | 204 | 205 | 304);
+        if null_body {
+            body = Bytes::new();
+            headers.remove(header::CONTENT_LENGTH);
+        } else {
+            if let Some(content_type) = default_content_type {
+                if !headers.contains_key(header::CONTENT_TYPE) {
+                    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+                }
+                if !headers.contains_key(header::CONTENT_LENGTH) {
+                    headers.insert(header::CONTENT_LENGTH, HeaderValue::from(body.len()));
+                }
+            }
+        }
+        let mut response = http::Response::new(body);
+        *response.status_mut() = status;
+        *response.headers_mut() = headers;
+        response.extensions_mut().insert(StatusText(status_text));
+        Ok(response)
+    }
+}
+
+impl<B: Into<Bytes>> From<http::Response<B>> for HttpResponse {
+    fn from(response: http::Response<B>) -> Self {
+        let (parts, body) = response.into_parts();
+        let mut converted = Self::new(body);
+        converted.status = parts.status;
+        converted.headers = parts.headers;
+        converted.status_text = parts.extensions.get::<StatusText>().map(|t| t.0.clone());
+        converted
+    }
+}
+
+/// Performs the request as it is, skipping the remaining handlers
+/// (spec: `passthrough()`).
+///
+/// ```
+/// use mocklib::{http, passthrough, HttpResponse};
+///
+/// let handler = http::get("/resource", |args| {
+///     if args.request.header("x-use-real-api").is_some() {
+///         return passthrough();
+///     }
+///     HttpResponse::text("mocked")
+/// });
+/// # let _ = handler;
+/// ```
+pub fn passthrough() -> HttpResponse {
+    HttpResponse::passthrough()
+}
+
+fn multipart_boundary() -> String {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    format!("mocklib-boundary-{n:016x}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_sets_type_and_length_unless_given() {
+        let response = HttpResponse::json(&[1, 2]).into_http().unwrap();
+        assert_eq!(response.headers()["content-type"], "application/json");
+        assert_eq!(response.headers()["content-length"], "5");
+        let response = HttpResponse::json(&[1])
+            .header("Content-Type", "application/vnd.api+json")
+            .into_http()
+            .unwrap();
+        assert_eq!(response.headers().get_all("content-type").iter().count(), 1);
+        assert_eq!(
+            response.headers()["content-type"],
+            "application/vnd.api+json"
+        );
+    }
+
+    #[test]
+    fn status_text_defaults_to_reason_phrase() {
+        let response = HttpResponse::empty().status(404).into_http().unwrap();
+        assert_eq!(
+            response.extensions().get::<StatusText>().unwrap().0,
+            "Not Found"
+        );
+        let response = HttpResponse::empty()
+            .status(418)
+            .status_text("Teapot!")
+            .into_http()
+            .unwrap();
+        assert_eq!(
+            response.extensions().get::<StatusText>().unwrap().0,
+            "Teapot!"
+        );
+    }
+
+    #[test]
+    fn null_body_statuses_drop_the_body() {
+        for status in [204, 205, 304] {
+            let response = HttpResponse::text("x").status(status).into_http().unwrap();
+            assert!(response.body().is_empty());
+            assert!(response.headers().get("content-length").is_none());
+        }
+    }
+
+    #[test]
+    fn cookies_stay_separate() {
+        let response = HttpResponse::empty()
+            .cookie("a", "1")
+            .cookie("b", "x y")
+            .into_http()
+            .unwrap();
+        let cookies: Vec<_> = response.headers().get_all("set-cookie").iter().collect();
+        assert_eq!(cookies, ["a=1", "b=x%20y"]);
+    }
+
+    #[test]
+    fn mistakes_are_errors_not_panics() {
+        assert!(
+            HttpResponse::empty()
+                .status(1000)
+                .into_http()
+                .unwrap_err()
+                .contains("1000")
+        );
+        assert!(
+            HttpResponse::empty()
+                .header("bad name", "x")
+                .into_http()
+                .is_err()
+        );
+        let mut map = std::collections::HashMap::new();
+        map.insert(vec![1], 1);
+        assert!(
+            HttpResponse::json(&map)
+                .into_http()
+                .unwrap_err()
+                .contains("serialize")
+        );
+    }
+}
