@@ -163,6 +163,16 @@ pin_project_lite::pin_project! {
     }
 }
 
+impl<B> std::fmt::Debug for MockBody<B> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.is_mocked() {
+            "MockBody::Mocked"
+        } else {
+            "MockBody::Passthrough"
+        })
+    }
+}
+
 impl<B> MockBody<B> {
     fn mocked(body: Bytes) -> Self {
         MockBody {

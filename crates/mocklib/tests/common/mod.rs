@@ -1,0 +1,38 @@
+//! Shared pieces of the integration tests: a real reqwest client with the
+//! mocklib middleware, and a real upstream HTTP server on loopback.
+#![allow(dead_code)] // each test binary uses a different subset
+
+use std::net::SocketAddr;
+
+use mocklib::node::Server;
+use reqwest_middleware::ClientWithMiddleware;
+
+/// A plain reqwest client whose requests go through `server`'s handlers.
+pub fn client(server: &Server) -> ClientWithMiddleware {
+    reqwest_middleware::ClientBuilder::new(reqwest::Client::new())
+        .with(server.middleware())
+        .build()
+}
+
+/// Serves `app` on an ephemeral loopback port for the rest of the test's
+/// runtime; returns its address.
+pub async fn spawn_upstream(app: axum::Router) -> SocketAddr {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind loopback");
+    let address = listener.local_addr().expect("local address");
+    tokio::spawn(async move {
+        axum::serve(listener, app).await.expect("upstream server");
+    });
+    address
+}
+
+/// The `name` field of a middleware error chain, for asserting on network errors.
+pub fn is_network_error(error: &reqwest_middleware::Error) -> bool {
+    match error {
+        reqwest_middleware::Error::Middleware(error) => {
+            error.downcast_ref::<mocklib::NetworkError>().is_some()
+        }
+        reqwest_middleware::Error::Reqwest(_) => false,
+    }
+}

@@ -1,0 +1,392 @@
+//! listen, close and life-cycle events, through a real reqwest client.
+
+mod common;
+
+use std::sync::{Arc, Mutex};
+
+use mocklib::node::setup_server;
+use mocklib::{
+    EventKind, HttpResponse, LifeCycleEvent, ListenOptions, UnhandledRequest, http, passthrough,
+};
+
+const API: &str = "https://api.example.com";
+
+/// Records every event as `"kind request_id"` strings, in order.
+fn record_events(server: &mocklib::node::Server) -> Arc<Mutex<Vec<LifeCycleEvent>>> {
+    let log: Arc<Mutex<Vec<LifeCycleEvent>>> = Arc::default();
+    let sink = Arc::clone(&log);
+    server
+        .events()
+        .on_any(move |event| sink.lock().unwrap().push(event.clone()));
+    log
+}
+
+fn kinds(log: &Mutex<Vec<LifeCycleEvent>>) -> Vec<&'static str> {
+    log.lock()
+        .unwrap()
+        .iter()
+        .map(|e| e.kind.as_str())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nothing_is_intercepted_before_listen_or_after_close() {
+    let upstream = common::spawn_upstream(
+        axum::Router::new().route("/x", axum::routing::get(|| async { "real" })),
+    )
+    .await;
+    let url = format!("http://{upstream}/x");
+    let server = setup_server([http::get(&url, |_| HttpResponse::text("mocked"))]);
+    let log = record_events(&server);
+    let client = common::client(&server);
+
+    assert_eq!(
+        client.get(&url).send().await.unwrap().text().await.unwrap(),
+        "real"
+    );
+    server.listen();
+    assert_eq!(
+        client.get(&url).send().await.unwrap().text().await.unwrap(),
+        "mocked"
+    );
+    server.close();
+    server.close(); // idempotent
+    assert_eq!(
+        client.get(&url).send().await.unwrap().text().await.unwrap(),
+        "real"
+    );
+    // Only the listening request produced events.
+    assert_eq!(
+        kinds(&log),
+        [
+            "request:start",
+            "request:match",
+            "request:end",
+            "response:mocked"
+        ]
+    );
+
+    server.listen(); // listen after close works again
+    assert_eq!(
+        client.get(&url).send().await.unwrap().text().await.unwrap(),
+        "mocked"
+    );
+    assert!(server.is_listening());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_mocked_request_emits_start_match_end_mocked_with_one_request_id() {
+    let server = setup_server([http::get(format!("{API}/a"), |_| HttpResponse::text("a"))]);
+    server.listen();
+    let log = record_events(&server);
+    common::client(&server)
+        .get(format!("{API}/a"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        kinds(&log),
+        [
+            "request:start",
+            "request:match",
+            "request:end",
+            "response:mocked"
+        ]
+    );
+    let events = log.lock().unwrap();
+    assert!(events.iter().all(|e| e.request_id == events[0].request_id));
+    let response = events[3].response.as_ref().unwrap();
+    assert_eq!(response.status, 200);
+    assert_eq!(response.body.as_deref(), Some(&b"a"[..]));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn passthrough_and_unhandled_requests_emit_bypass_events() {
+    let upstream = common::spawn_upstream(
+        axum::Router::new().fallback(|| async { (axum::http::StatusCode::ACCEPTED, "real") }),
+    )
+    .await;
+    let server = setup_server([http::get(format!("http://{upstream}/through"), |_| {
+        passthrough()
+    })]);
+    server.listen_with(ListenOptions {
+        on_unhandled_request: UnhandledRequest::Bypass,
+        ..Default::default()
+    });
+    let log = record_events(&server);
+    let client = common::client(&server);
+
+    let response = client
+        .get(format!("http://{upstream}/through"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 202);
+    assert_eq!(
+        kinds(&log),
+        ["request:start", "request:end", "response:bypass"]
+    );
+    assert_eq!(
+        log.lock().unwrap()[2].response.as_ref().unwrap().status,
+        202
+    );
+
+    log.lock().unwrap().clear();
+    client
+        .get(format!("http://{upstream}/unhandled"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        kinds(&log),
+        [
+            "request:start",
+            "request:unhandled",
+            "request:end",
+            "response:bypass"
+        ]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failing_resolver_emits_unhandled_exception_then_the_500() {
+    let server = setup_server([http::get(format!("{API}/boom"), |_| {
+        Err::<HttpResponse, _>("database is down")
+    })]);
+    server.listen();
+    let log = record_events(&server);
+    let response = common::client(&server)
+        .get(format!("{API}/boom"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 500);
+    assert_eq!(
+        kinds(&log),
+        ["request:start", "unhandledException", "response:mocked"]
+    );
+    let error = log.lock().unwrap()[1].error.clone().unwrap();
+    assert_eq!(error.message, "database is down");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn listeners_can_be_removed_and_filtered_by_kind() {
+    let server = setup_server([http::get(format!("{API}/a"), |_| HttpResponse::text("a"))]);
+    server.listen();
+    let starts = Arc::new(Mutex::new(0));
+    let counter = Arc::clone(&starts);
+    let id = server.events().on(EventKind::RequestStart, move |_| {
+        *counter.lock().unwrap() += 1
+    });
+    let client = common::client(&server);
+    client.get(format!("{API}/a")).send().await.unwrap();
+    assert_eq!(*starts.lock().unwrap(), 1);
+
+    assert!(server.events().remove_listener(id));
+    assert!(!server.events().remove_listener(id));
+    client.get(format!("{API}/a")).send().await.unwrap();
+    assert_eq!(*starts.lock().unwrap(), 1);
+
+    let log = record_events(&server);
+    server.events().remove_all_listeners();
+    client.get(format!("{API}/a")).send().await.unwrap();
+    assert!(log.lock().unwrap().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_panicking_listener_does_not_break_the_request() {
+    let server = setup_server([http::get(format!("{API}/a"), |_| HttpResponse::text("a"))]);
+    server.listen();
+    server
+        .events()
+        .on(EventKind::RequestStart, |_| panic!("listener bug"));
+    let response = common::client(&server)
+        .get(format!("{API}/a"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.text().await.unwrap(), "a");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_error_strategy_fails_unhandled_requests_with_a_clear_message() {
+    let server = setup_server([http::get(format!("{API}/users"), |_| {
+        HttpResponse::text("users")
+    })]);
+    server.listen_with(ListenOptions {
+        on_unhandled_request: UnhandledRequest::Error,
+        ..Default::default()
+    });
+    let log = record_events(&server);
+    let error = common::client(&server)
+        .get(format!("{API}/user"))
+        .send()
+        .await
+        .unwrap_err();
+    assert!(common::is_network_error(&error), "{error:?}");
+    let message = format!("{error:#}");
+    assert!(
+        message.contains("GET https://api.example.com/user"),
+        "{message}"
+    );
+    assert!(message.contains("Did you mean"), "{message}");
+    assert!(
+        message.contains("GET https://api.example.com/users"),
+        "{message}"
+    );
+    assert_eq!(
+        kinds(&log),
+        ["request:start", "request:unhandled", "request:end"]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_warn_strategy_performs_the_request_as_it_is() {
+    let upstream = common::spawn_upstream(axum::Router::new().fallback(|| async { "real" })).await;
+    let server = setup_server([]);
+    server.listen(); // warn is the default
+    let response = common::client(&server)
+        .get(format!("http://{upstream}/anything"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.text().await.unwrap(), "real");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_custom_strategy_receives_the_request() {
+    let upstream = common::spawn_upstream(axum::Router::new().fallback(|| async { "real" })).await;
+    let seen: Arc<Mutex<Vec<String>>> = Arc::default();
+    let sink = Arc::clone(&seen);
+    let server = setup_server([]);
+    server.listen_with(ListenOptions {
+        on_unhandled_request: UnhandledRequest::custom(move |request| {
+            sink.lock()
+                .unwrap()
+                .push(format!("{} {}", request.method(), request.url()));
+        }),
+        ..Default::default()
+    });
+    let url = format!("http://{upstream}/custom");
+    let response = common::client(&server).post(&url).send().await.unwrap();
+    assert_eq!(response.text().await.unwrap(), "real");
+    assert_eq!(*seen.lock().unwrap(), [format!("POST {url}")]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_panicking_custom_strategy_fails_the_request() {
+    let server = setup_server([]);
+    server.listen_with(ListenOptions {
+        on_unhandled_request: UnhandledRequest::custom(|_| panic!("no unhandled requests allowed")),
+        ..Default::default()
+    });
+    let error = common::client(&server)
+        .get(format!("{API}/nope"))
+        .send()
+        .await
+        .unwrap_err();
+    assert!(common::is_network_error(&error));
+    assert!(format!("{error:#}").contains("no unhandled requests allowed"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_bypass_strategy_is_silent_and_performs_the_request() {
+    let upstream = common::spawn_upstream(axum::Router::new().fallback(|| async { "real" })).await;
+    let server = setup_server([]);
+    server.listen_with(ListenOptions {
+        on_unhandled_request: UnhandledRequest::Bypass,
+        ..Default::default()
+    });
+    let response = common::client(&server)
+        .get(format!("http://{upstream}/x"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.text().await.unwrap(), "real");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn base_url_makes_relative_predicates_match_one_origin_only() {
+    let server = setup_server([http::get("/user", |_| HttpResponse::text("mocked"))]);
+    server.listen_with(ListenOptions {
+        on_unhandled_request: UnhandledRequest::Error,
+        base_url: Some("https://api.example.com".parse().unwrap()),
+    });
+    let client = common::client(&server);
+    let response = client.get(format!("{API}/user")).send().await.unwrap();
+    assert_eq!(response.text().await.unwrap(), "mocked");
+    let error = client
+        .get("https://other.example.com/user")
+        .send()
+        .await
+        .unwrap_err();
+    assert!(common::is_network_error(&error));
+}
+
+/// Collects what `tracing` prints on this thread while the guard lives.
+fn capture_logs() -> (Arc<Mutex<Vec<u8>>>, tracing::subscriber::DefaultGuard) {
+    #[derive(Clone)]
+    struct Sink(Arc<Mutex<Vec<u8>>>);
+    impl std::io::Write for Sink {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(bytes);
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let buffer: Arc<Mutex<Vec<u8>>> = Arc::default();
+    let sink = Sink(Arc::clone(&buffer));
+    let subscriber = tracing_subscriber::fmt()
+        .with_writer(move || sink.clone())
+        .with_ansi(false)
+        .finish();
+    (buffer, tracing::subscriber::set_default(subscriber))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_warning_names_the_request_its_body_and_the_closest_handlers() {
+    let upstream = common::spawn_upstream(axum::Router::new().fallback(|| async { "real" })).await;
+    let server = setup_server([
+        http::post("/posts", |_| HttpResponse::empty()),
+        http::get("/post", |_| HttpResponse::empty()),
+        http::get("/completely/unrelated", |_| HttpResponse::empty()),
+    ]);
+    server.listen();
+    let (logs, _guard) = capture_logs();
+    // The middleware runs in this task, on this thread, so the capture sees it.
+    let url = format!("http://{upstream}/posts");
+    let response = common::client(&server)
+        .put(&url)
+        .body(r#"{"title":"x"}"#)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.text().await.unwrap(), "real");
+
+    let printed = String::from_utf8(logs.lock().unwrap().clone()).unwrap();
+    assert!(printed.contains("WARN"), "{printed}");
+    assert!(printed.contains(&format!("PUT {url}")), "{printed}");
+    assert!(printed.contains(r#"{"title":"x"}"#), "{printed}");
+    assert!(printed.contains("POST /posts"), "{printed}");
+    assert!(printed.contains("GET /post"), "{printed}");
+    assert!(!printed.contains("unrelated"), "{printed}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_bypass_strategy_prints_nothing() {
+    let upstream = common::spawn_upstream(axum::Router::new().fallback(|| async { "real" })).await;
+    let server = setup_server([http::get("/elsewhere", |_| HttpResponse::empty())]);
+    server.listen_with(ListenOptions {
+        on_unhandled_request: UnhandledRequest::Bypass,
+        ..Default::default()
+    });
+    let (logs, _guard) = capture_logs();
+    common::client(&server)
+        .get(format!("http://{upstream}/x"))
+        .send()
+        .await
+        .unwrap();
+    assert!(logs.lock().unwrap().is_empty());
+}

@@ -1,0 +1,162 @@
+//! The tower front door around a real hyper client, against a real upstream.
+
+mod common;
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper_util::client::legacy::Client;
+use hyper_util::rt::TokioExecutor;
+use mocklib::node::setup_server;
+use mocklib::{HttpResponse, ListenOptions, NetworkError, UnhandledRequest, http};
+use tower::{Layer, ServiceExt};
+
+fn get(url: &str) -> ::http::Request<Full<Bytes>> {
+    ::http::Request::get(url)
+        .body(Full::new(Bytes::new()))
+        .unwrap()
+}
+
+async fn body_text<B>(response: ::http::Response<B>) -> String
+where
+    B: http_body::Body,
+    B::Error: std::fmt::Debug,
+{
+    String::from_utf8(
+        response
+            .into_body()
+            .collect()
+            .await
+            .unwrap()
+            .to_bytes()
+            .to_vec(),
+    )
+    .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_layer_mocks_and_passes_the_rest_to_the_wrapped_hyper_client() {
+    let upstream = common::spawn_upstream(
+        axum::Router::new()
+            .route("/real", axum::routing::get(|| async { "from upstream" }))
+            .route(
+                "/echo",
+                axum::routing::post(|body: String| async move { body }),
+            ),
+    )
+    .await;
+    let server = setup_server([http::get(format!("http://{upstream}/mocked"), |_| {
+        HttpResponse::text("from mocklib")
+    })]);
+    server.listen_with(ListenOptions {
+        on_unhandled_request: UnhandledRequest::Bypass,
+        ..Default::default()
+    });
+    let hyper_client = Client::builder(TokioExecutor::new()).build_http::<Full<Bytes>>();
+    let client = server.layer().layer(hyper_client);
+
+    let mocked = client
+        .clone()
+        .oneshot(get(&format!("http://{upstream}/mocked")))
+        .await
+        .unwrap();
+    assert!(mocked.body().is_mocked());
+    assert_eq!(mocked.headers()["content-type"], "text/plain");
+    assert_eq!(body_text(mocked).await, "from mocklib");
+
+    let real = client
+        .clone()
+        .oneshot(get(&format!("http://{upstream}/real")))
+        .await
+        .unwrap();
+    assert!(!real.body().is_mocked());
+    assert_eq!(body_text(real).await, "from upstream");
+
+    // The buffered body is sent on unchanged.
+    let echo = ::http::Request::post(format!("http://{upstream}/echo"))
+        .body(Full::new(Bytes::from("payload")))
+        .unwrap();
+    let echoed = client.oneshot(echo).await.unwrap();
+    assert_eq!(body_text(echoed).await, "payload");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_network_error_is_the_services_error() {
+    let server = setup_server([http::get("https://api.example.com/offline", |_| {
+        HttpResponse::error()
+    })]);
+    server.listen();
+    let error = server
+        .service()
+        .oneshot(get("https://api.example.com/offline"))
+        .await
+        .unwrap_err();
+    assert!(error.downcast_ref::<NetworkError>().is_some(), "{error}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_standalone_service_explains_that_it_cannot_pass_through() {
+    let server = setup_server([]);
+    server.listen_with(ListenOptions {
+        on_unhandled_request: UnhandledRequest::Bypass,
+        ..Default::default()
+    });
+    let error = server
+        .service()
+        .oneshot(get("https://api.example.com/x"))
+        .await
+        .unwrap_err();
+    let message = error.to_string();
+    assert!(
+        message.contains("GET https://api.example.com/x"),
+        "{message}"
+    );
+    assert!(message.contains("server.layer()"), "{message}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_boundary_applies_to_requests_called_inside_it() {
+    let server = setup_server([http::get("https://api.example.com/who", |_| {
+        HttpResponse::text("root")
+    })]);
+    server.listen();
+    let inside = server.boundary({
+        let server = server.clone();
+        move || {
+            let server = server.clone();
+            async move {
+                server.use_handlers([http::get("https://api.example.com/who", |_| {
+                    HttpResponse::text("boundary")
+                })]);
+                body_text(
+                    server
+                        .service()
+                        .oneshot(get("https://api.example.com/who"))
+                        .await
+                        .unwrap(),
+                )
+                .await
+            }
+        }
+    });
+    assert_eq!(inside().await, "boundary");
+    let outside = server
+        .service()
+        .oneshot(get("https://api.example.com/who"))
+        .await
+        .unwrap();
+    assert_eq!(body_text(outside).await, "root");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn origin_form_requests_take_their_origin_from_the_host_header() {
+    let server = setup_server([http::get("http://localhost:3000/user", |_| {
+        HttpResponse::text("John")
+    })]);
+    server.listen();
+    let request = ::http::Request::get("/user")
+        .header("host", "localhost:3000")
+        .body(Full::new(Bytes::new()))
+        .unwrap();
+    let response = server.service().oneshot(request).await.unwrap();
+    assert_eq!(body_text(response).await, "John");
+}
