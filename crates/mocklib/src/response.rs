@@ -28,12 +28,22 @@ use crate::form_data::FormData;
 #[derive(Debug, Clone)]
 #[must_use = "a response does nothing until a resolver returns it"]
 pub struct HttpResponse {
+    // Boxed so the handle is one pointer: resolvers return it by value and in
+    // `Result<_, HttpResponse>`, which should stay cheap to move.
+    parts: Box<ResponseParts>,
+}
+
+#[derive(Debug, Clone)]
+struct ResponseParts {
     kind: Kind,
     status: StatusCode,
     status_text: Option<String>,
     headers: HeaderMap,
     body: Bytes,
-    default_content_type: Option<&'static str>,
+    /// The constructor's content type, used unless a header sets one.
+    default_content_type: Option<HeaderValue>,
+    /// Whether to add `Content-Length` (as MSW does for its typed constructors).
+    sets_content_length: bool,
     /// A mistake made while building (a bad status or header); reported as a
     /// 500 "Unhandled Exception" when the response is used, never a panic.
     build_error: Option<String>,
@@ -54,13 +64,16 @@ pub struct StatusText(pub String);
 impl HttpResponse {
     fn with_body(body: Bytes, content_type: Option<&'static str>) -> Self {
         HttpResponse {
-            kind: Kind::Mock,
-            status: StatusCode::OK,
-            status_text: None,
-            headers: HeaderMap::new(),
-            body,
-            default_content_type: content_type,
-            build_error: None,
+            parts: Box::new(ResponseParts {
+                kind: Kind::Mock,
+                status: StatusCode::OK,
+                status_text: None,
+                headers: HeaderMap::new(),
+                body,
+                default_content_type: content_type.map(HeaderValue::from_static),
+                sets_content_length: content_type.is_some(),
+                build_error: None,
+            }),
         }
     }
 
@@ -84,7 +97,7 @@ impl HttpResponse {
             Ok(body) => Self::with_body(body.into(), Some("application/json")),
             Err(error) => {
                 let mut response = Self::empty();
-                response.build_error = Some(format!(
+                response.fail(format!(
                     "HttpResponse::json could not serialize the data: {error}"
                 ));
                 response
@@ -119,12 +132,8 @@ impl HttpResponse {
     pub fn form_data(form: &FormData) -> Self {
         let boundary = multipart_boundary();
         let mut response = Self::with_body(form.to_multipart(&boundary), None);
-        match HeaderValue::try_from(format!("multipart/form-data; boundary={boundary}")) {
-            Ok(value) => {
-                response.headers.insert(header::CONTENT_TYPE, value);
-            }
-            Err(_) => unreachable!("the boundary is alphanumeric"),
-        }
+        response.parts.default_content_type =
+            HeaderValue::try_from(format!("multipart/form-data; boundary={boundary}")).ok();
         response
     }
 
@@ -132,13 +141,13 @@ impl HttpResponse {
     /// error, or `fetch` rejecting with "Failed to fetch"), not an HTTP response.
     pub fn error() -> Self {
         let mut response = Self::empty();
-        response.kind = Kind::NetworkError;
+        response.parts.kind = Kind::NetworkError;
         response
     }
 
     pub(crate) fn passthrough() -> Self {
         let mut response = Self::empty();
-        response.kind = Kind::Passthrough;
+        response.parts.kind = Kind::Passthrough;
         response
     }
 
@@ -146,7 +155,7 @@ impl HttpResponse {
     /// 100..=999) makes the request fail with a 500 that says so.
     pub fn status(mut self, status: u16) -> Self {
         match StatusCode::from_u16(status) {
-            Ok(code) => self.status = code,
+            Ok(code) => self.parts.status = code,
             Err(_) => self.fail(format!("{status} is not a valid HTTP status code")),
         }
         self
@@ -155,7 +164,7 @@ impl HttpResponse {
     /// Sets the status text (default: the status code's reason phrase).
     #[doc(alias = "statusText")]
     pub fn status_text(mut self, text: impl Into<String>) -> Self {
-        self.status_text = Some(text.into());
+        self.parts.status_text = Some(text.into());
         self
     }
 
@@ -165,7 +174,7 @@ impl HttpResponse {
         let (name, value) = (name.as_ref(), value.as_ref());
         match (HeaderName::try_from(name), HeaderValue::try_from(value)) {
             (Ok(name), Ok(value)) => {
-                self.headers.append(name, value);
+                self.parts.headers.append(name, value);
             }
             _ => self.fail(format!("invalid response header {name:?}: {value:?}")),
         }
@@ -181,67 +190,69 @@ impl HttpResponse {
     }
 
     fn fail(&mut self, message: String) {
-        self.build_error.get_or_insert(message);
+        self.parts.build_error.get_or_insert(message);
     }
 
     /// The status code.
     pub fn status_code(&self) -> StatusCode {
-        self.status
+        self.parts.status
     }
 
     /// The status text: as set, or the status code's reason phrase.
     pub fn status_text_or_default(&self) -> &str {
-        self.status_text
+        self.parts
+            .status_text
             .as_deref()
-            .unwrap_or_else(|| self.status.canonical_reason().unwrap_or(""))
+            .unwrap_or_else(|| self.parts.status.canonical_reason().unwrap_or(""))
     }
 
     /// The headers set so far (without the constructor's defaults).
     pub fn headers(&self) -> &HeaderMap {
-        &self.headers
+        &self.parts.headers
     }
 
     /// The body.
     pub fn body(&self) -> &Bytes {
-        &self.body
+        &self.parts.body
     }
 
     /// Whether this is [`HttpResponse::error`].
     pub fn is_network_error(&self) -> bool {
-        self.kind == Kind::NetworkError
+        self.parts.kind == Kind::NetworkError
     }
 
     pub(crate) fn kind(&self) -> Kind {
-        self.kind
+        self.parts.kind
     }
 
     /// The finished `http::Response`: default headers filled in, no body on
     /// statuses that cannot have one, the status text in
     /// [`StatusText`]. `Err` carries a mistake made while building.
     pub fn into_http(self) -> Result<http::Response<Bytes>, String> {
-        if let Some(error) = self.build_error {
-            return Err(error);
-        }
         let status_text = self.status_text_or_default().to_owned();
-        let HttpResponse {
+        let ResponseParts {
             status,
             mut headers,
             mut body,
             default_content_type,
+            sets_content_length,
+            build_error,
             ..
-        } = self;
-        let null_body = matches!(status.as_u16(), 101 | 103 | 204 | 205 | 304);
-        if null_body {
+        } = *self.parts;
+        if let Some(error) = build_error {
+            return Err(error);
+        }
+        if matches!(status.as_u16(), 101 | 103 | 204 | 205 | 304) {
             body = Bytes::new();
             headers.remove(header::CONTENT_LENGTH);
         } else {
             if let Some(content_type) = default_content_type {
-                if !headers.contains_key(header::CONTENT_TYPE) {
-                    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
-                }
-                if !headers.contains_key(header::CONTENT_LENGTH) {
-                    headers.insert(header::CONTENT_LENGTH, HeaderValue::from(body.len()));
-                }
+                headers.entry(header::CONTENT_TYPE).or_insert(content_type);
+            }
+            if sets_content_length {
+                headers
+                    .entry(header::CONTENT_LENGTH)
+                    .or_insert_with(|| HeaderValue::from(body.len()));
             }
         }
         let mut response = http::Response::new(body);
@@ -256,9 +267,9 @@ impl<B: Into<Bytes>> From<http::Response<B>> for HttpResponse {
     fn from(response: http::Response<B>) -> Self {
         let (parts, body) = response.into_parts();
         let mut converted = Self::new(body);
-        converted.status = parts.status;
-        converted.headers = parts.headers;
-        converted.status_text = parts.extensions.get::<StatusText>().map(|t| t.0.clone());
+        converted.parts.status = parts.status;
+        converted.parts.headers = parts.headers;
+        converted.parts.status_text = parts.extensions.get::<StatusText>().map(|t| t.0.clone());
         converted
     }
 }
@@ -305,6 +316,25 @@ mod tests {
         assert_eq!(
             response.headers()["content-type"],
             "application/vnd.api+json"
+        );
+    }
+
+    #[test]
+    fn an_explicit_content_type_replaces_the_form_data_default() {
+        let form = FormData::new().text("a", "1");
+        let response = HttpResponse::form_data(&form)
+            .header("content-type", "multipart/mixed; boundary=x")
+            .into_http()
+            .unwrap();
+        let types: Vec<_> = response.headers().get_all("content-type").iter().collect();
+        assert_eq!(types, ["multipart/mixed; boundary=x"]);
+    }
+
+    #[test]
+    fn the_handle_is_one_pointer() {
+        assert_eq!(
+            std::mem::size_of::<HttpResponse>(),
+            std::mem::size_of::<usize>()
         );
     }
 
