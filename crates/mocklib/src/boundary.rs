@@ -50,8 +50,8 @@ pub(crate) fn current(engine_id: u64) -> Option<Arc<Scope>> {
     })
 }
 
-/// Runs `f` with `scopes` entered (innermost last), restoring the previous
-/// state afterwards even if `f` panics.
+/// Runs `f` with `scopes` entered on top of the current ones (innermost
+/// last), restoring the previous state afterwards even if `f` panics.
 pub(crate) fn enter<T>(scopes: &[Arc<Scope>], f: impl FnOnce() -> T) -> T {
     struct Exit(usize);
     impl Drop for Exit {
@@ -136,8 +136,25 @@ impl<F: Future> Future for InBoundary<F> {
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
         let this = self.project();
         let inner = this.inner;
-        enter(this.scopes, || inner.poll(cx))
+        // Exactly the captured scopes, not the poller's: a future captured at
+        // the root stays at the root even when polled inside a boundary.
+        replace(this.scopes, || inner.poll(cx))
     }
+}
+
+/// Runs `f` with exactly `scopes` active, restoring the previous state
+/// afterwards even if `f` panics.
+fn replace<T>(scopes: &[Arc<Scope>], f: impl FnOnce() -> T) -> T {
+    struct Restore(Vec<Arc<Scope>>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            ACTIVE.with(|active| std::mem::swap(&mut *active.borrow_mut(), &mut self.0));
+        }
+    }
+    let previous =
+        ACTIVE.with(|active| std::mem::replace(&mut *active.borrow_mut(), scopes.to_vec()));
+    let _restore = Restore(previous);
+    f()
 }
 
 /// Carries the current boundaries into a future that will run elsewhere

@@ -229,7 +229,7 @@ impl Engine {
         &self,
         request: Request,
         base_url: Option<Url>,
-    ) -> impl std::future::Future<Output = Outcome> + Send + 'static {
+    ) -> impl std::future::Future<Output = Outcome> + Send + 'static + use<> {
         self.handle_in(self.current_scope(), request, base_url)
     }
 
@@ -239,7 +239,7 @@ impl Engine {
         scope: Arc<Scope>,
         request: Request,
         base_url: Option<Url>,
-    ) -> impl std::future::Future<Output = Outcome> + Send + 'static {
+    ) -> impl std::future::Future<Output = Outcome> + Send + 'static + use<> {
         let options = self.listen_options();
         let events = self.events.clone();
         Scoped::new(Arc::clone(&scope), async move {
@@ -352,7 +352,12 @@ impl Lookup {
                 })
             }
             Kind::Mock => match response.into_http() {
-                Ok(response) => {
+                Ok(mut response) => {
+                    // A real HEAD response never has a body; its headers
+                    // (Content-Length included) describe the GET response.
+                    if request.method() == http::Method::HEAD {
+                        *response.body_mut() = Bytes::new();
+                    }
                     self.emit(EventKind::RequestMatch, &request, request_id);
                     self.emit(EventKind::RequestEnd, &request, request_id);
                     self.emit_response(EventKind::ResponseMocked, &request, request_id, &response);

@@ -138,8 +138,8 @@ impl FormData {
                     .collect(),
             }),
             "multipart/form-data" => {
-                let boundary = content_type_param(content_type, "boundary")
-                    .ok_or(FormError::MissingBoundary)?;
+                let boundary =
+                    header_param(content_type, "boundary").ok_or(FormError::MissingBoundary)?;
                 parse_multipart(body, boundary.as_bytes())
             }
             _ => Err(FormError::UnsupportedContentType(content_type.to_owned())),
@@ -185,21 +185,75 @@ impl FormData {
     }
 }
 
+/// Encodes a name or filename for a quoted header parameter the way browsers
+/// do (WHATWG multipart/form-data): `"`, CR and LF are percent-encoded, and
+/// nothing else — backslashes stay as they are.
 fn escape_quoted(text: &str) -> String {
-    text.replace('\\', "\\\\")
-        .replace('"', "%22")
+    text.replace('"', "%22")
         .replace('\r', "%0D")
         .replace('\n', "%0A")
 }
 
-/// The value of parameter `name` in a header such as `multipart/form-data; boundary=x`.
-fn content_type_param<'a>(header: &'a str, name: &str) -> Option<&'a str> {
-    header.split(';').skip(1).find_map(|param| {
-        let (key, value) = param.split_once('=')?;
-        key.trim()
-            .eq_ignore_ascii_case(name)
-            .then(|| value.trim().trim_matches('"'))
-    })
+/// Reverses [`escape_quoted`].
+fn unescape_quoted(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find('%') {
+        out.push_str(&rest[..at]);
+        let code = rest.get(at + 1..at + 3).unwrap_or_default();
+        let decoded = match code.to_ascii_uppercase().as_str() {
+            "22" => Some('"'),
+            "0D" => Some('\r'),
+            "0A" => Some('\n'),
+            _ => None,
+        };
+        match decoded {
+            Some(c) => {
+                out.push(c);
+                rest = &rest[at + 3..];
+            }
+            None => {
+                out.push('%');
+                rest = &rest[at + 1..];
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The value of parameter `name` in a header such as
+/// `form-data; name="a;b"; filename="x.txt"`. A `;` inside quotes belongs to
+/// the value. Backslashes are literal, as browsers send them.
+fn header_param<'a>(header: &'a str, name: &str) -> Option<&'a str> {
+    let mut rest = header.split_once(';')?.1;
+    loop {
+        rest = rest.trim_start_matches([' ', '\t', ';']);
+        if rest.is_empty() {
+            return None;
+        }
+        let key_end = rest.find(['=', ';']).unwrap_or(rest.len());
+        let key = rest[..key_end].trim();
+        if !rest[key_end..].starts_with('=') {
+            rest = &rest[key_end..];
+            continue;
+        }
+        let after = rest[key_end + 1..].trim_start();
+        let (value, remainder) = match after.strip_prefix('"') {
+            Some(quoted) => {
+                let end = quoted.find('"').unwrap_or(quoted.len());
+                (&quoted[..end], quoted.get(end + 1..).unwrap_or_default())
+            }
+            None => {
+                let end = after.find(';').unwrap_or(after.len());
+                (after[..end].trim(), &after[end..])
+            }
+        };
+        if key.eq_ignore_ascii_case(name) {
+            return Some(value);
+        }
+        rest = remainder;
+    }
 }
 
 fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
@@ -242,9 +296,8 @@ fn parse_part(part: &[u8]) -> Result<(String, FormValue), FormError> {
             continue;
         };
         if key.trim().eq_ignore_ascii_case("content-disposition") {
-            let value = format!("x;{}", value.split_once(';').map_or("", |(_, p)| p));
-            name = content_type_param(&value, "name").map(str::to_owned);
-            filename = content_type_param(&value, "filename").map(str::to_owned);
+            name = header_param(value, "name").map(unescape_quoted);
+            filename = header_param(value, "filename").map(unescape_quoted);
         } else if key.trim().eq_ignore_ascii_case("content-type") {
             content_type = Some(value.trim().to_owned());
         }
@@ -286,6 +339,38 @@ mod tests {
             }
             other => panic!("expected a file, got {other:?}"),
         }
+    }
+
+    #[test]
+    fn header_params_respect_quotes() {
+        let header = r#"form-data; name="a;b"; filename="C:\dir\x.txt""#;
+        assert_eq!(header_param(header, "name"), Some("a;b"));
+        assert_eq!(header_param(header, "filename"), Some(r"C:\dir\x.txt"));
+        assert_eq!(
+            header_param("multipart/form-data; boundary=xyz", "boundary"),
+            Some("xyz")
+        );
+        assert_eq!(header_param("form-data; flag; name=x", "name"), Some("x"));
+        assert_eq!(
+            header_param(r#"form-data; name="unterminated"#, "name"),
+            Some("unterminated")
+        );
+        assert_eq!(header_param("form-data", "name"), None);
+    }
+
+    #[test]
+    fn quoted_names_round_trip() {
+        for name in [
+            "say \"hi\"",
+            "line\r\nbreak",
+            "100%",
+            "50%off",
+            r"back\slash",
+        ] {
+            assert_eq!(unescape_quoted(&escape_quoted(name)), name);
+        }
+        // The browser encoding is ambiguous for a literal "%22": it reads as a quote.
+        assert_eq!(unescape_quoted("%22"), "\"");
     }
 
     #[test]

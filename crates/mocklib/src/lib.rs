@@ -79,6 +79,7 @@ mod engine;
 pub mod events;
 mod form_data;
 mod handler;
+#[cfg_attr(target_arch = "wasm32", allow(dead_code))]
 mod handlers;
 pub mod http;
 mod log;

@@ -72,6 +72,13 @@ impl Params {
         self.0.get(name)
     }
 
+    /// The segments of `name`: the list of a `:name*` / `:name+` parameter,
+    /// a single value as a list of one, and an empty list when it captured
+    /// nothing (an absent `:name?`, a `:name*` matching no segment).
+    pub fn segments(&self, name: &str) -> &[String] {
+        self.0.get(name).map_or(&[], ParamValue::segments)
+    }
+
     /// Parses the single-segment value of `name` into `T`, for example a
     /// numeric id. `None` when absent; `Some(Err(_))` when it does not parse.
     pub fn parse<T: std::str::FromStr>(&self, name: &str) -> Option<Result<T, T::Err>> {

@@ -197,7 +197,7 @@ impl Server {
         &self,
         request: Request,
         base_url: Option<Url>,
-    ) -> impl std::future::Future<Output = Outcome> + Send + 'static {
+    ) -> impl std::future::Future<Output = Outcome> + Send + 'static + use<> {
         self.engine.handle(request, base_url)
     }
 }

@@ -95,6 +95,25 @@ impl Middleware for MockMiddleware {
     }
 }
 
+impl crate::NetworkError {
+    /// The mocklib network error behind a `reqwest-middleware` error, if that
+    /// is what made the request fail.
+    ///
+    /// ```
+    /// # fn check(error: &reqwest_middleware::Error) {
+    /// if let Some(network_error) = mocklib::NetworkError::from_middleware_error(error) {
+    ///     println!("mocked network failure: {network_error}");
+    /// }
+    /// # }
+    /// ```
+    pub fn from_middleware_error(error: &reqwest_middleware::Error) -> Option<&Self> {
+        match error {
+            reqwest_middleware::Error::Middleware(error) => error.downcast_ref(),
+            reqwest_middleware::Error::Reqwest(_) => None,
+        }
+    }
+}
+
 /// Reads the request body into memory once, leaving an equal body in place
 /// for passthrough.
 async fn buffer_body(request: &mut reqwest::Request) -> reqwest_middleware::Result<Bytes> {

@@ -27,12 +27,7 @@ pub async fn spawn_upstream(app: axum::Router) -> SocketAddr {
     address
 }
 
-/// The `name` field of a middleware error chain, for asserting on network errors.
+/// Whether a request failed with a mocklib network error (not a status).
 pub fn is_network_error(error: &reqwest_middleware::Error) -> bool {
-    match error {
-        reqwest_middleware::Error::Middleware(error) => {
-            error.downcast_ref::<mocklib::NetworkError>().is_some()
-        }
-        reqwest_middleware::Error::Reqwest(_) => false,
-    }
+    mocklib::NetworkError::from_middleware_error(error).is_some()
 }

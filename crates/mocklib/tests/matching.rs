@@ -1,0 +1,709 @@
+//! The matching rules of `mocklib::matching`, end to end: a real reqwest
+//! client with the mocklib middleware sends real requests, and each test
+//! checks that the right requests reach the handler and the wrong ones do not.
+//!
+//! Unmatched requests are made visible with `UnhandledRequest::Error`: they
+//! fail with a network error of kind `Unhandled` instead of a response.
+
+mod common;
+
+use common::client;
+use mocklib::node::setup_server;
+use mocklib::{
+    HttpResponse, ListenOptions, NetworkError, NetworkErrorKind, ParamValue, Predicate,
+    ResolverArgs, UnhandledRequest, http,
+};
+use regex::Regex;
+use reqwest::Method;
+use reqwest_middleware::ClientWithMiddleware;
+use serde_json::{Value, json};
+use url::Url;
+
+/// Unmatched requests fail, so "no match" is observable.
+fn error_on_unhandled() -> ListenOptions {
+    ListenOptions {
+        on_unhandled_request: UnhandledRequest::Error,
+        ..Default::default()
+    }
+}
+
+/// A resolver answering with the captured params as JSON.
+fn echo_params(args: ResolverArgs) -> HttpResponse {
+    HttpResponse::json(&args.params)
+}
+
+/// GETs `url`: `Ok(body)` when a handler answered, `Err(message)` when the
+/// request failed as unhandled. Any other outcome fails the test.
+async fn get(client: &ClientWithMiddleware, url: &str) -> Result<String, String> {
+    send(client, Method::GET, url).await
+}
+
+async fn send(client: &ClientWithMiddleware, method: Method, url: &str) -> Result<String, String> {
+    match client.request(method.clone(), url).send().await {
+        Ok(response) => {
+            assert_eq!(response.status(), 200, "{method} {url}");
+            Ok(response.text().await.expect("read body"))
+        }
+        Err(error) => Err(unhandled_message(&error, &format!("{method} {url}"))),
+    }
+}
+
+/// The message of an "unhandled request" network error; panics on any other error.
+fn unhandled_message(error: &reqwest_middleware::Error, what: &str) -> String {
+    assert!(
+        common::is_network_error(error),
+        "{what}: expected a network error, got {error:?}"
+    );
+    let reqwest_middleware::Error::Middleware(inner) = error else {
+        unreachable!()
+    };
+    let network = inner
+        .downcast_ref::<NetworkError>()
+        .expect("a NetworkError");
+    assert_eq!(
+        network.kind(),
+        NetworkErrorKind::Unhandled,
+        "{what}: {network}"
+    );
+    network.to_string()
+}
+
+/// GETs `url` and parses the JSON params the handler echoed.
+async fn params_of(client: &ClientWithMiddleware, url: &str) -> Value {
+    let body = get(client, url)
+        .await
+        .unwrap_or_else(|e| panic!("{url} should match: {e}"));
+    serde_json::from_str(&body).expect("params JSON")
+}
+
+async fn assert_unmatched(client: &ClientWithMiddleware, url: &str) {
+    if let Ok(body) = get(client, url).await {
+        panic!("{url} should not match, but a handler answered {body:?}");
+    }
+}
+
+// ───────────────────────────── origins ─────────────────────────────
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn relative_path_matches_any_origin_without_a_base_url() {
+    let server = setup_server([http::get("/user", |_| HttpResponse::text("user"))]);
+    server.listen_with(error_on_unhandled());
+    let client = client(&server);
+
+    assert_eq!(
+        get(&client, "https://api.example.com/user").await.unwrap(),
+        "user"
+    );
+    assert_eq!(
+        get(&client, "http://other.test:8080/user").await.unwrap(),
+        "user"
+    );
+    assert_unmatched(&client, "https://api.example.com/users").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn relative_path_with_base_url_matches_only_that_origin() {
+    let server = setup_server([http::get("/user", |_| HttpResponse::text("user"))]);
+    server.listen_with(ListenOptions {
+        on_unhandled_request: UnhandledRequest::Error,
+        base_url: Some(Url::parse("https://api.example.com").unwrap()),
+    });
+    let client = client(&server);
+
+    assert_eq!(
+        get(&client, "https://api.example.com/user").await.unwrap(),
+        "user"
+    );
+    assert_unmatched(&client, "https://other.example.com/user").await;
+    // Same host, other scheme and other port are other origins too.
+    assert_unmatched(&client, "http://api.example.com/user").await;
+    assert_unmatched(&client, "https://api.example.com:8443/user").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn absolute_url_matches_only_that_host_and_path() {
+    let server = setup_server([http::get("https://api.example.com/user", |_| {
+        HttpResponse::text("user")
+    })]);
+    server.listen_with(error_on_unhandled());
+    let client = client(&server);
+
+    assert_eq!(
+        get(&client, "https://api.example.com/user").await.unwrap(),
+        "user"
+    );
+    assert_unmatched(&client, "https://other.example.com/user").await;
+    assert_unmatched(&client, "https://api.example.com/users").await;
+    assert_unmatched(&client, "https://api.example.com/user/1").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn absolute_url_requires_the_same_scheme() {
+    let server = setup_server([http::get("https://api.example.com/user", |_| {
+        HttpResponse::text("user")
+    })]);
+    server.listen_with(error_on_unhandled());
+    let client = client(&server);
+
+    assert_eq!(
+        get(&client, "https://api.example.com/user").await.unwrap(),
+        "user"
+    );
+    assert_unmatched(&client, "http://api.example.com/user").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn absolute_url_requires_the_same_port() {
+    let server = setup_server([http::get("http://localhost:3000/x", |_| {
+        HttpResponse::text("x")
+    })]);
+    server.listen_with(error_on_unhandled());
+    let client = client(&server);
+
+    assert_eq!(get(&client, "http://localhost:3000/x").await.unwrap(), "x");
+    assert_unmatched(&client, "http://localhost:4000/x").await;
+    // No port means port 80, which is not 3000.
+    assert_unmatched(&client, "http://localhost/x").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn default_port_is_the_same_as_no_port() {
+    let server = setup_server([
+        http::get("https://api.example.com:443/secure", |_| {
+            HttpResponse::text("secure")
+        }),
+        http::get("http://api.example.com/plain", |_| {
+            HttpResponse::text("plain")
+        }),
+    ]);
+    server.listen_with(error_on_unhandled());
+    let client = client(&server);
+
+    // The pattern names the default port, the request does not ...
+    assert_eq!(
+        get(&client, "https://api.example.com/secure")
+            .await
+            .unwrap(),
+        "secure"
+    );
+    // ... and the other way round.
+    assert_eq!(
+        get(&client, "http://api.example.com:80/plain")
+            .await
+            .unwrap(),
+        "plain"
+    );
+    // A non-default port is still different.
+    assert_unmatched(&client, "https://api.example.com:8443/secure").await;
+}
+
+// ───────────────────────────── paths ─────────────────────────────
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn path_matching_is_case_insensitive() {
+    let server = setup_server([http::get("https://api.example.com/Users/Profile", |_| {
+        HttpResponse::text("profile")
+    })]);
+    server.listen_with(error_on_unhandled());
+    let client = client(&server);
+
+    for url in [
+        "https://api.example.com/users/profile",
+        "https://api.example.com/USERS/PROFILE",
+        "https://API.EXAMPLE.COM/Users/Profile",
+    ] {
+        assert_eq!(get(&client, url).await.unwrap(), "profile", "{url}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn trailing_slash_on_the_request_is_tolerated() {
+    let server = setup_server([http::get("/posts", |_| HttpResponse::text("posts"))]);
+    server.listen_with(error_on_unhandled());
+    let client = client(&server);
+
+    assert_eq!(
+        get(&client, "https://api.example.com/posts").await.unwrap(),
+        "posts"
+    );
+    assert_eq!(
+        get(&client, "https://api.example.com/posts/")
+            .await
+            .unwrap(),
+        "posts"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn trailing_slash_on_the_predicate_is_required() {
+    let server = setup_server([http::get("/posts/", |_| HttpResponse::text("posts"))]);
+    server.listen_with(error_on_unhandled());
+    let client = client(&server);
+
+    assert_eq!(
+        get(&client, "https://api.example.com/posts/")
+            .await
+            .unwrap(),
+        "posts"
+    );
+    assert_unmatched(&client, "https://api.example.com/posts").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn query_and_hash_of_the_request_are_ignored() {
+    let server = setup_server([http::get("https://api.example.com/search", |args| {
+        // The query is still there for the resolver to read.
+        HttpResponse::text(args.request.url().query().unwrap_or_default().to_owned())
+    })]);
+    server.listen_with(error_on_unhandled());
+    let client = client(&server);
+
+    assert_eq!(
+        get(&client, "https://api.example.com/search?q=rust&page=2")
+            .await
+            .unwrap(),
+        "q=rust&page=2"
+    );
+    assert_eq!(
+        get(&client, "https://api.example.com/search#top")
+            .await
+            .unwrap(),
+        ""
+    );
+    assert_eq!(
+        get(&client, "https://api.example.com/search?q=1#top")
+            .await
+            .unwrap(),
+        "q=1"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn predicate_with_a_query_is_accepted_and_matches_on_the_path() {
+    // Accepted (with a warning), not an error.
+    let handler = http::try_get("https://api.example.com/search?q=rust", |_| {
+        HttpResponse::text("search")
+    })
+    .expect("a predicate with a query is accepted");
+    let server = setup_server([handler]);
+    server.listen_with(error_on_unhandled());
+    let client = client(&server);
+
+    // The predicate's query takes no part in matching, as in MSW.
+    for url in [
+        "https://api.example.com/search?q=rust",
+        "https://api.example.com/search?q=other",
+        "https://api.example.com/search",
+    ] {
+        assert_eq!(get(&client, url).await.unwrap(), "search", "{url}");
+    }
+    assert_unmatched(&client, "https://api.example.com/find?q=rust").await;
+}
+
+// ───────────────────────────── params ─────────────────────────────
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn named_params_are_percent_decoded() {
+    let server = setup_server([http::get("/users/:name", echo_params)]);
+    server.listen_with(error_on_unhandled());
+    let client = client(&server);
+
+    assert_eq!(
+        params_of(&client, "https://api.example.com/users/John%20Doe").await,
+        json!({ "name": "John Doe" })
+    );
+    assert_eq!(
+        params_of(&client, "https://api.example.com/users/caf%C3%A9").await,
+        json!({ "name": "café" })
+    );
+    // One segment only.
+    assert_unmatched(&client, "https://api.example.com/users/a/b").await;
+    assert_unmatched(&client, "https://api.example.com/users").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn literal_space_in_the_predicate_matches_the_encoded_request_path() {
+    let server = setup_server([http::get("/users/John Doe", |_| HttpResponse::text("john"))]);
+    server.listen_with(error_on_unhandled());
+    let client = client(&server);
+
+    assert_eq!(
+        get(&client, "https://api.example.com/users/John%20Doe")
+            .await
+            .unwrap(),
+        "john"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn optional_param_matches_with_and_without_the_segment() {
+    let server = setup_server([http::get("/posts/:id?", echo_params)]);
+    server.listen_with(error_on_unhandled());
+    let client = client(&server);
+
+    assert_eq!(
+        params_of(&client, "https://api.example.com/posts").await,
+        json!({})
+    );
+    assert_eq!(
+        params_of(&client, "https://api.example.com/posts/1").await,
+        json!({ "id": "1" })
+    );
+    assert_unmatched(&client, "https://api.example.com/posts/1/2").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn zero_or_more_param_captures_a_list_of_segments() {
+    let server = setup_server([http::get("/files/:path*", |args| {
+        let value = match args.params.value("path") {
+            Some(ParamValue::Many(segments)) => json!({ "many": segments }),
+            Some(ParamValue::One(one)) => json!({ "one": one }),
+            None => json!(null),
+        };
+        HttpResponse::json(&value)
+    })]);
+    server.listen_with(error_on_unhandled());
+    let client = client(&server);
+
+    assert_eq!(
+        params_of(&client, "https://api.example.com/files/a/b/c").await,
+        json!({ "many": ["a", "b", "c"] })
+    );
+    assert_eq!(
+        params_of(&client, "https://api.example.com/files/only").await,
+        json!({ "many": ["only"] })
+    );
+    // Zero segments: matches, nothing captured.
+    assert_eq!(
+        params_of(&client, "https://api.example.com/files").await,
+        json!(null)
+    );
+    assert_unmatched(&client, "https://api.example.com/filesx").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_or_more_param_requires_a_segment() {
+    let server = setup_server([http::get("/files/:path+", echo_params)]);
+    server.listen_with(error_on_unhandled());
+    let client = client(&server);
+
+    assert_eq!(
+        params_of(&client, "https://api.example.com/files/a/b%20c").await,
+        json!({ "path": ["a", "b c"] })
+    );
+    assert_unmatched(&client, "https://api.example.com/files").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn custom_param_pattern_restricts_the_segment() {
+    let server = setup_server([http::get(r"/users/:id(\d+)", echo_params)]);
+    server.listen_with(error_on_unhandled());
+    let client = client(&server);
+
+    assert_eq!(
+        params_of(&client, "https://api.example.com/users/42").await,
+        json!({ "id": "42" })
+    );
+    assert_unmatched(&client, "https://api.example.com/users/abc").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn wildcards_in_the_path_are_numbered_params() {
+    let server = setup_server([http::get("/a/*/b/*", echo_params)]);
+    server.listen_with(error_on_unhandled());
+    let client = client(&server);
+
+    assert_eq!(
+        params_of(&client, "https://api.example.com/a/x/b/y/z").await,
+        json!({ "0": "x", "1": "y/z" })
+    );
+    assert_unmatched(&client, "https://api.example.com/a/b").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lone_wildcard_matches_every_url() {
+    let server = setup_server([http::get("*", |_| HttpResponse::text("any"))]);
+    server.listen_with(error_on_unhandled());
+    let client = client(&server);
+
+    for url in [
+        "https://api.example.com/",
+        "https://api.example.com/a/b?c=d",
+        "http://localhost:1234/x",
+    ] {
+        assert_eq!(get(&client, url).await.unwrap(), "any", "{url}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn wildcard_in_the_host_matches_subdomains() {
+    let server = setup_server([http::get("https://*.example.com/x", echo_params)]);
+    server.listen_with(error_on_unhandled());
+    let client = client(&server);
+
+    assert_eq!(
+        params_of(&client, "https://api.example.com/x").await,
+        json!({ "0": "api" })
+    );
+    assert_eq!(
+        params_of(&client, "https://a.b.example.com/x").await,
+        json!({ "0": "a.b" })
+    );
+    assert_unmatched(&client, "https://example.com/x").await;
+    assert_unmatched(&client, "https://api.example.org/x").await;
+    // The host wildcard never reaches into the path.
+    assert_unmatched(&client, "https://api.example.com/y").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn wildcard_port_matches_any_port_or_none() {
+    let server = setup_server([http::get("http://localhost:*/x", echo_params)]);
+    server.listen_with(error_on_unhandled());
+    let client = client(&server);
+
+    assert_eq!(
+        params_of(&client, "http://localhost:3000/x").await,
+        json!({ "0": "3000" })
+    );
+    assert_eq!(params_of(&client, "http://localhost/x").await, json!({}));
+    // The scheme still has to match.
+    assert_unmatched(&client, "https://localhost/x").await;
+    assert_unmatched(&client, "http://localhost:3000/y").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn repeated_param_name_keeps_the_last_value() {
+    let server = setup_server([http::get("/a/:id/b/:id", echo_params)]);
+    server.listen_with(error_on_unhandled());
+    let client = client(&server);
+
+    assert_eq!(
+        params_of(&client, "https://api.example.com/a/1/b/2").await,
+        json!({ "id": "2" })
+    );
+}
+
+// ──────────────────────── other predicate kinds ────────────────────────
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn regex_predicate_matches_the_clean_url_and_names_params() {
+    let regex = Regex::new(r"^https://api\.example\.com/posts/(?<id>\d+)$").unwrap();
+    let server = setup_server([http::get(regex, echo_params)]);
+    server.listen_with(error_on_unhandled());
+    let client = client(&server);
+
+    assert_eq!(
+        params_of(&client, "https://api.example.com/posts/7").await,
+        json!({ "id": "7" })
+    );
+    // The regex sees no query string, so `$` still holds.
+    assert_eq!(
+        params_of(&client, "https://api.example.com/posts/7?expand=1").await,
+        json!({ "id": "7" })
+    );
+    assert_unmatched(&client, "https://api.example.com/posts/abc").await;
+    assert_unmatched(&client, "https://other.example.com/posts/7").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn custom_predicate_decides_with_a_closure() {
+    let server = setup_server([http::get(
+        Predicate::custom(|request| request.header("x-mock") == Some("yes")),
+        |_| HttpResponse::text("custom"),
+    )]);
+    server.listen_with(error_on_unhandled());
+    let client = client(&server);
+
+    let response = client
+        .get("https://api.example.com/anything")
+        .header("x-mock", "yes")
+        .send()
+        .await
+        .expect("matched");
+    assert_eq!(response.text().await.unwrap(), "custom");
+
+    let error = client
+        .get("https://api.example.com/anything")
+        .header("x-mock", "no")
+        .send()
+        .await
+        .expect_err("not matched");
+    unhandled_message(&error, "x-mock: no");
+    assert_unmatched(&client, "https://api.example.com/anything").await;
+}
+
+// ───────────────────────────── methods ─────────────────────────────
+
+const METHODS: [&str; 7] = ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "HEAD"];
+
+/// For each method, whether a request with it was answered.
+async fn answered_methods(client: &ClientWithMiddleware, url: &str) -> Vec<&'static str> {
+    let mut answered = Vec::new();
+    for method in METHODS {
+        let method_value = Method::from_bytes(method.as_bytes()).unwrap();
+        if send(client, method_value, url).await.is_ok() {
+            answered.push(method);
+        }
+    }
+    answered
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn get_handler_does_not_match_head() {
+    let server = setup_server([http::get("/resource", |_| HttpResponse::text("got"))]);
+    server.listen_with(error_on_unhandled());
+    let client = client(&server);
+
+    let error = client
+        .head("https://api.example.com/resource")
+        .send()
+        .await
+        .expect_err("HEAD is not GET");
+    unhandled_message(&error, "HEAD");
+    assert_eq!(
+        get(&client, "https://api.example.com/resource")
+            .await
+            .unwrap(),
+        "got"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn head_handler_matches_head() {
+    let server = setup_server([http::head("/resource", |_| {
+        HttpResponse::empty().header("x-handler", "head")
+    })]);
+    server.listen_with(error_on_unhandled());
+    let client = client(&server);
+
+    let response = client
+        .head("https://api.example.com/resource")
+        .send()
+        .await
+        .expect("HEAD matched");
+    assert_eq!(response.status(), 200);
+    assert_eq!(response.headers()["x-handler"], "head");
+    assert_eq!(
+        answered_methods(&client, "https://api.example.com/resource").await,
+        ["HEAD"]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn all_handler_matches_every_method() {
+    let server = setup_server([http::all("/resource", |args| {
+        HttpResponse::empty().header("x-method", args.request.method().as_str())
+    })]);
+    server.listen_with(error_on_unhandled());
+    let client = client(&server);
+
+    for method in METHODS {
+        let response = client
+            .request(
+                Method::from_bytes(method.as_bytes()).unwrap(),
+                "https://api.example.com/resource",
+            )
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("{method} should match http::all: {e}"));
+        assert_eq!(response.headers()["x-method"], method);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_method_handler_matches_only_its_method() {
+    type Make = fn(&'static str) -> mocklib::Handler;
+    let cases: [(&str, Make); 6] = [
+        ("GET", |p| http::get(p, |_| HttpResponse::empty())),
+        ("POST", |p| http::post(p, |_| HttpResponse::empty())),
+        ("PUT", |p| http::put(p, |_| HttpResponse::empty())),
+        ("PATCH", |p| http::patch(p, |_| HttpResponse::empty())),
+        ("DELETE", |p| http::delete(p, |_| HttpResponse::empty())),
+        ("OPTIONS", |p| http::options(p, |_| HttpResponse::empty())),
+    ];
+    for (method, make) in cases {
+        let server = setup_server([make("/resource")]);
+        server.listen_with(error_on_unhandled());
+        let client = client(&server);
+        assert_eq!(
+            answered_methods(&client, "https://api.example.com/resource").await,
+            [method],
+            "handler for {method}"
+        );
+    }
+}
+
+// ───────────────────────── invalid patterns ─────────────────────────
+
+#[test]
+#[should_panic(expected = "invalid path pattern \"/posts/:/x\" at position 7")]
+fn invalid_pattern_panics_when_the_handler_is_created() {
+    let _ = http::get("/posts/:/x", |_| HttpResponse::empty());
+}
+
+#[test]
+#[should_panic(
+    expected = "invalid path pattern \"https://api.example.com:abc/user\" at position 24"
+)]
+fn invalid_port_panics_naming_its_position() {
+    let _ = http::post("https://api.example.com:abc/user", |_| {
+        HttpResponse::empty()
+    });
+}
+
+#[test]
+fn try_get_returns_the_pattern_error_with_its_position() {
+    let error =
+        http::try_get("/users/{id}", |_| HttpResponse::empty()).expect_err("'{' is not allowed");
+    assert_eq!(error.pattern, "/users/{id}");
+    assert_eq!(error.position, 7);
+    assert!(error.reason.contains('{'), "{error}");
+    // The message points at the position with a caret.
+    assert!(
+        error.to_string().ends_with("\n  /users/{id}\n         ^"),
+        "{error}"
+    );
+
+    let error = http::try_get("users/:id", |_| HttpResponse::empty()).expect_err("not a path");
+    assert_eq!(error.position, 0);
+
+    assert!(http::try_get("/users/:id", |_| HttpResponse::empty()).is_ok());
+}
+
+// ───────────────────────────── listing ─────────────────────────────
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn list_handlers_shows_method_and_predicate_headers() {
+    let server = setup_server([
+        http::get("https://api.example.com/user", |_| HttpResponse::empty()),
+        http::post("/posts", |_| HttpResponse::empty()),
+        http::delete("/posts/:id", |_| HttpResponse::empty()),
+        http::all("*", |_| ()),
+        http::get(Regex::new(r"/items/\d+$").unwrap(), |_| {
+            HttpResponse::empty()
+        }),
+        http::patch(Predicate::custom(|_| true), |_| HttpResponse::empty()),
+    ]);
+    server.listen();
+    server.use_handlers([http::head("/ping", |_| HttpResponse::empty()).once()]);
+
+    let headers: Vec<String> = server
+        .list_handlers()
+        .iter()
+        .map(|handler| handler.header().to_owned())
+        .collect();
+    assert_eq!(
+        headers,
+        [
+            "HEAD /ping",
+            "GET https://api.example.com/user",
+            "POST /posts",
+            "DELETE /posts/:id",
+            "ALL *",
+            r"GET //items/\d+$/",
+            "PATCH <custom predicate>",
+        ]
+    );
+    // Display marks once-handlers.
+    assert_eq!(server.list_handlers()[0].to_string(), "HEAD /ping (once)");
+}
