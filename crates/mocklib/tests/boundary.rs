@@ -18,7 +18,7 @@ use axum::extract::Path;
 use axum::http::{HeaderMap, StatusCode};
 use common::{client, is_network_error, spawn_upstream};
 use mocklib::node::{Server, setup_server};
-use mocklib::{BoundaryExt, Handler, HttpResponse, ListenOptions, UnhandledRequest, http};
+use mocklib::{BoundaryExt, Handler, HttpResponse, http};
 use reqwest_middleware::ClientWithMiddleware;
 use tokio::sync::{Barrier, oneshot};
 
@@ -38,14 +38,6 @@ const P_STAR: &str = "*/user";
 
 fn h(predicate: &str) -> String {
     format!("GET {predicate}")
-}
-
-/// Intercept, and fail unhandled requests instead of performing them.
-fn listen_strict(server: &Server) {
-    server.listen_with(ListenOptions {
-        on_unhandled_request: UnhandledRequest::Error,
-        ..ListenOptions::default()
-    });
 }
 
 /// A GET handler answering 200 with `body` as text.
@@ -87,7 +79,7 @@ async fn is_unhandled(client: &ClientWithMiddleware, url: &str) -> bool {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn use_handlers_at_the_root_prepends_in_argument_order_ahead_of_existing_handlers() {
     let server = setup_server([answer(P_RELATIVE, "initial")]);
-    listen_strict(&server);
+    server.listen_with(common::error_on_unhandled());
     let client = client(&server);
     assert_eq!(headers(&server), [h(P_RELATIVE)]);
     assert_eq!(get_text(&client, USER).await, "initial");
@@ -108,7 +100,7 @@ async fn use_handlers_at_the_root_prepends_in_argument_order_ahead_of_existing_h
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn use_handlers_inside_a_boundary_prepends_to_that_boundary_only() {
     let server = setup_server([answer(P_RELATIVE, "initial")]);
-    listen_strict(&server);
+    server.listen_with(common::error_on_unhandled());
     let client = client(&server);
     server.use_handlers([answer(P_PARAM, "root runtime")]);
 
@@ -150,7 +142,7 @@ async fn use_handlers_inside_a_boundary_prepends_to_that_boundary_only() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn reset_handlers_at_the_root_removes_only_runtime_handlers() {
     let server = setup_server([answer(P_RELATIVE, "initial"), answer(OTHER, "other")]);
-    listen_strict(&server);
+    server.listen_with(common::error_on_unhandled());
     let client = client(&server);
     server.use_handlers([answer(P_ABSOLUTE, "runtime 1")]);
     server.use_handlers([answer(P_PARAM, "runtime 2"), answer(P_HOST, "runtime 3")]);
@@ -169,7 +161,7 @@ async fn reset_handlers_at_the_root_removes_only_runtime_handlers() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn reset_handlers_inside_a_boundary_removes_only_what_that_boundary_added() {
     let server = setup_server([answer(P_RELATIVE, "initial")]);
-    listen_strict(&server);
+    server.listen_with(common::error_on_unhandled());
     let client = client(&server);
     server.use_handlers([answer(P_PARAM, "root runtime")]);
 
@@ -201,7 +193,7 @@ async fn reset_handlers_inside_a_boundary_removes_only_what_that_boundary_added(
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn reset_handlers_to_at_the_root_replaces_runtime_and_initial_handlers() {
     let server = setup_server([answer(P_RELATIVE, "initial"), answer(OTHER, "other")]);
-    listen_strict(&server);
+    server.listen_with(common::error_on_unhandled());
     let client = client(&server);
     server.use_handlers([answer(P_PARAM, "runtime")]);
 
@@ -222,7 +214,7 @@ async fn reset_handlers_to_at_the_root_replaces_runtime_and_initial_handlers() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn reset_handlers_to_inside_a_boundary_replaces_the_list_for_that_boundary_only() {
     let server = setup_server([answer(P_RELATIVE, "initial"), answer(OTHER, "other")]);
-    listen_strict(&server);
+    server.listen_with(common::error_on_unhandled());
     let client = client(&server);
     server.use_handlers([answer(P_PARAM, "root runtime")]);
 
@@ -260,7 +252,7 @@ async fn reset_handlers_to_inside_a_boundary_replaces_the_list_for_that_boundary
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_boundary_starts_from_the_outer_list_when_the_returned_function_is_called() {
     let server = setup_server([answer(P_RELATIVE, "initial")]);
-    listen_strict(&server);
+    server.listen_with(common::error_on_unhandled());
     let client = client(&server);
 
     let run = server.boundary({
@@ -296,7 +288,7 @@ async fn a_boundary_starts_from_the_outer_list_when_the_returned_function_is_cal
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn outer_runtime_handlers_count_as_initial_inside_a_boundary() {
     let server = setup_server([answer(P_RELATIVE, "initial")]);
-    listen_strict(&server);
+    server.listen_with(common::error_on_unhandled());
     let client = client(&server);
     server.use_handlers([answer(P_ABSOLUTE, "root runtime")]);
 
@@ -325,7 +317,7 @@ async fn outer_runtime_handlers_count_as_initial_inside_a_boundary() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_nested_boundary_starts_from_the_full_state_of_the_enclosing_boundary() {
     let server = setup_server([answer(P_RELATIVE, "initial")]);
-    listen_strict(&server);
+    server.listen_with(common::error_on_unhandled());
     let client = client(&server);
 
     // Made at the root, called inside the outer boundary: it nests there.
@@ -380,7 +372,7 @@ async fn a_nested_boundary_starts_from_the_full_state_of_the_enclosing_boundary(
 async fn rule_1_a_boundary_without_overrides_resolves_against_the_handlers_current_when_it_started()
 {
     let server = setup_server([answer(P_RELATIVE, "initial")]);
-    listen_strict(&server);
+    server.listen_with(common::error_on_unhandled());
     let client = client(&server);
     server.use_handlers([answer(P_ABSOLUTE, "current at start")]);
 
@@ -416,7 +408,7 @@ async fn rule_1_a_boundary_without_overrides_resolves_against_the_handlers_curre
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn rule_2_overrides_never_leak_out_of_a_boundary_during_or_after_it_without_a_reset() {
     let server = setup_server([answer(P_RELATIVE, "initial")]);
-    listen_strict(&server);
+    server.listen_with(common::error_on_unhandled());
     let client = client(&server);
     let root_before = headers(&server);
 
@@ -465,7 +457,7 @@ async fn rule_2_overrides_never_leak_out_of_a_boundary_during_or_after_it_withou
 async fn rule_3_after_a_reset_in_a_nested_boundary_the_enclosing_handlers_remain_as_its_initial_handlers()
  {
     let server = setup_server([answer(P_RELATIVE, "root initial")]);
-    listen_strict(&server);
+    server.listen_with(common::error_on_unhandled());
     let client = client(&server);
     server.use_handlers([answer(P_PARAM, "root runtime")]);
 
@@ -507,7 +499,7 @@ async fn rule_4_concurrent_boundaries_never_see_each_others_overrides() {
     const REQUESTS: usize = 5;
 
     let server = setup_server([answer(WHOAMI, "root"), answer(P_RELATIVE, "initial")]);
-    listen_strict(&server);
+    server.listen_with(common::error_on_unhandled());
     let client = client(&server);
     let root_before = headers(&server);
     // Every boundary has its override in place before any of them requests.
@@ -555,7 +547,7 @@ async fn rule_4_concurrent_boundaries_never_see_each_others_overrides() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_bounded_function_passes_zero_to_three_arguments_and_the_result_through_unchanged() {
     let server = setup_server([]);
-    listen_strict(&server);
+    server.listen_with(common::error_on_unhandled());
 
     // 0 arguments, sync.
     let zero = server.boundary(|| 42_u64);
@@ -596,7 +588,7 @@ async fn a_bounded_function_passes_zero_to_three_arguments_and_the_result_throug
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn sync_code_in_a_boundary_callback_sees_the_boundary_scope() {
     let server = setup_server([answer(P_RELATIVE, "initial")]);
-    listen_strict(&server);
+    server.listen_with(common::error_on_unhandled());
     let client = client(&server);
 
     let sync_run = server.boundary({
@@ -631,7 +623,7 @@ async fn sync_code_in_a_boundary_callback_sees_the_boundary_scope() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn each_call_of_a_bounded_function_gets_a_fresh_scope() {
     let server = setup_server([answer(P_RELATIVE, "initial")]);
-    listen_strict(&server);
+    server.listen_with(common::error_on_unhandled());
     let client = client(&server);
 
     let run = server.boundary({
@@ -661,7 +653,7 @@ async fn each_call_of_a_bounded_function_gets_a_fresh_scope() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_panicking_sync_callback_leaves_the_caller_at_the_root_scope() {
     let server = setup_server([answer(P_RELATIVE, "initial")]);
-    listen_strict(&server);
+    server.listen_with(common::error_on_unhandled());
     let client = client(&server);
 
     let explode = server.boundary({
@@ -685,8 +677,8 @@ async fn a_panicking_sync_callback_leaves_the_caller_at_the_root_scope() {
 async fn a_boundary_of_one_server_leaves_another_servers_list_alone() {
     let first = setup_server([answer(P_RELATIVE, "first server")]);
     let second = setup_server([answer(P_RELATIVE, "second server")]);
-    listen_strict(&first);
-    listen_strict(&second);
+    first.listen_with(common::error_on_unhandled());
+    second.listen_with(common::error_on_unhandled());
     let first_client = client(&first);
     let second_client = client(&second);
 
@@ -738,7 +730,7 @@ async fn a_resolver_runs_in_the_scope_of_the_request_that_triggered_it() {
             }
         }
     })]);
-    listen_strict(&server);
+    server.listen_with(common::error_on_unhandled());
     let client = client(&server);
     let root_before = headers(&server);
 
@@ -774,7 +766,7 @@ async fn a_resolver_runs_in_the_scope_of_the_request_that_triggered_it() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_boundary_task_that_panics_leaves_no_scope_behind_on_the_worker_threads() {
     let server = setup_server([answer(P_RELATIVE, "root")]);
-    listen_strict(&server);
+    server.listen_with(common::error_on_unhandled());
     let client = client(&server);
 
     // A failing assertion inside a concurrent test body, say.
@@ -816,7 +808,7 @@ async fn a_boundary_task_that_panics_leaves_no_scope_behind_on_the_worker_thread
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn server_handle_called_in_a_boundary_resolves_there_wherever_its_future_is_awaited() {
     let server = setup_server([answer(P_RELATIVE, "root")]);
-    listen_strict(&server);
+    server.listen_with(common::error_on_unhandled());
 
     let run = server.boundary({
         let server = server.clone();
@@ -845,7 +837,7 @@ async fn a_once_handler_used_in_one_boundary_is_still_armed_in_another_and_at_th
         answer(P_ABSOLUTE, "once").once(),
         answer(P_RELATIVE, "fallback"),
     ]);
-    listen_strict(&server);
+    server.listen_with(common::error_on_unhandled());
     let client = client(&server);
 
     let run = server.boundary({
@@ -868,7 +860,7 @@ async fn a_once_handler_used_in_one_boundary_is_still_armed_in_another_and_at_th
 async fn concurrent_boundaries_each_get_the_first_answer_of_a_once_handler() {
     const BOUNDARIES: usize = 32;
     let server = setup_server([answer(WHOAMI, "once").once(), answer(WHOAMI, "fallback")]);
-    listen_strict(&server);
+    server.listen_with(common::error_on_unhandled());
     let client = client(&server);
     let barrier = Arc::new(Barrier::new(BOUNDARIES));
 
@@ -903,7 +895,7 @@ async fn restore_handlers_inside_a_boundary_rearms_once_handlers_for_that_bounda
         answer(P_ABSOLUTE, "once").once(),
         answer(P_RELATIVE, "fallback"),
     ]);
-    listen_strict(&server);
+    server.listen_with(common::error_on_unhandled());
     let client = client(&server);
     assert_eq!(get_text(&client, USER).await, "once");
     assert_eq!(get_text(&client, USER).await, "fallback");
@@ -943,7 +935,7 @@ async fn restore_handlers_inside_a_boundary_rearms_once_handlers_for_that_bounda
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_once_handler_added_inside_a_boundary_is_used_up_only_there() {
     let server = setup_server([answer(P_RELATIVE, "fallback")]);
-    listen_strict(&server);
+    server.listen_with(common::error_on_unhandled());
     let client = client(&server);
 
     let inner_server = server.clone();
@@ -967,7 +959,7 @@ async fn a_once_handler_added_inside_a_boundary_is_used_up_only_there() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn tokio_spawn_does_not_inherit_the_boundary_but_in_current_boundary_carries_it() {
     let server = setup_server([answer(P_RELATIVE, "root")]);
-    listen_strict(&server);
+    server.listen_with(common::error_on_unhandled());
     let client = client(&server);
 
     let run = server.boundary({
@@ -1016,7 +1008,7 @@ async fn tokio_spawn_does_not_inherit_the_boundary_but_in_current_boundary_carri
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn in_current_boundary_carries_the_innermost_nested_boundary_and_changes_made_there() {
     let server = setup_server([answer(P_RELATIVE, "root")]);
-    listen_strict(&server);
+    server.listen_with(common::error_on_unhandled());
     let client = client(&server);
 
     let outer_server = server.clone();
@@ -1062,7 +1054,7 @@ async fn in_current_boundary_carries_the_innermost_nested_boundary_and_changes_m
 async fn an_axum_route_wrapped_in_a_boundary_gives_each_incoming_request_its_own_overrides() {
     const REQUESTS: usize = 16;
     let server = setup_server([answer("https://api.example.com/greeting", "root greeting")]);
-    listen_strict(&server);
+    server.listen_with(common::error_on_unhandled());
     let mocked = client(&server);
     // All incoming requests hold their override at the same time.
     let barrier = Arc::new(Barrier::new(REQUESTS));
@@ -1161,7 +1153,7 @@ async fn a_catch_all_handler_in_a_boundary_observes_every_request_of_that_scope_
             HttpResponse::empty().status(201)
         }),
     ]);
-    listen_strict(&server);
+    server.listen_with(common::error_on_unhandled());
     // No system proxy for the one request that reaches the real upstream.
     let client = reqwest_middleware::ClientBuilder::new(
         reqwest::Client::builder()
@@ -1253,7 +1245,7 @@ async fn a_catch_all_handler_in_a_boundary_observes_every_request_of_that_scope_
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_future_carried_from_the_root_stays_at_the_root_when_awaited_inside_a_boundary() {
     let server = setup_server([answer(P_ABSOLUTE, "root")]);
-    listen_strict(&server);
+    server.listen_with(common::error_on_unhandled());
     let client = client(&server);
     // Captured at the root: it must resolve against the root list...
     let carried = {

@@ -19,14 +19,6 @@ use reqwest_middleware::ClientWithMiddleware;
 use serde_json::{Value, json};
 use url::Url;
 
-/// Unmatched requests fail, so "no match" is observable.
-fn error_on_unhandled() -> ListenOptions {
-    ListenOptions {
-        on_unhandled_request: UnhandledRequest::Error,
-        ..Default::default()
-    }
-}
-
 /// A resolver answering with the captured params as JSON.
 fn echo_params(args: ResolverArgs) -> HttpResponse {
     HttpResponse::json(&args.params)
@@ -87,7 +79,7 @@ async fn assert_unmatched(client: &ClientWithMiddleware, url: &str) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn relative_path_matches_any_origin_without_a_base_url() {
     let server = setup_server([http::get("/user", |_| HttpResponse::text("user"))]);
-    server.listen_with(error_on_unhandled());
+    server.listen_with(common::error_on_unhandled());
     let client = client(&server);
 
     assert_eq!(
@@ -125,7 +117,7 @@ async fn absolute_url_matches_only_that_host_and_path() {
     let server = setup_server([http::get("https://api.example.com/user", |_| {
         HttpResponse::text("user")
     })]);
-    server.listen_with(error_on_unhandled());
+    server.listen_with(common::error_on_unhandled());
     let client = client(&server);
 
     assert_eq!(
@@ -142,7 +134,7 @@ async fn absolute_url_requires_the_same_scheme() {
     let server = setup_server([http::get("https://api.example.com/user", |_| {
         HttpResponse::text("user")
     })]);
-    server.listen_with(error_on_unhandled());
+    server.listen_with(common::error_on_unhandled());
     let client = client(&server);
 
     assert_eq!(
@@ -157,7 +149,7 @@ async fn absolute_url_requires_the_same_port() {
     let server = setup_server([http::get("http://localhost:3000/x", |_| {
         HttpResponse::text("x")
     })]);
-    server.listen_with(error_on_unhandled());
+    server.listen_with(common::error_on_unhandled());
     let client = client(&server);
 
     assert_eq!(get(&client, "http://localhost:3000/x").await.unwrap(), "x");
@@ -176,7 +168,7 @@ async fn default_port_is_the_same_as_no_port() {
             HttpResponse::text("plain")
         }),
     ]);
-    server.listen_with(error_on_unhandled());
+    server.listen_with(common::error_on_unhandled());
     let client = client(&server);
 
     // The pattern names the default port, the request does not ...
@@ -204,7 +196,7 @@ async fn path_matching_is_case_insensitive() {
     let server = setup_server([http::get("https://api.example.com/Users/Profile", |_| {
         HttpResponse::text("profile")
     })]);
-    server.listen_with(error_on_unhandled());
+    server.listen_with(common::error_on_unhandled());
     let client = client(&server);
 
     for url in [
@@ -219,7 +211,7 @@ async fn path_matching_is_case_insensitive() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn trailing_slash_on_the_request_is_tolerated() {
     let server = setup_server([http::get("/posts", |_| HttpResponse::text("posts"))]);
-    server.listen_with(error_on_unhandled());
+    server.listen_with(common::error_on_unhandled());
     let client = client(&server);
 
     assert_eq!(
@@ -237,7 +229,7 @@ async fn trailing_slash_on_the_request_is_tolerated() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn trailing_slash_on_the_predicate_is_required() {
     let server = setup_server([http::get("/posts/", |_| HttpResponse::text("posts"))]);
-    server.listen_with(error_on_unhandled());
+    server.listen_with(common::error_on_unhandled());
     let client = client(&server);
 
     assert_eq!(
@@ -255,7 +247,7 @@ async fn query_and_hash_of_the_request_are_ignored() {
         // The query is still there for the resolver to read.
         HttpResponse::text(args.request.url().query().unwrap_or_default().to_owned())
     })]);
-    server.listen_with(error_on_unhandled());
+    server.listen_with(common::error_on_unhandled());
     let client = client(&server);
 
     assert_eq!(
@@ -286,7 +278,7 @@ async fn predicate_with_a_query_is_accepted_and_matches_on_the_path() {
     })
     .expect("a predicate with a query is accepted");
     let server = setup_server([handler]);
-    server.listen_with(error_on_unhandled());
+    server.listen_with(common::error_on_unhandled());
     let client = client(&server);
 
     // The predicate's query takes no part in matching, as in MSW.
@@ -305,7 +297,7 @@ async fn predicate_with_a_query_is_accepted_and_matches_on_the_path() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn named_params_are_percent_decoded() {
     let server = setup_server([http::get("/users/:name", echo_params)]);
-    server.listen_with(error_on_unhandled());
+    server.listen_with(common::error_on_unhandled());
     let client = client(&server);
 
     assert_eq!(
@@ -324,7 +316,7 @@ async fn named_params_are_percent_decoded() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn literal_space_in_the_predicate_matches_the_encoded_request_path() {
     let server = setup_server([http::get("/users/John Doe", |_| HttpResponse::text("john"))]);
-    server.listen_with(error_on_unhandled());
+    server.listen_with(common::error_on_unhandled());
     let client = client(&server);
 
     assert_eq!(
@@ -338,7 +330,7 @@ async fn literal_space_in_the_predicate_matches_the_encoded_request_path() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn optional_param_matches_with_and_without_the_segment() {
     let server = setup_server([http::get("/posts/:id?", echo_params)]);
-    server.listen_with(error_on_unhandled());
+    server.listen_with(common::error_on_unhandled());
     let client = client(&server);
 
     assert_eq!(
@@ -362,7 +354,7 @@ async fn zero_or_more_param_captures_a_list_of_segments() {
         };
         HttpResponse::json(&value)
     })]);
-    server.listen_with(error_on_unhandled());
+    server.listen_with(common::error_on_unhandled());
     let client = client(&server);
 
     assert_eq!(
@@ -384,7 +376,7 @@ async fn zero_or_more_param_captures_a_list_of_segments() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_or_more_param_requires_a_segment() {
     let server = setup_server([http::get("/files/:path+", echo_params)]);
-    server.listen_with(error_on_unhandled());
+    server.listen_with(common::error_on_unhandled());
     let client = client(&server);
 
     assert_eq!(
@@ -397,7 +389,7 @@ async fn one_or_more_param_requires_a_segment() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn custom_param_pattern_restricts_the_segment() {
     let server = setup_server([http::get(r"/users/:id(\d+)", echo_params)]);
-    server.listen_with(error_on_unhandled());
+    server.listen_with(common::error_on_unhandled());
     let client = client(&server);
 
     assert_eq!(
@@ -410,7 +402,7 @@ async fn custom_param_pattern_restricts_the_segment() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn wildcards_in_the_path_are_numbered_params() {
     let server = setup_server([http::get("/a/*/b/*", echo_params)]);
-    server.listen_with(error_on_unhandled());
+    server.listen_with(common::error_on_unhandled());
     let client = client(&server);
 
     assert_eq!(
@@ -423,7 +415,7 @@ async fn wildcards_in_the_path_are_numbered_params() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn lone_wildcard_matches_every_url() {
     let server = setup_server([http::get("*", |_| HttpResponse::text("any"))]);
-    server.listen_with(error_on_unhandled());
+    server.listen_with(common::error_on_unhandled());
     let client = client(&server);
 
     for url in [
@@ -438,7 +430,7 @@ async fn lone_wildcard_matches_every_url() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn wildcard_in_the_host_matches_subdomains() {
     let server = setup_server([http::get("https://*.example.com/x", echo_params)]);
-    server.listen_with(error_on_unhandled());
+    server.listen_with(common::error_on_unhandled());
     let client = client(&server);
 
     assert_eq!(
@@ -458,7 +450,7 @@ async fn wildcard_in_the_host_matches_subdomains() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn wildcard_port_matches_any_port_or_none() {
     let server = setup_server([http::get("http://localhost:*/x", echo_params)]);
-    server.listen_with(error_on_unhandled());
+    server.listen_with(common::error_on_unhandled());
     let client = client(&server);
 
     assert_eq!(
@@ -474,7 +466,7 @@ async fn wildcard_port_matches_any_port_or_none() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn repeated_param_name_keeps_the_last_value() {
     let server = setup_server([http::get("/a/:id/b/:id", echo_params)]);
-    server.listen_with(error_on_unhandled());
+    server.listen_with(common::error_on_unhandled());
     let client = client(&server);
 
     assert_eq!(
@@ -489,7 +481,7 @@ async fn repeated_param_name_keeps_the_last_value() {
 async fn regex_predicate_matches_the_clean_url_and_names_params() {
     let regex = Regex::new(r"^https://api\.example\.com/posts/(?<id>\d+)$").unwrap();
     let server = setup_server([http::get(regex, echo_params)]);
-    server.listen_with(error_on_unhandled());
+    server.listen_with(common::error_on_unhandled());
     let client = client(&server);
 
     assert_eq!(
@@ -511,7 +503,7 @@ async fn custom_predicate_decides_with_a_closure() {
         Predicate::custom(|request| request.header("x-mock") == Some("yes")),
         |_| HttpResponse::text("custom"),
     )]);
-    server.listen_with(error_on_unhandled());
+    server.listen_with(common::error_on_unhandled());
     let client = client(&server);
 
     let response = client
@@ -551,7 +543,7 @@ async fn answered_methods(client: &ClientWithMiddleware, url: &str) -> Vec<&'sta
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn get_handler_does_not_match_head() {
     let server = setup_server([http::get("/resource", |_| HttpResponse::text("got"))]);
-    server.listen_with(error_on_unhandled());
+    server.listen_with(common::error_on_unhandled());
     let client = client(&server);
 
     let error = client
@@ -573,7 +565,7 @@ async fn head_handler_matches_head() {
     let server = setup_server([http::head("/resource", |_| {
         HttpResponse::empty().header("x-handler", "head")
     })]);
-    server.listen_with(error_on_unhandled());
+    server.listen_with(common::error_on_unhandled());
     let client = client(&server);
 
     let response = client
@@ -594,7 +586,7 @@ async fn all_handler_matches_every_method() {
     let server = setup_server([http::all("/resource", |args| {
         HttpResponse::empty().header("x-method", args.request.method().as_str())
     })]);
-    server.listen_with(error_on_unhandled());
+    server.listen_with(common::error_on_unhandled());
     let client = client(&server);
 
     for method in METHODS {
@@ -623,7 +615,7 @@ async fn each_method_handler_matches_only_its_method() {
     ];
     for (method, make) in cases {
         let server = setup_server([make("/resource")]);
-        server.listen_with(error_on_unhandled());
+        server.listen_with(common::error_on_unhandled());
         let client = client(&server);
         assert_eq!(
             answered_methods(&client, "https://api.example.com/resource").await,

@@ -11,18 +11,11 @@ use std::time::Duration;
 use common::{client, spawn_upstream};
 use mocklib::node::setup_server;
 use mocklib::{
-    BodyError, FormValue, HttpResponse, ListenOptions, NetworkError, NetworkErrorKind,
-    ResolverArgs, UnhandledRequest, delay, http, passthrough,
+    BodyError, FormValue, HttpResponse, NetworkError, NetworkErrorKind, ResolverArgs, delay, http,
+    passthrough,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-
-fn error_on_unhandled() -> ListenOptions {
-    ListenOptions {
-        on_unhandled_request: UnhandledRequest::Error,
-        ..Default::default()
-    }
-}
 
 /// A real upstream answering `GET /data` with "real" and counting its hits.
 async fn upstream() -> (String, Arc<AtomicUsize>) {
@@ -61,7 +54,7 @@ async fn sync_and_async_closures_are_both_resolvers() {
             HttpResponse::text("async")
         }),
     ]);
-    server.listen_with(error_on_unhandled());
+    server.listen_with(common::error_on_unhandled());
     let client = client(&server);
 
     assert_eq!(
@@ -91,7 +84,7 @@ async fn resolver_args_can_be_destructured() {
             }))
         },
     )]);
-    server.listen_with(error_on_unhandled());
+    server.listen_with(common::error_on_unhandled());
     let client = client(&server);
 
     let body: Value = client
@@ -117,7 +110,7 @@ async fn request_id_is_distinct_per_request() {
         record.lock().unwrap().push(args.request_id);
         HttpResponse::text(args.request_id.to_string())
     })]);
-    server.listen_with(error_on_unhandled());
+    server.listen_with(common::error_on_unhandled());
     let client = client(&server);
 
     let (_, first) = get_text(&client, "https://api.example.com/id").await;
@@ -141,7 +134,7 @@ async fn fall_through_handlers_see_the_same_request_id() {
             HttpResponse::empty()
         }),
     ]);
-    server.listen_with(error_on_unhandled());
+    server.listen_with(common::error_on_unhandled());
     let client = client(&server);
 
     get_text(&client, "https://api.example.com/id").await;
@@ -173,7 +166,7 @@ async fn resolver_reads_method_url_headers_and_body() {
             "post": post,
         }))
     })]);
-    server.listen_with(error_on_unhandled());
+    server.listen_with(common::error_on_unhandled());
     let client = client(&server);
 
     let post = NewPost {
@@ -213,7 +206,7 @@ async fn resolver_reads_binary_body_bytes() {
         assert!(matches!(args.request.text(), Err(BodyError::NotUtf8(_))));
         HttpResponse::json(&bytes.to_vec())
     })]);
-    server.listen_with(error_on_unhandled());
+    server.listen_with(common::error_on_unhandled());
     let client = client(&server);
 
     let body: Vec<u8> = client
@@ -235,7 +228,7 @@ async fn resolver_reads_an_urlencoded_form() {
         let tags: Vec<&str> = form.get_all("tag").filter_map(FormValue::as_text).collect();
         HttpResponse::json(&json!({ "title": form.get("title"), "tags": tags }))
     })]);
-    server.listen_with(error_on_unhandled());
+    server.listen_with(common::error_on_unhandled());
     let client = client(&server);
 
     let body: Value = client
@@ -272,7 +265,7 @@ async fn resolver_reads_a_multipart_form() {
             "data": String::from_utf8_lossy(data),
         }))
     })]);
-    server.listen_with(error_on_unhandled());
+    server.listen_with(common::error_on_unhandled());
     let client = client(&server);
 
     // reqwest's `multipart` feature is not enabled for the tests: build the
@@ -319,7 +312,7 @@ async fn resolver_reads_a_multipart_field_whose_name_has_a_semicolon() {
         let names: Vec<&str> = form.iter().map(|(name, _)| name).collect();
         HttpResponse::json(&names)
     })]);
-    server.listen_with(error_on_unhandled());
+    server.listen_with(common::error_on_unhandled());
     let client = client(&server);
 
     // Browsers send ';' in a quoted name as it is (only '"', CR, LF are escaped).
@@ -345,7 +338,7 @@ async fn cookies_are_parsed_from_the_cookie_header() {
         }
         HttpResponse::json(&args.cookies)
     })]);
-    server.listen_with(error_on_unhandled());
+    server.listen_with(common::error_on_unhandled());
     let client = client(&server);
 
     let response = client
@@ -380,7 +373,7 @@ async fn every_fall_through_handler_can_read_the_body() {
             HttpResponse::text(format!("second read {}", args.request.text().unwrap()))
         }),
     ]);
-    server.listen_with(error_on_unhandled());
+    server.listen_with(common::error_on_unhandled());
     let client = client(&server);
 
     let body = client
@@ -403,7 +396,7 @@ async fn returning_http_response_answers_with_it() {
     let server = setup_server([http::get("https://api.example.com/r", |_| {
         HttpResponse::text("created").status(201)
     })]);
-    server.listen_with(error_on_unhandled());
+    server.listen_with(common::error_on_unhandled());
     let client = client(&server);
 
     assert_eq!(
@@ -421,7 +414,7 @@ async fn returning_an_http_crate_response_answers_with_it() {
             .body(String::from("accepted"))
             .unwrap()
     })]);
-    server.listen_with(error_on_unhandled());
+    server.listen_with(common::error_on_unhandled());
     let client = client(&server);
 
     let response = client
@@ -445,7 +438,7 @@ async fn returning_unit_falls_through_to_the_next_matching_handler() {
             HttpResponse::text("second")
         }),
     ]);
-    server.listen_with(error_on_unhandled());
+    server.listen_with(common::error_on_unhandled());
     let client = client(&server);
 
     assert_eq!(
@@ -464,7 +457,7 @@ async fn returning_none_falls_through_and_some_answers() {
             HttpResponse::text("fallback")
         }),
     ]);
-    server.listen_with(error_on_unhandled());
+    server.listen_with(common::error_on_unhandled());
     let client = client(&server);
 
     assert_eq!(
@@ -485,7 +478,7 @@ async fn passthrough_performs_the_request_and_stops_the_lookup() {
         // Matches too, but must not be reached.
         http::get(format!("{origin}/data"), |_| HttpResponse::text("mocked")),
     ]);
-    server.listen_with(error_on_unhandled());
+    server.listen_with(common::error_on_unhandled());
     let client = client(&server);
 
     assert_eq!(
@@ -507,7 +500,7 @@ async fn passthrough_sends_the_original_body_upstream() {
         assert_eq!(args.request.text().unwrap(), "original");
         passthrough()
     })]);
-    server.listen_with(error_on_unhandled());
+    server.listen_with(common::error_on_unhandled());
     let client = client(&server);
 
     let body = client
@@ -535,7 +528,7 @@ async fn ok_is_used_as_its_value() {
             HttpResponse::text("next")
         }),
     ]);
-    server.listen_with(error_on_unhandled());
+    server.listen_with(common::error_on_unhandled());
     let client = client(&server);
 
     assert_eq!(
@@ -560,7 +553,7 @@ async fn err_http_response_is_used_as_the_response() {
             HttpResponse::text("allowed")
         }),
     ]);
-    server.listen_with(error_on_unhandled());
+    server.listen_with(common::error_on_unhandled());
     let client = client(&server);
 
     assert_eq!(
@@ -589,7 +582,7 @@ async fn err_with_a_custom_error_is_a_500_with_name_and_message() {
             HttpResponse::text("not reached")
         }),
     ]);
-    server.listen_with(error_on_unhandled());
+    server.listen_with(common::error_on_unhandled());
     let client = client(&server);
 
     let response = client
@@ -615,7 +608,7 @@ async fn question_mark_on_a_bad_body_is_a_500_naming_body_error() {
             Ok::<_, BodyError>(HttpResponse::json(&post).status(201))
         },
     )]);
-    server.listen_with(error_on_unhandled());
+    server.listen_with(common::error_on_unhandled());
     let client = client(&server);
 
     let response = client
@@ -645,7 +638,7 @@ async fn handler_returning_nothing_alone_performs_the_request_and_counts_as_hand
         count.fetch_add(1, Ordering::SeqCst);
     })]);
     // With `Error`, an unhandled request would fail: this one must not.
-    server.listen_with(error_on_unhandled());
+    server.listen_with(common::error_on_unhandled());
     let client = client(&server);
 
     assert_eq!(
@@ -666,7 +659,7 @@ async fn once_handler_answers_only_once_then_the_next_handler_answers() {
             HttpResponse::text("always")
         }),
     ]);
-    server.listen_with(error_on_unhandled());
+    server.listen_with(common::error_on_unhandled());
     let client = client(&server);
 
     assert_eq!(
@@ -689,7 +682,7 @@ async fn used_once_handler_alone_leaves_the_request_unhandled() {
         setup_server([
             http::get("https://api.example.com/r", |_| HttpResponse::text("once")).once(),
         ]);
-    server.listen_with(error_on_unhandled());
+    server.listen_with(common::error_on_unhandled());
     let client = client(&server);
 
     assert_eq!(
@@ -717,7 +710,7 @@ async fn parallel_requests_to_a_once_handler_only_one_gets_it() {
             HttpResponse::text("always")
         }),
     ]);
-    server.listen_with(error_on_unhandled());
+    server.listen_with(common::error_on_unhandled());
     let client = client(&server);
 
     let (a, b) = tokio::join!(
@@ -737,7 +730,7 @@ async fn restore_handlers_re_arms_once_handlers() {
             HttpResponse::text("always")
         }),
     ]);
-    server.listen_with(error_on_unhandled());
+    server.listen_with(common::error_on_unhandled());
     let client = client(&server);
 
     assert_eq!(
@@ -773,7 +766,7 @@ async fn panicking_sync_resolver_gives_a_500_and_the_server_keeps_serving() {
             HttpResponse::text("fine")
         }),
     ]);
-    server.listen_with(error_on_unhandled());
+    server.listen_with(common::error_on_unhandled());
     let client = client(&server);
 
     let response = client
@@ -802,7 +795,7 @@ async fn panicking_async_resolver_gives_a_500_and_the_server_keeps_serving() {
             HttpResponse::text("fine")
         }),
     ]);
-    server.listen_with(error_on_unhandled());
+    server.listen_with(common::error_on_unhandled());
     let client = client(&server);
 
     let response = client
@@ -848,7 +841,7 @@ async fn invalid_json_body_is_an_error_value_for_the_resolver() {
             }
         },
     )]);
-    server.listen_with(error_on_unhandled());
+    server.listen_with(common::error_on_unhandled());
     let client = client(&server);
 
     let response = client
@@ -881,7 +874,7 @@ async fn delay_in_an_async_resolver_completes() {
         delay(Duration::from_millis(50)).await;
         HttpResponse::text("finally")
     })]);
-    server.listen_with(error_on_unhandled());
+    server.listen_with(common::error_on_unhandled());
     let client = client(&server);
 
     assert_eq!(
@@ -895,7 +888,7 @@ async fn network_error_from_a_resolver_is_of_kind_mocked() {
     let server = setup_server([http::get("https://api.example.com/down", |_| {
         HttpResponse::error()
     })]);
-    server.listen_with(error_on_unhandled());
+    server.listen_with(common::error_on_unhandled());
     let client = client(&server);
 
     let error = client

@@ -5,18 +5,8 @@ mod common;
 
 use common::client;
 use mocklib::node::setup_server;
-use mocklib::{
-    FormData, FormValue, HttpResponse, ListenOptions, NetworkError, NetworkErrorKind,
-    UnhandledRequest, http,
-};
+use mocklib::{FormData, FormValue, HttpResponse, NetworkError, NetworkErrorKind, http};
 use serde_json::{Value, json};
-
-fn error_on_unhandled() -> ListenOptions {
-    ListenOptions {
-        on_unhandled_request: UnhandledRequest::Error,
-        ..Default::default()
-    }
-}
 
 /// Serves `response` (cloned per request) at `https://api.example.com/r` and
 /// fetches it with a real client.
@@ -28,7 +18,7 @@ async fn try_fetch(response: HttpResponse) -> Result<reqwest::Response, reqwest_
     let server = setup_server([http::get("https://api.example.com/r", move |_| {
         response.clone()
     })]);
-    server.listen_with(error_on_unhandled());
+    server.listen_with(common::error_on_unhandled());
     client(&server)
         .get("https://api.example.com/r")
         .send()
@@ -293,7 +283,7 @@ async fn http_crate_response_keeps_its_status_and_headers() {
             .body(r#"{"ok":true}"#)
             .unwrap()
     })]);
-    server.listen_with(error_on_unhandled());
+    server.listen_with(common::error_on_unhandled());
     let response = client(&server)
         .get("https://api.example.com/r")
         .send()
@@ -311,7 +301,7 @@ async fn http_crate_response_keeps_its_status_and_headers() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn mocked_response_url_is_the_request_url() {
     let server = setup_server([http::get("/users/:id", |_| HttpResponse::text("user"))]);
-    server.listen_with(error_on_unhandled());
+    server.listen_with(common::error_on_unhandled());
     let client = client(&server);
 
     for url in [
@@ -328,7 +318,7 @@ async fn head_response_arrives_without_a_body() {
     let server = setup_server([http::all("https://api.example.com/r", |_| {
         HttpResponse::text("body")
     })]);
-    server.listen_with(error_on_unhandled());
+    server.listen_with(common::error_on_unhandled());
     let response = client(&server)
         .head("https://api.example.com/r")
         .send()

@@ -27,6 +27,15 @@ pub async fn spawn_upstream(app: axum::Router) -> SocketAddr {
     address
 }
 
+/// Listen options that make an unmatched request fail at once, so a test
+/// never reaches the network by mistake.
+pub fn error_on_unhandled() -> mocklib::ListenOptions {
+    mocklib::ListenOptions {
+        on_unhandled_request: mocklib::UnhandledRequest::Error,
+        ..Default::default()
+    }
+}
+
 /// Whether a request failed with a mocklib network error (not a status).
 pub fn is_network_error(error: &reqwest_middleware::Error) -> bool {
     mocklib::NetworkError::from_middleware_error(error).is_some()
