@@ -92,6 +92,12 @@ pub mod resolver;
 mod response;
 mod suggest;
 
+/// The README's code blocks compile as doctests, so the quick start a user
+/// copies keeps working.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+struct ReadmeDoctests;
+
 pub use boundary::{BoundaryExt, Scoped};
 pub use cookies::Cookies;
 pub use delay::{Delay, delay};

@@ -394,10 +394,15 @@ async fn the_bypass_strategy_prints_nothing() {
 #[test]
 fn a_predicate_with_a_query_warns_once_at_creation() {
     let (logs, _guard) = capture_logs();
-    let _handler = http::get("https://api.example.com/search?q=rust", |_| HttpResponse::empty());
+    let _handler = http::get("https://api.example.com/search?q=rust", |_| {
+        HttpResponse::empty()
+    });
     let printed = String::from_utf8(logs.lock().unwrap().clone()).unwrap();
     assert_eq!(printed.matches("WARN").count(), 1, "{printed}");
-    assert!(printed.contains("https://api.example.com/search?q=rust"), "{printed}");
+    assert!(
+        printed.contains("https://api.example.com/search?q=rust"),
+        "{printed}"
+    );
     assert!(printed.contains("query_pairs"), "{printed}");
 
     logs.lock().unwrap().clear();
