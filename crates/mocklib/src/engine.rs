@@ -52,6 +52,13 @@ pub struct ListenOptions {
     /// path of a request to any origin.
     #[doc(alias = "baseUrl")]
     pub base_url: Option<Url>,
+    /// The loopback port of the listener (native, feature `net`); `None`
+    /// picks a free one.
+    pub port: Option<u16>,
+    /// Extra root certificates (PEM) the upstream client trusts besides the
+    /// system's, for passthrough to a test server with its own CA.
+    /// Certificate verification itself cannot be turned off.
+    pub upstream_root_certificates: Vec<String>,
 }
 
 /// What happens to a request that no handler matches.
@@ -160,6 +167,17 @@ impl NetworkError {
     }
 }
 
+/// The result of performing a request for real with [`Performer`].
+pub(crate) type PerformFuture =
+    std::pin::Pin<Box<dyn std::future::Future<Output = Result<HttpResponse, String>> + Send>>;
+
+/// Performs a request over the real network, for [`bypass`](crate::bypass).
+/// Provided by a front door that has a network (the native listener); the
+/// core itself does no I/O.
+pub(crate) trait Performer: Send + Sync {
+    fn perform(&self, request: &Request) -> PerformFuture;
+}
+
 /// One server's (or worker's) state: handler lists, events, options.
 pub(crate) struct Engine {
     id: u64,
@@ -167,6 +185,7 @@ pub(crate) struct Engine {
     events: Events,
     /// `Some` while listening.
     listening: RwLock<Option<Arc<ListenOptions>>>,
+    performer: RwLock<Option<Arc<dyn Performer>>>,
 }
 
 impl Engine {
@@ -179,7 +198,17 @@ impl Engine {
             root: Arc::new(Scope::root(id, handlers)),
             events: Events::default(),
             listening: RwLock::new(None),
+            performer: RwLock::new(None),
         })
+    }
+
+    /// Sets how `bypass()` performs requests for this engine.
+    #[cfg_attr(not(feature = "net"), allow(dead_code))]
+    pub fn set_performer(&self, performer: Arc<dyn Performer>) {
+        *self
+            .performer
+            .write()
+            .unwrap_or_else(PoisonError::into_inner) = Some(performer);
     }
 
     pub fn events(&self) -> &Events {
@@ -242,6 +271,13 @@ impl Engine {
     ) -> impl std::future::Future<Output = Outcome> + Send + 'static + use<> {
         let options = self.listen_options();
         let events = self.events.clone();
+        if let Some(performer) = &*self
+            .performer
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+        {
+            request.set_performer(Arc::clone(performer));
+        }
         Scoped::new(Arc::clone(&scope), async move {
             match options {
                 None => Outcome::Passthrough(Passthrough {

@@ -72,6 +72,7 @@
 // On wasm32 the engine has no front door until `browser::setup_worker` lands.
 #[cfg_attr(target_arch = "wasm32", allow(dead_code))]
 pub mod boundary;
+mod bypass;
 mod cookies;
 mod delay;
 #[cfg_attr(target_arch = "wasm32", allow(dead_code))]
@@ -99,6 +100,7 @@ mod suggest;
 struct ReadmeDoctests;
 
 pub use boundary::{BoundaryExt, Scoped};
+pub use bypass::{BypassError, bypass};
 pub use cookies::Cookies;
 pub use delay::{Delay, delay};
 pub use engine::{

@@ -21,12 +21,13 @@
 //! # let _ = handler;
 //! ```
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use bytes::Bytes;
 use http::{HeaderMap, Method, Version};
 use url::Url;
 
+use crate::engine::Performer;
 use crate::form_data::{FormData, FormError};
 
 /// An intercepted HTTP request with its body already buffered.
@@ -41,6 +42,8 @@ struct RequestParts {
     version: Version,
     headers: HeaderMap,
     body: Bytes,
+    /// How `bypass()` performs this request; set by the engine.
+    performer: OnceLock<Arc<dyn Performer>>,
 }
 
 /// Why the request body could not be read the way a resolver asked.
@@ -81,6 +84,7 @@ impl Request {
                 version: Version::HTTP_11,
                 headers,
                 body,
+                performer: OnceLock::new(),
             }),
         }
     }
@@ -102,6 +106,7 @@ impl Request {
                 version: parts.version,
                 headers: parts.headers,
                 body,
+                performer: OnceLock::new(),
             }),
         })
     }
@@ -118,6 +123,15 @@ impl Request {
             .expect("a url::Url is always a valid URI");
         *request.headers_mut() = self.inner.headers.clone();
         request
+    }
+
+    pub(crate) fn set_performer(&self, performer: Arc<dyn Performer>) {
+        // The first engine to see the request decides; a request is resolved once.
+        let _ = self.inner.performer.set(performer);
+    }
+
+    pub(crate) fn performer(&self) -> Option<&Arc<dyn Performer>> {
+        self.inner.performer.get()
     }
 
     /// The request method.

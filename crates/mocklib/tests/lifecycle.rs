@@ -311,6 +311,7 @@ async fn base_url_makes_relative_predicates_match_one_origin_only() {
     server.listen_with(ListenOptions {
         on_unhandled_request: UnhandledRequest::Error,
         base_url: Some("https://api.example.com".parse().unwrap()),
+        ..Default::default()
     });
     let client = common::client(&server);
     let response = client.get(format!("{API}/user")).send().await.unwrap();

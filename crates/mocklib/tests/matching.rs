@@ -99,6 +99,7 @@ async fn relative_path_with_base_url_matches_only_that_origin() {
     server.listen_with(ListenOptions {
         on_unhandled_request: UnhandledRequest::Error,
         base_url: Some(Url::parse("https://api.example.com").unwrap()),
+        ..Default::default()
     });
     let client = client(&server);
 

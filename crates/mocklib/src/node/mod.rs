@@ -13,6 +13,8 @@
 //! Before [`Server::listen`] and after [`Server::close`] nothing is
 //! intercepted: every request is performed as it is, without events.
 
+#[cfg(feature = "net")]
+mod net;
 #[cfg(feature = "reqwest")]
 mod reqwest;
 #[cfg(feature = "tower")]
@@ -28,6 +30,8 @@ use crate::events::Events;
 use crate::handler::Handler;
 use crate::request::Request;
 
+#[cfg(feature = "net")]
+pub use self::net::ListenError;
 #[cfg(feature = "reqwest")]
 pub use self::reqwest::MockMiddleware;
 #[cfg(feature = "tower")]
@@ -50,6 +54,8 @@ pub use self::tower::{MockBody, MockLayer, MockService, NoUpstream};
 pub fn setup_server(handlers: impl IntoIterator<Item = Handler>) -> Server {
     Server {
         engine: Engine::new(handlers.into_iter().collect()),
+        #[cfg(feature = "net")]
+        network: Arc::default(),
     }
 }
 
@@ -59,24 +65,69 @@ pub fn setup_server(handlers: impl IntoIterator<Item = Handler>) -> Server {
 #[derive(Clone)]
 pub struct Server {
     engine: Arc<Engine>,
+    /// The loopback listener, while listening.
+    #[cfg(feature = "net")]
+    network: Arc<std::sync::Mutex<Option<net::Network>>>,
 }
 
 impl Server {
     /// Starts intercepting, warning about unhandled requests.
+    ///
+    /// With the `net` feature this also starts the loopback listener
+    /// ([`url`](Self::url), [`proxy_url`](Self::proxy_url)).
+    ///
+    /// # Panics
+    /// When the listener cannot start (see [`try_listen_with`](Self::try_listen_with)).
     pub fn listen(&self) {
         self.listen_with(ListenOptions::default());
     }
 
     /// Starts intercepting with `options`. Calling it again replaces the
     /// options; calling it after [`close`](Self::close) starts again.
+    ///
+    /// # Panics
+    /// When the listener cannot start (see [`try_listen_with`](Self::try_listen_with)).
+    #[track_caller]
     pub fn listen_with(&self, options: ListenOptions) {
+        #[cfg(feature = "net")]
+        if let Err(error) = self.try_listen_with(options.clone()) {
+            panic!("mocklib could not start listening: {error}");
+        }
+        #[cfg(not(feature = "net"))]
         self.engine.listen(options);
     }
 
+    /// Like [`listen_with`](Self::listen_with), returning why the listener
+    /// could not start instead of panicking.
+    #[cfg(feature = "net")]
+    pub fn try_listen_with(&self, options: ListenOptions) -> Result<(), ListenError> {
+        let mut network = self
+            .network
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if network.is_none() {
+            *network = Some(net::Network::start(
+                Arc::clone(&self.engine),
+                options.port.unwrap_or(0),
+                &options.upstream_root_certificates,
+            )?);
+        }
+        self.engine.listen(options);
+        Ok(())
+    }
+
     /// Stops intercepting: requests are performed as they are and no events
-    /// are emitted. Idempotent. The handler list is kept.
+    /// are emitted. Idempotent. The handler list is kept. With the `net`
+    /// feature the listener stops and the CA bundle's directory is removed.
     pub fn close(&self) {
         self.engine.close();
+        #[cfg(feature = "net")]
+        drop(
+            self.network
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .take(),
+        );
     }
 
     /// Whether the server is intercepting.
@@ -199,6 +250,114 @@ impl Server {
         base_url: Option<Url>,
     ) -> impl std::future::Future<Output = Outcome> + Send + 'static + use<> {
         self.engine.handle(request, base_url)
+    }
+}
+
+/// The loopback listener: ways in for clients that cannot take a middleware.
+#[cfg(feature = "net")]
+impl Server {
+    fn with_network<T>(&self, what: &str, f: impl FnOnce(&net::Network) -> T) -> T {
+        let network = self
+            .network
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        match &*network {
+            Some(network) => f(network),
+            None => panic!("server.{what}() needs a listening server: call server.listen() first"),
+        }
+    }
+
+    /// The listener's own origin, `http://127.0.0.1:PORT`: send requests
+    /// straight to it as to a mock server (relative predicates match them).
+    ///
+    /// # Panics
+    /// When the server is not listening.
+    pub fn url(&self) -> Url {
+        self.with_network("url", net::Network::url)
+    }
+
+    /// The same listener as an HTTP(S) proxy URL, for clients configured
+    /// with a proxy. HTTPS goes through `CONNECT`, terminated with a
+    /// certificate from [`ca_certificate_pem`](Self::ca_certificate_pem).
+    ///
+    /// # Panics
+    /// When the server is not listening.
+    pub fn proxy_url(&self) -> Url {
+        self.with_network("proxy_url", net::Network::url)
+    }
+
+    /// The certificate (PEM) of the authority this server generated in
+    /// memory to terminate HTTPS. Its private key never leaves memory.
+    ///
+    /// # Panics
+    /// When the server is not listening.
+    pub fn ca_certificate_pem(&self) -> String {
+        self.with_network("ca_certificate_pem", |network| {
+            network.ca_certificate_pem().to_owned()
+        })
+    }
+
+    /// The environment for a child process whose requests should reach the
+    /// handlers: the proxy variables (`HTTP_PROXY`, `HTTPS_PROXY`,
+    /// `ALL_PROXY`, in both cases), `NO_PROXY` cleared, and the CA-bundle
+    /// variables curl, OpenSSL, Python and Node read, pointing at the system
+    /// roots plus this server's CA in a private directory that
+    /// [`close`](Self::close) removes.
+    ///
+    /// ```no_run
+    /// # let server = mocklib::node::setup_server([]);
+    /// server.listen();
+    /// let status = std::process::Command::new("curl")
+    ///     .arg("https://api.example.com/user")
+    ///     .envs(server.env())
+    ///     .status();
+    /// ```
+    ///
+    /// # Panics
+    /// When the server is not listening.
+    pub fn env(&self) -> Vec<(String, String)> {
+        self.with_network("env", |network| {
+            let proxy = network.url().to_string();
+            let bundle = network.bundle_path().display().to_string();
+            let mut env = Vec::new();
+            for name in ["HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"] {
+                env.push((name.to_owned(), proxy.clone()));
+                env.push((name.to_ascii_lowercase(), proxy.clone()));
+            }
+            env.push(("NO_PROXY".to_owned(), String::new()));
+            env.push(("no_proxy".to_owned(), String::new()));
+            for name in [
+                "SSL_CERT_FILE",
+                "CURL_CA_BUNDLE",
+                "REQUESTS_CA_BUNDLE",
+                "NODE_EXTRA_CA_CERTS",
+                "GIT_SSL_CAINFO",
+            ] {
+                env.push((name.to_owned(), bundle.clone()));
+            }
+            env
+        })
+    }
+
+    /// A plain `reqwest::Client` routed through this server's listener and
+    /// trusting its CA (only its CA: every TLS connection it makes ends at the
+    /// listener). Requests made with it reach the handlers; the rest are
+    /// performed for real by the listener.
+    ///
+    /// # Panics
+    /// When the server is not listening.
+    #[cfg(feature = "reqwest")]
+    pub fn reqwest_client(&self) -> ::reqwest::Client {
+        let certificate = ::reqwest::Certificate::from_pem(self.ca_certificate_pem().as_bytes())
+            .expect("the mocklib CA certificate is valid PEM");
+        let proxy = ::reqwest::Proxy::all(self.proxy_url().as_str())
+            .expect("the listener URL is a valid proxy URL");
+        ::reqwest::Client::builder()
+            .proxy(proxy)
+            .tls_built_in_root_certs(false)
+            .add_root_certificate(certificate)
+            .build()
+            .expect("a reqwest client with a proxy and one root certificate builds")
     }
 }
 

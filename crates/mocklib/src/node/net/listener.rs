@@ -1,0 +1,342 @@
+//! Accepting connections and answering each request on them.
+//!
+//! Layering: this file is the transport (sockets, TLS, tunnels, HTTP
+//! framing by hyper); what to answer is the engine's decision; performing a
+//! request for real is the upstream client's job.
+
+use std::io;
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use bytes::Bytes;
+use http::uri::Authority;
+use http::{Method, StatusCode};
+use http_body_util::combinators::BoxBody;
+use http_body_util::{BodyExt, Full};
+use hyper::body::Incoming;
+use hyper::service::service_fn;
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::server::conn::auto;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, ReadBuf};
+use url::Url;
+
+use super::Shared;
+use crate::engine::Outcome;
+use crate::request::Request;
+use crate::response::StatusText;
+
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
+type ResponseBody = BoxBody<Bytes, BoxError>;
+
+/// The TLS record type of a handshake: the first byte a TLS client sends.
+const TLS_HANDSHAKE: u8 = 0x16;
+
+/// How a connection reached the listener, which decides the request URLs.
+#[derive(Clone)]
+enum Entry {
+    /// Straight to the listener: origin-form (base URL mode), absolute-form
+    /// (forward proxy) or `CONNECT`.
+    Direct,
+    /// Inside a `CONNECT host:port` tunnel: requests carry only a path, so
+    /// the URL is rebuilt from the tunnel's authority.
+    Tunnel {
+        scheme: &'static str,
+        authority: Authority,
+    },
+}
+
+pub(super) async fn accept_loop(listener: tokio::net::TcpListener, shared: Arc<Shared>) {
+    loop {
+        match listener.accept().await {
+            Ok((stream, _peer)) => {
+                let _ = stream.set_nodelay(true);
+                tokio::spawn(serve(
+                    TokioIo::new(stream),
+                    Arc::clone(&shared),
+                    Entry::Direct,
+                ));
+            }
+            // Out of file descriptors and the like: keep serving the others.
+            Err(error) => {
+                tracing::warn!(target: "mocklib", %error, "accepting a connection failed");
+                tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+            }
+        }
+    }
+}
+
+/// Serves HTTP/1.1 or HTTP/2 (told apart by the connection preface) on `io`.
+async fn serve<I>(io: I, shared: Arc<Shared>, entry: Entry)
+where
+    I: hyper::rt::Read + hyper::rt::Write + Unpin + Send + 'static,
+{
+    let service = service_fn(move |request| answer(Arc::clone(&shared), entry.clone(), request));
+    if let Err(error) = auto::Builder::new(TokioExecutor::new())
+        .serve_connection_with_upgrades(io, service)
+        .await
+    {
+        // Clients that vanish, garbage, resets by `HttpResponse::error()`:
+        // one connection's trouble, nothing to escalate.
+        tracing::debug!(target: "mocklib", %error, "connection ended with an error");
+    }
+}
+
+async fn answer(
+    shared: Arc<Shared>,
+    entry: Entry,
+    request: http::Request<Incoming>,
+) -> Result<http::Response<ResponseBody>, BoxError> {
+    if request.method() == Method::CONNECT {
+        return Ok(match entry {
+            Entry::Direct => open_tunnel(shared, request),
+            Entry::Tunnel { .. } => plain(
+                StatusCode::METHOD_NOT_ALLOWED,
+                "mocklib: CONNECT inside a CONNECT tunnel is not supported\n",
+            ),
+        });
+    }
+    let (parts, body) = request.into_parts();
+    let (url, base_url) = match request_url(&shared, &entry, &parts) {
+        Ok(found) => found,
+        Err(message) => return Ok(plain(StatusCode::BAD_REQUEST, &message)),
+    };
+    let body = match body.collect().await {
+        Ok(collected) => collected.to_bytes(),
+        Err(error) => return Err(error.into()),
+    };
+    let request = Request::from_parts(parts.method, url, parts.headers, body);
+    match shared.engine.handle(request, base_url).await {
+        Outcome::Mocked(response) => Ok(mocked(response)),
+        // Failing the service makes hyper drop the connection without a
+        // response: the client sees a transport error, as with a network error.
+        Outcome::NetworkError(error) => Err(error.into()),
+        Outcome::Passthrough(passthrough) => {
+            if is_own_address(&shared, passthrough.request().url()) {
+                return Ok(plain(
+                    StatusCode::BAD_GATEWAY,
+                    &format!(
+                        "mocklib: no handler answered {} {} and it is addressed to this mocklib \
+                         listener itself, so there is no real server to pass it to\n",
+                        passthrough.request().method(),
+                        passthrough.request().url()
+                    ),
+                ));
+            }
+            let mut outgoing = passthrough.request().to_http().map(Full::new);
+            super::strip_hop_by_hop(outgoing.headers_mut());
+            match shared.upstream.perform(outgoing).await {
+                Ok(response) => {
+                    passthrough.report_response(response.status(), response.headers());
+                    let (mut parts, body) = response.into_parts();
+                    super::strip_hop_by_hop(&mut parts.headers);
+                    Ok(http::Response::from_parts(
+                        parts,
+                        body.map_err(BoxError::from).boxed(),
+                    ))
+                }
+                Err(error) => Ok(plain(
+                    StatusCode::BAD_GATEWAY,
+                    &format!("mocklib: {error}\n"),
+                )),
+            }
+        }
+    }
+}
+
+/// The absolute URL of a request, and the base URL relative predicates
+/// match against (only in base URL mode: the listener's own origin).
+fn request_url(
+    shared: &Shared,
+    entry: &Entry,
+    parts: &http::request::Parts,
+) -> Result<(Url, Option<Url>), String> {
+    let path = parts.uri.path_and_query().map_or("/", |p| p.as_str());
+    let parse = |text: String| {
+        Url::parse(&text)
+            .map_err(|e| format!("mocklib: cannot read the request target {text:?}: {e}\n"))
+    };
+    match entry {
+        Entry::Tunnel { scheme, authority } => {
+            Ok((parse(format!("{scheme}://{authority}{path}"))?, None))
+        }
+        Entry::Direct if parts.uri.scheme().is_some() => Ok((parse(parts.uri.to_string())?, None)),
+        Entry::Direct => {
+            // Origin form: addressed to the listener itself, whatever name
+            // the client used for it, so that name's origin is the base URL.
+            let host = parts
+                .headers
+                .get(http::header::HOST)
+                .and_then(|h| h.to_str().ok())
+                .map_or_else(|| shared.address.to_string(), str::to_owned);
+            let url = parse(format!("http://{host}{path}"))?;
+            let base = parse(url.origin().ascii_serialization())?;
+            Ok((url, Some(base)))
+        }
+    }
+}
+
+/// Whether `url` points at this listener (performing it would loop).
+fn is_own_address(shared: &Shared, url: &Url) -> bool {
+    let own: SocketAddr = shared.address;
+    if url.port_or_known_default() != Some(own.port()) {
+        return false;
+    }
+    match url.host() {
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback() || ip.is_unspecified(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback() || ip.is_unspecified(),
+        Some(url::Host::Domain(name)) => name.eq_ignore_ascii_case("localhost"),
+        None => false,
+    }
+}
+
+fn mocked(response: http::Response<Bytes>) -> http::Response<ResponseBody> {
+    let (mut parts, body) = response.into_parts();
+    // HTTP/1.1 sends the status text as the reason phrase.
+    let reason = parts
+        .extensions
+        .get::<StatusText>()
+        .map(|text| text.0.clone());
+    if let Some(phrase) =
+        reason.and_then(|text| hyper::ext::ReasonPhrase::try_from(text.into_bytes()).ok())
+    {
+        parts.extensions.insert(phrase);
+    }
+    http::Response::from_parts(
+        parts,
+        Full::new(body).map_err(|never| match never {}).boxed(),
+    )
+}
+
+fn plain(status: StatusCode, message: &str) -> http::Response<ResponseBody> {
+    let mut response = http::Response::new(
+        Full::new(Bytes::from(message.to_owned()))
+            .map_err(|never| match never {})
+            .boxed(),
+    );
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    response
+}
+
+/// Accepts `CONNECT host:port` and serves the tunnel once hyper hands it over.
+fn open_tunnel(
+    shared: Arc<Shared>,
+    request: http::Request<Incoming>,
+) -> http::Response<ResponseBody> {
+    let Some(authority) = request.uri().authority().cloned() else {
+        return plain(
+            StatusCode::BAD_REQUEST,
+            "mocklib: CONNECT needs a host:port target\n",
+        );
+    };
+    tokio::spawn(async move {
+        match hyper::upgrade::on(request).await {
+            Ok(upgraded) => tunnel(shared, TokioIo::new(upgraded), authority).await,
+            Err(error) => tracing::debug!(target: "mocklib", %error, "CONNECT upgrade failed"),
+        }
+    });
+    plain(StatusCode::OK, "")
+}
+
+/// Serves a tunnel: TLS if the client starts a handshake, plain HTTP otherwise.
+async fn tunnel<I>(shared: Arc<Shared>, mut io: I, authority: Authority)
+where
+    I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let mut first = [0u8; 1];
+    match io.read(&mut first).await {
+        Ok(1) => {}
+        _ => return, // closed before sending anything
+    }
+    let io = Rewind {
+        prefix: Some(first[0]),
+        inner: io,
+    };
+    if first[0] == TLS_HANDSHAKE {
+        let acceptor = shared.ca.acceptor(authority.host());
+        match acceptor.accept(io).await {
+            Ok(tls) => {
+                serve(
+                    TokioIo::new(tls),
+                    shared,
+                    Entry::Tunnel {
+                        scheme: "https",
+                        authority,
+                    },
+                )
+                .await
+            }
+            Err(error) => {
+                tracing::debug!(target: "mocklib", %error, host = authority.host(), "TLS handshake failed")
+            }
+        }
+    } else {
+        serve(
+            TokioIo::new(io),
+            shared,
+            Entry::Tunnel {
+                scheme: "http",
+                authority,
+            },
+        )
+        .await;
+    }
+}
+
+/// A stream with one already-read byte put back in front.
+struct Rewind<I> {
+    prefix: Option<u8>,
+    inner: I,
+}
+
+impl<I: AsyncRead + Unpin> AsyncRead for Rewind<I> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        if let Some(byte) = self.prefix.take() {
+            if buf.remaining() > 0 {
+                buf.put_slice(&[byte]);
+                return Poll::Ready(Ok(()));
+            }
+            self.prefix = Some(byte);
+        }
+        Pin::new(&mut self.inner).poll_read(cx, buf)
+    }
+}
+
+impl<I: AsyncWrite + Unpin> AsyncWrite for Rewind<I> {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        data: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.inner).poll_write(cx, data)
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.inner).poll_write_vectored(cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.inner.is_write_vectored()
+    }
+}

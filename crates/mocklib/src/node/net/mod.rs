@@ -1,0 +1,276 @@
+//! The loopback listener: one port on 127.0.0.1 through which any HTTP
+//! client reaches the handlers with no code change.
+//!
+//! The port answers three kinds of requests:
+//!
+//! | request | mode | the URL handlers see |
+//! |---|---|---|
+//! | `GET /posts` (origin form) | base URL, like a mock server | `http://127.0.0.1:PORT/posts` (relative predicates match it) |
+//! | `GET http://api.example.com/posts` (absolute form) | HTTP forward proxy | `http://api.example.com/posts` |
+//! | `CONNECT api.example.com:443`, then TLS | HTTPS proxy | `https://api.example.com/posts` |
+//!
+//! For HTTPS the listener terminates TLS itself, with a certificate for the
+//! requested host minted from a certificate authority generated in memory for
+//! this server ([`Server::ca_certificate_pem`](super::Server::ca_certificate_pem)).
+//! Inside a `CONNECT` tunnel the first byte tells TLS (`0x16`) from plain HTTP,
+//! so `http://` URLs through a tunnelling client (ureq) work too.
+//!
+//! Requests to perform as they are go out through the [upstream](upstream)
+//! client, with certificate verification always on, and stream back.
+//!
+//! The listener runs on a tokio runtime this server owns (its own threads), so
+//! a server kept in a `static` and shared by tests that each run their own
+//! runtime keeps working after any of those runtimes ends.
+
+mod listener;
+mod tls;
+mod upstream;
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use url::Url;
+
+use crate::engine::Engine;
+use crate::request::Request;
+use crate::response::HttpResponse;
+
+pub(crate) use tls::CertificateAuthority;
+pub(crate) use upstream::{Upstream, strip_hop_by_hop};
+
+/// Why the listener could not start.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ListenError {
+    /// The loopback port could not be bound.
+    #[error("could not listen on 127.0.0.1:{port}: {source}")]
+    Bind {
+        /// The port asked for (0: any).
+        port: u16,
+        /// The operating system's error.
+        source: std::io::Error,
+    },
+    /// The runtime for the listener could not start.
+    #[error("could not start the listener's runtime: {0}")]
+    Runtime(std::io::Error),
+    /// The certificate authority could not be generated.
+    #[error("could not generate the mocklib certificate authority: {0}")]
+    Certificate(String),
+    /// The upstream client could not be built (for example, an extra root
+    /// certificate that does not parse).
+    #[error("could not build the upstream client: {0}")]
+    Upstream(String),
+    /// The CA bundle for child processes could not be written.
+    #[error("could not write the CA bundle for child processes: {0}")]
+    Bundle(std::io::Error),
+}
+
+/// A running listener and what it owns. Dropping it stops everything and
+/// removes the CA bundle's private directory.
+pub(crate) struct Network {
+    runtime: Option<tokio::runtime::Runtime>,
+    address: SocketAddr,
+    ca: Arc<CertificateAuthority>,
+    bundle_path: PathBuf,
+    // Declared last: removed after the runtime stops writing anything.
+    _bundle_dir: tempfile::TempDir,
+}
+
+/// What every connection task needs.
+pub(crate) struct Shared {
+    pub engine: Arc<Engine>,
+    pub ca: Arc<CertificateAuthority>,
+    pub upstream: Upstream,
+    pub address: SocketAddr,
+}
+
+impl Network {
+    pub fn start(
+        engine: Arc<Engine>,
+        port: u16,
+        extra_roots_pem: &[String],
+    ) -> Result<Self, ListenError> {
+        let ca = Arc::new(
+            CertificateAuthority::generate()
+                .map_err(|e| ListenError::Certificate(e.to_string()))?,
+        );
+        let extra_roots = parse_pem_certificates(extra_roots_pem)?;
+        let upstream =
+            Upstream::new(&extra_roots).map_err(|e| ListenError::Upstream(e.to_string()))?;
+
+        // Bound synchronously so `listen()` returns with the port ready.
+        let std_listener = std::net::TcpListener::bind(("127.0.0.1", port))
+            .map_err(|source| ListenError::Bind { port, source })?;
+        std_listener
+            .set_nonblocking(true)
+            .map_err(|source| ListenError::Bind { port, source })?;
+        let address = std_listener
+            .local_addr()
+            .map_err(|source| ListenError::Bind { port, source })?;
+
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .thread_name("mocklib-listener")
+            .enable_all()
+            .build()
+            .map_err(ListenError::Runtime)?;
+        let listener = {
+            let _entered = runtime.enter();
+            tokio::net::TcpListener::from_std(std_listener)
+                .map_err(|source| ListenError::Bind { port, source })?
+        };
+
+        let bundle_dir = private_dir().map_err(ListenError::Bundle)?;
+        let bundle_path = bundle_dir.path().join("ca-bundle.pem");
+        write_bundle(&bundle_path, ca.certificate_pem()).map_err(ListenError::Bundle)?;
+
+        engine.set_performer(Arc::new(UpstreamPerformer {
+            upstream: upstream.clone(),
+        }));
+        let shared = Arc::new(Shared {
+            engine,
+            ca: Arc::clone(&ca),
+            upstream,
+            address,
+        });
+        runtime.spawn(listener::accept_loop(listener, shared));
+        tracing::debug!(target: "mocklib", %address, "listening");
+        Ok(Network {
+            runtime: Some(runtime),
+            address,
+            ca,
+            bundle_path,
+            _bundle_dir: bundle_dir,
+        })
+    }
+
+    pub fn url(&self) -> Url {
+        Url::parse(&format!("http://{}", self.address)).expect("a socket address makes a valid URL")
+    }
+
+    pub fn ca_certificate_pem(&self) -> &str {
+        self.ca.certificate_pem()
+    }
+
+    pub fn bundle_path(&self) -> &Path {
+        &self.bundle_path
+    }
+}
+
+impl Drop for Network {
+    fn drop(&mut self) {
+        // Not `drop(runtime)`: that blocks, and panics when called from
+        // inside another runtime (a `#[tokio::test]` calling `close()`).
+        if let Some(runtime) = self.runtime.take() {
+            runtime.shutdown_background();
+        }
+    }
+}
+
+/// A temporary directory only this user can read (0700 on Unix).
+fn private_dir() -> std::io::Result<tempfile::TempDir> {
+    let mut builder = tempfile::Builder::new();
+    builder.prefix("mocklib-ca-");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        builder.permissions(std::fs::Permissions::from_mode(0o700));
+    }
+    builder.tempdir()
+}
+
+fn parse_pem_certificates(
+    pems: &[String],
+) -> Result<Vec<rustls_pki_types::CertificateDer<'static>>, ListenError> {
+    use rustls_pki_types::pem::PemObject;
+    let mut certificates = Vec::new();
+    for pem in pems {
+        for certificate in rustls_pki_types::CertificateDer::pem_slice_iter(pem.as_bytes()) {
+            certificates.push(certificate.map_err(|e| {
+                ListenError::Upstream(format!("an extra root certificate does not parse: {e}"))
+            })?);
+        }
+    }
+    Ok(certificates)
+}
+
+/// The system's root certificates plus the mocklib CA, as one PEM file that
+/// curl, OpenSSL, Python and Node can be pointed at.
+fn write_bundle(path: &Path, ca_pem: &str) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut bundle = String::new();
+    let native = rustls_native_certs::load_native_certs();
+    for certificate in native.certs {
+        bundle.push_str(&pem_encode(certificate.as_ref()));
+    }
+    bundle.push_str(ca_pem);
+    let mut file = std::fs::File::create(path)?;
+    file.write_all(bundle.as_bytes())
+}
+
+fn pem_encode(der: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut encoded = String::with_capacity(der.len() * 4 / 3 + 4);
+    for chunk in der.chunks(3) {
+        let bytes = [
+            chunk[0],
+            *chunk.get(1).unwrap_or(&0),
+            *chunk.get(2).unwrap_or(&0),
+        ];
+        let n = (u32::from(bytes[0]) << 16) | (u32::from(bytes[1]) << 8) | u32::from(bytes[2]);
+        for i in 0..4 {
+            if i <= chunk.len() {
+                encoded.push(ALPHABET[((n >> (18 - 6 * i)) & 63) as usize] as char);
+            } else {
+                encoded.push('=');
+            }
+        }
+    }
+    let mut pem = String::from("-----BEGIN CERTIFICATE-----\n");
+    for line in encoded.as_bytes().chunks(64) {
+        pem.push_str(std::str::from_utf8(line).expect("base64 is ASCII"));
+        pem.push('\n');
+    }
+    pem.push_str("-----END CERTIFICATE-----\n");
+    pem
+}
+
+/// Performs `bypass()` requests through the upstream client.
+struct UpstreamPerformer {
+    upstream: Upstream,
+}
+
+impl crate::engine::Performer for UpstreamPerformer {
+    fn perform(&self, request: &Request) -> crate::engine::PerformFuture {
+        let upstream = self.upstream.clone();
+        let outgoing = request.to_http().map(http_body_util::Full::new);
+        Box::pin(async move {
+            use http_body_util::BodyExt;
+            let response = upstream
+                .perform(outgoing)
+                .await
+                .map_err(|e| e.to_string())?;
+            let (parts, body) = response.into_parts();
+            let body = body
+                .collect()
+                .await
+                .map_err(|e| format!("reading the response body failed: {e}"))?
+                .to_bytes();
+            Ok(HttpResponse::from(http::Response::from_parts(parts, body)))
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pem_encoding_matches_base64() {
+        let pem = pem_encode(b"Man");
+        assert!(pem.contains("\nTWFu\n"), "{pem}");
+        assert!(pem_encode(b"Ma").contains("\nTWE=\n"));
+        assert!(pem_encode(b"M").contains("\nTQ==\n"));
+    }
+}
