@@ -243,6 +243,12 @@ impl Engine {
         boundary::current(self.id).unwrap_or_else(|| Arc::clone(&self.root))
     }
 
+    /// Whether `scope` is this engine's root (no boundary).
+    #[cfg_attr(not(feature = "net"), allow(dead_code))]
+    pub fn is_root(&self, scope: &Arc<Scope>) -> bool {
+        Arc::ptr_eq(scope, &self.root)
+    }
+
     /// A function creating a fresh boundary scope from the caller's scope.
     pub fn boundary_factory(self: &Arc<Self>) -> boundary::NewScope {
         let engine = Arc::clone(self);

@@ -66,8 +66,16 @@ impl Drop for Link {
 
 /// The handler state of one scope.
 pub(crate) struct Scope {
+    /// Unique in the process; names the scope in proxy credentials.
+    id: u64,
     engine_id: u64,
     state: Mutex<ScopeState>,
+}
+
+fn next_scope_id() -> u64 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    NEXT.fetch_add(1, Ordering::Relaxed)
 }
 
 #[derive(Clone)]
@@ -81,6 +89,7 @@ impl Scope {
     pub fn root(engine_id: u64, handlers: Vec<Handler>) -> Self {
         let initial = HandlerChain::from_handlers(handlers);
         Scope {
+            id: next_scope_id(),
             engine_id,
             state: Mutex::new(ScopeState {
                 current: initial.clone(),
@@ -95,6 +104,7 @@ impl Scope {
     pub fn child(&self) -> Self {
         let state = self.lock();
         Scope {
+            id: next_scope_id(),
             engine_id: self.engine_id,
             state: Mutex::new(ScopeState {
                 initial: state.current.clone(),
@@ -102,6 +112,10 @@ impl Scope {
                 used_once: state.used_once.clone(),
             }),
         }
+    }
+
+    pub fn id(&self) -> u64 {
+        self.id
     }
 
     pub fn engine_id(&self) -> u64 {

@@ -408,3 +408,150 @@ async fn events_see_requests_that_came_through_the_listener() {
         .unwrap();
     assert_eq!(*seen.lock().unwrap(), ["https://api.example.com/user"]);
 }
+
+/// A boundary-wrapped test body: adds its own override, then calls `make`
+/// to get the client and the URL to request, inside the boundary.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_boundaries_through_the_proxy_each_see_their_own_override() {
+    const BOUNDARIES: usize = 128;
+    let server = setup_server([http::get("https://api.example.com/whoami", |_| {
+        HttpResponse::text("root")
+    })]);
+    server.listen_with(common::error_on_unhandled());
+    let barrier = Arc::new(tokio::sync::Barrier::new(BOUNDARIES));
+    let run = server.boundary({
+        let server = server.clone();
+        move |index: usize, barrier: Arc<tokio::sync::Barrier>| {
+            let server = server.clone();
+            async move {
+                server.use_handlers([http::get("https://api.example.com/whoami", move |_| {
+                    HttpResponse::text(index.to_string())
+                })]);
+                // Obtained inside the boundary: its proxy credential names it.
+                let client = server.reqwest_client();
+                // Every boundary holds its override at the same time.
+                barrier.wait().await;
+                let mut answers = Vec::new();
+                for _ in 0..3 {
+                    let text = client
+                        .get("https://api.example.com/whoami")
+                        .send()
+                        .await
+                        .unwrap()
+                        .text()
+                        .await
+                        .unwrap();
+                    answers.push(text);
+                    tokio::task::yield_now().await;
+                }
+                (index, answers)
+            }
+        }
+    });
+    let tasks: Vec<_> = (0..BOUNDARIES)
+        .map(|i| tokio::spawn(run(i, Arc::clone(&barrier))))
+        .collect();
+    for task in tasks {
+        let (index, answers) = task.await.unwrap();
+        assert!(
+            answers.iter().all(|a| *a == index.to_string()),
+            "boundary {index} saw {answers:?}"
+        );
+    }
+    let root = server
+        .reqwest_client()
+        .get("https://api.example.com/whoami")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(root.text().await.unwrap(), "root");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_url_obtained_inside_a_boundary_is_a_port_of_that_boundary() {
+    let server = setup_server([http::get("/who", |_| HttpResponse::text("root"))]);
+    server.listen();
+    let root_url = server.url();
+    let (boundary_url, inside) = server
+        .in_boundary({
+            let server = server.clone();
+            async move {
+                server.use_handlers([http::get("/who", |_| HttpResponse::text("boundary"))]);
+                let url = server.url();
+                assert_eq!(url, server.url(), "one port per boundary");
+                let inside = reqwest::get(url.join("/who").unwrap())
+                    .await
+                    .unwrap()
+                    .text()
+                    .await
+                    .unwrap();
+                (url, inside)
+            }
+        })
+        .await;
+    assert_eq!(inside, "boundary");
+    assert_ne!(boundary_url, root_url);
+    let outside = reqwest::get(root_url.join("/who").unwrap())
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert_eq!(outside, "root");
+}
+
+#[test]
+fn env_obtained_inside_a_boundary_routes_a_child_process_to_it() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let server = user_api();
+    server.listen();
+    let output = runtime.block_on(server.in_boundary({
+        let server = server.clone();
+        async move {
+            server.use_handlers([http::get("https://api.example.com/user", |_| {
+                HttpResponse::text("from the boundary")
+            })]);
+            Command::new("curl")
+                .args(["--silent", "--show-error", "https://api.example.com/user"])
+                .env_clear()
+                .envs(server.env())
+                .output()
+                .expect("curl runs")
+        }
+    }));
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&output.stdout), "from the boundary");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_credential_of_an_ended_boundary_is_refused_with_an_explanation() {
+    let server = user_api();
+    server.listen();
+    let stale_proxy = server.in_boundary({
+        let server = server.clone();
+        async move { server.proxy_url() }
+    });
+    let stale_proxy = stale_proxy.await;
+    assert_eq!(stale_proxy.username(), "mocklib");
+    let client = reqwest::Client::builder()
+        .proxy(reqwest::Proxy::http(stale_proxy.as_str()).unwrap())
+        .build()
+        .unwrap();
+    let response = client
+        .get("http://plain.example.com/hello")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 407);
+    assert!(
+        response
+            .text()
+            .await
+            .unwrap()
+            .contains("boundary that has ended")
+    );
+}

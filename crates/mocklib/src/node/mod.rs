@@ -270,20 +270,32 @@ impl Server {
     /// The listener's own origin, `http://127.0.0.1:PORT`: send requests
     /// straight to it as to a mock server (relative predicates match them).
     ///
+    /// Inside a boundary this is a port of that boundary's own, so requests
+    /// sent to it resolve in the boundary (see [`boundary`](crate::boundary)).
+    ///
     /// # Panics
-    /// When the server is not listening.
+    /// When the server is not listening, or a boundary's port cannot be bound.
     pub fn url(&self) -> Url {
-        self.with_network("url", net::Network::url)
+        let scope = self.engine.current_scope();
+        self.with_network("url", |network| network.url(&scope))
+            .unwrap_or_else(|error| {
+                panic!("server.url() could not open a port for this boundary: {error}")
+            })
     }
 
     /// The same listener as an HTTP(S) proxy URL, for clients configured
     /// with a proxy. HTTPS goes through `CONNECT`, terminated with a
     /// certificate from [`ca_certificate_pem`](Self::ca_certificate_pem).
     ///
+    /// Inside a boundary the URL carries a proxy credential naming the
+    /// boundary (`http://mocklib:scope-N@127.0.0.1:PORT`), so requests
+    /// through it resolve in the boundary.
+    ///
     /// # Panics
     /// When the server is not listening.
     pub fn proxy_url(&self) -> Url {
-        self.with_network("proxy_url", net::Network::url)
+        let scope = self.engine.current_scope();
+        self.with_network("proxy_url", |network| network.proxy_url(&scope))
     }
 
     /// The certificate (PEM) of the authority this server generated in
@@ -302,7 +314,8 @@ impl Server {
     /// `ALL_PROXY`, in both cases), `NO_PROXY` cleared, and the CA-bundle
     /// variables curl, OpenSSL, Python and Node read, pointing at the system
     /// roots plus this server's CA in a private directory that
-    /// [`close`](Self::close) removes.
+    /// [`close`](Self::close) removes. Inside a boundary the proxy URL names
+    /// the boundary, so the child's requests resolve in it.
     ///
     /// ```no_run
     /// # let server = mocklib::node::setup_server([]);
@@ -316,8 +329,9 @@ impl Server {
     /// # Panics
     /// When the server is not listening.
     pub fn env(&self) -> Vec<(String, String)> {
+        let scope = self.engine.current_scope();
         self.with_network("env", |network| {
-            let proxy = network.url().to_string();
+            let proxy = network.proxy_url(&scope).to_string();
             let bundle = network.bundle_path().display().to_string();
             let mut env = Vec::new();
             for name in ["HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"] {
@@ -342,7 +356,8 @@ impl Server {
     /// A plain `reqwest::Client` routed through this server's listener and
     /// trusting its CA (only its CA: every TLS connection it makes ends at the
     /// listener). Requests made with it reach the handlers; the rest are
-    /// performed for real by the listener.
+    /// performed for real by the listener. Made inside a boundary, its
+    /// requests resolve in that boundary.
     ///
     /// # Panics
     /// When the server is not listening.

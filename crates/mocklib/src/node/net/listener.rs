@@ -5,7 +5,6 @@
 //! request for real is the upstream client's job.
 
 use std::io;
-use std::net::SocketAddr;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
@@ -22,10 +21,13 @@ use hyper_util::server::conn::auto;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, ReadBuf};
 use url::Url;
 
-use super::Shared;
+use super::{CredentialScope, Shared};
 use crate::engine::Outcome;
+use crate::handlers::Scope;
 use crate::request::Request;
 use crate::response::StatusText;
+use http::header::PROXY_AUTHORIZATION;
+use std::sync::Weak;
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 type ResponseBody = BoxBody<Bytes, BoxError>;
@@ -33,29 +35,55 @@ type ResponseBody = BoxBody<Bytes, BoxError>;
 /// The TLS record type of a handshake: the first byte a TLS client sends.
 const TLS_HANDSHAKE: u8 = 0x16;
 
-/// How a connection reached the listener, which decides the request URLs.
+/// How a connection reached the listener, which decides the request URLs
+/// and the scope.
 #[derive(Clone)]
 enum Entry {
     /// Straight to the listener: origin-form (base URL mode), absolute-form
-    /// (forward proxy) or `CONNECT`.
-    Direct,
+    /// (forward proxy) or `CONNECT`. `scope` is set on a boundary's own port.
+    Direct { scope: Option<Arc<Scope>> },
     /// Inside a `CONNECT host:port` tunnel: requests carry only a path, so
-    /// the URL is rebuilt from the tunnel's authority.
+    /// the URL is rebuilt from the tunnel's authority; the scope is the one
+    /// the `CONNECT` named.
     Tunnel {
         scheme: &'static str,
         authority: Authority,
+        scope: Option<Arc<Scope>>,
     },
 }
 
-pub(super) async fn accept_loop(listener: tokio::net::TcpListener, shared: Arc<Shared>) {
+/// Accepts connections until the runtime stops — or, for a boundary's own
+/// port (`scope` set), until that boundary is gone.
+pub(super) async fn accept_loop(
+    listener: tokio::net::TcpListener,
+    shared: Arc<Shared>,
+    scope: Option<Weak<Scope>>,
+) {
+    let mut liveness = tokio::time::interval(std::time::Duration::from_secs(1));
     loop {
-        match listener.accept().await {
+        let accepted = tokio::select! {
+            accepted = listener.accept() => accepted,
+            _ = liveness.tick() => {
+                if scope.as_ref().is_some_and(|scope| scope.strong_count() == 0) {
+                    break;
+                }
+                continue;
+            }
+        };
+        match accepted {
             Ok((stream, _peer)) => {
+                let scope = match &scope {
+                    None => None,
+                    Some(weak) => match weak.upgrade() {
+                        Some(scope) => Some(scope),
+                        None => break,
+                    },
+                };
                 let _ = stream.set_nodelay(true);
                 tokio::spawn(serve(
                     TokioIo::new(stream),
                     Arc::clone(&shared),
-                    Entry::Direct,
+                    Entry::Direct { scope },
                 ));
             }
             // Out of file descriptors and the like: keep serving the others.
@@ -64,6 +92,9 @@ pub(super) async fn accept_loop(listener: tokio::net::TcpListener, shared: Arc<S
                 tokio::time::sleep(std::time::Duration::from_millis(10)).await;
             }
         }
+    }
+    if let (Some(_), Ok(address)) = (scope, listener.local_addr()) {
+        shared.scopes.forget_port(address);
     }
 }
 
@@ -88,16 +119,55 @@ async fn answer(
     entry: Entry,
     request: http::Request<Incoming>,
 ) -> Result<http::Response<ResponseBody>, BoxError> {
+    // The scope: the boundary's own port, the tunnel's, or a proxy credential.
+    let (entry, scope) = match entry {
+        Entry::Direct { scope: None } => match shared
+            .scopes
+            .scope_named_by(request.headers().get(PROXY_AUTHORIZATION))
+        {
+            CredentialScope::None => (Entry::Direct { scope: None }, None),
+            CredentialScope::Live(scope) => (
+                Entry::Direct {
+                    scope: Some(Arc::clone(&scope)),
+                },
+                Some(scope),
+            ),
+            CredentialScope::Ended(credential) => return Ok(ended_scope(&credential)),
+        },
+        Entry::Direct { scope: Some(scope) } => (
+            Entry::Direct {
+                scope: Some(Arc::clone(&scope)),
+            },
+            Some(scope),
+        ),
+        Entry::Tunnel {
+            scheme,
+            authority,
+            scope,
+        } => {
+            let found = scope.clone();
+            (
+                Entry::Tunnel {
+                    scheme,
+                    authority,
+                    scope,
+                },
+                found,
+            )
+        }
+    };
     if request.method() == Method::CONNECT {
         return Ok(match entry {
-            Entry::Direct => open_tunnel(shared, request),
+            Entry::Direct { .. } => open_tunnel(shared, request, scope),
             Entry::Tunnel { .. } => plain(
                 StatusCode::METHOD_NOT_ALLOWED,
                 "mocklib: CONNECT inside a CONNECT tunnel is not supported\n",
             ),
         });
     }
-    let (parts, body) = request.into_parts();
+    let (mut parts, body) = request.into_parts();
+    // The credential is the listener's business, not the handlers' or the upstream's.
+    parts.headers.remove(PROXY_AUTHORIZATION);
     let (url, base_url) = match request_url(&shared, &entry, &parts) {
         Ok(found) => found,
         Err(message) => return Ok(plain(StatusCode::BAD_REQUEST, &message)),
@@ -107,7 +177,8 @@ async fn answer(
         Err(error) => return Err(error.into()),
     };
     let request = Request::from_parts(parts.method, url, parts.headers, body);
-    match shared.engine.handle(request, base_url).await {
+    let scope = scope.unwrap_or_else(|| shared.engine.current_scope());
+    match shared.engine.handle_in(scope, request, base_url).await {
         Outcome::Mocked(response) => Ok(mocked(response)),
         // Failing the service makes hyper drop the connection without a
         // response: the client sees a transport error, as with a network error.
@@ -158,11 +229,13 @@ fn request_url(
             .map_err(|e| format!("mocklib: cannot read the request target {text:?}: {e}\n"))
     };
     match entry {
-        Entry::Tunnel { scheme, authority } => {
-            Ok((parse(format!("{scheme}://{authority}{path}"))?, None))
+        Entry::Tunnel {
+            scheme, authority, ..
+        } => Ok((parse(format!("{scheme}://{authority}{path}"))?, None)),
+        Entry::Direct { .. } if parts.uri.scheme().is_some() => {
+            Ok((parse(parts.uri.to_string())?, None))
         }
-        Entry::Direct if parts.uri.scheme().is_some() => Ok((parse(parts.uri.to_string())?, None)),
-        Entry::Direct => {
+        Entry::Direct { .. } => {
             // Origin form: addressed to the listener itself, whatever name
             // the client used for it, so that name's origin is the base URL.
             let host = parts
@@ -179,8 +252,10 @@ fn request_url(
 
 /// Whether `url` points at this listener (performing it would loop).
 fn is_own_address(shared: &Shared, url: &Url) -> bool {
-    let own: SocketAddr = shared.address;
-    if url.port_or_known_default() != Some(own.port()) {
+    let Some(port) = url.port_or_known_default() else {
+        return false;
+    };
+    if port != shared.address.port() && !shared.scopes.is_scope_port(port) {
         return false;
     }
     match url.host() {
@@ -209,6 +284,23 @@ fn mocked(response: http::Response<Bytes>) -> http::Response<ResponseBody> {
     )
 }
 
+/// A proxy credential for a boundary that has ended: say so instead of
+/// silently answering from the root.
+fn ended_scope(credential: &str) -> http::Response<ResponseBody> {
+    let mut response = plain(
+        StatusCode::PROXY_AUTHENTICATION_REQUIRED,
+        &format!(
+            "mocklib: the proxy credential {credential:?} names a boundary that has ended; \
+             get proxy_url(), env() or reqwest_client() again inside the current boundary\n"
+        ),
+    );
+    response.headers_mut().insert(
+        http::header::PROXY_AUTHENTICATE,
+        http::HeaderValue::from_static("Basic realm=\"mocklib\""),
+    );
+    response
+}
+
 fn plain(status: StatusCode, message: &str) -> http::Response<ResponseBody> {
     let mut response = http::Response::new(
         Full::new(Bytes::from(message.to_owned()))
@@ -227,6 +319,7 @@ fn plain(status: StatusCode, message: &str) -> http::Response<ResponseBody> {
 fn open_tunnel(
     shared: Arc<Shared>,
     request: http::Request<Incoming>,
+    scope: Option<Arc<Scope>>,
 ) -> http::Response<ResponseBody> {
     let Some(authority) = request.uri().authority().cloned() else {
         return plain(
@@ -236,7 +329,7 @@ fn open_tunnel(
     };
     tokio::spawn(async move {
         match hyper::upgrade::on(request).await {
-            Ok(upgraded) => tunnel(shared, TokioIo::new(upgraded), authority).await,
+            Ok(upgraded) => tunnel(shared, TokioIo::new(upgraded), authority, scope).await,
             Err(error) => tracing::debug!(target: "mocklib", %error, "CONNECT upgrade failed"),
         }
     });
@@ -244,7 +337,7 @@ fn open_tunnel(
 }
 
 /// Serves a tunnel: TLS if the client starts a handshake, plain HTTP otherwise.
-async fn tunnel<I>(shared: Arc<Shared>, mut io: I, authority: Authority)
+async fn tunnel<I>(shared: Arc<Shared>, mut io: I, authority: Authority, scope: Option<Arc<Scope>>)
 where
     I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
@@ -267,6 +360,7 @@ where
                     Entry::Tunnel {
                         scheme: "https",
                         authority,
+                        scope,
                     },
                 )
                 .await
@@ -282,6 +376,7 @@ where
             Entry::Tunnel {
                 scheme: "http",
                 authority,
+                scope,
             },
         )
         .await;

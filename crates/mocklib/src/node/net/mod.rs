@@ -18,21 +18,41 @@
 //! Requests to perform as they are go out through the [upstream](upstream)
 //! client, with certificate verification always on, and stream back.
 //!
+//! **What decides a request's scope.** The listener cannot see which task
+//! sent a request, so the scope travels in the address the client was given:
+//!
+//! - [`proxy_url`](super::Server::proxy_url), [`env`](super::Server::env) and
+//!   [`reqwest_client`](super::Server::reqwest_client) obtained inside a
+//!   boundary carry a proxy credential naming that boundary
+//!   (`http://mocklib:scope-N@127.0.0.1:PORT`); every request through that
+//!   proxy, and every request inside a `CONNECT` tunnel opened with it,
+//!   resolves in that boundary;
+//! - [`url`](super::Server::url) obtained inside a boundary is a port of its
+//!   own for that boundary, closed once the boundary is gone;
+//! - anything else resolves at the server's root, whatever boundary the
+//!   sending code runs in.
+//!
+//! A credential whose boundary has ended is refused with `407` and a message
+//! saying so.
+//!
 //! The listener runs on a tokio runtime this server owns (its own threads), so
 //! a server kept in a `static` and shared by tests that each run their own
 //! runtime keeps working after any of those runtimes ends.
 
+mod base64;
 mod listener;
 mod tls;
 mod upstream;
 
+use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError, Weak};
 
 use url::Url;
 
 use crate::engine::Engine;
+use crate::handlers::Scope;
 use crate::request::Request;
 use crate::response::HttpResponse;
 
@@ -73,6 +93,7 @@ pub(crate) struct Network {
     address: SocketAddr,
     ca: Arc<CertificateAuthority>,
     bundle_path: PathBuf,
+    shared: Arc<Shared>,
     // Declared last: removed after the runtime stops writing anything.
     _bundle_dir: tempfile::TempDir,
 }
@@ -83,6 +104,91 @@ pub(crate) struct Shared {
     pub ca: Arc<CertificateAuthority>,
     pub upstream: Upstream,
     pub address: SocketAddr,
+    pub scopes: ScopeRegistry,
+}
+
+/// The user name of scope credentials: `mocklib:scope-N`.
+const CREDENTIAL_USER: &str = "mocklib";
+
+/// Boundaries reachable through the listener: by the id in a proxy
+/// credential, or by a port of their own. Weak, so a boundary that ends is
+/// not kept alive by the addresses handed out in it.
+#[derive(Default)]
+pub(crate) struct ScopeRegistry {
+    by_id: Mutex<HashMap<u64, Weak<Scope>>>,
+    ports: Mutex<HashMap<u64, SocketAddr>>,
+}
+
+/// What a proxy credential names.
+pub(crate) enum CredentialScope {
+    /// No mocklib credential: the root scope.
+    None,
+    /// A live boundary.
+    Live(Arc<Scope>),
+    /// A mocklib credential whose boundary has ended (or never existed).
+    Ended(String),
+}
+
+impl ScopeRegistry {
+    fn register(&self, scope: &Arc<Scope>) {
+        let mut by_id = self.by_id.lock().unwrap_or_else(PoisonError::into_inner);
+        // Forget ended boundaries now and then so the map stays small.
+        if by_id.len() > 64 && by_id.len().is_power_of_two() {
+            by_id.retain(|_, weak| weak.strong_count() > 0);
+        }
+        by_id.insert(scope.id(), Arc::downgrade(scope));
+    }
+
+    fn forget_port(&self, address: SocketAddr) {
+        self.ports
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .retain(|_, port| *port != address);
+    }
+
+    fn is_scope_port(&self, port: u16) -> bool {
+        self.ports
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .values()
+            .any(|address| address.port() == port)
+    }
+
+    /// The scope named by a `Proxy-Authorization` header value.
+    pub fn scope_named_by(&self, header: Option<&http::HeaderValue>) -> CredentialScope {
+        let Some(credentials) = header
+            .and_then(|value| value.to_str().ok())
+            .and_then(|value| {
+                value
+                    .strip_prefix("Basic ")
+                    .or_else(|| value.strip_prefix("basic "))
+            })
+            .and_then(|encoded| base64::decode(encoded.trim()))
+            .and_then(|decoded| String::from_utf8(decoded).ok())
+        else {
+            return CredentialScope::None;
+        };
+        let Some((user, password)) = credentials.split_once(':') else {
+            return CredentialScope::None;
+        };
+        if user != CREDENTIAL_USER {
+            return CredentialScope::None;
+        }
+        let scope = password
+            .strip_prefix("scope-")
+            .and_then(|id| id.parse::<u64>().ok())
+            .and_then(|id| {
+                self.by_id
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .get(&id)
+                    .and_then(Weak::upgrade)
+            });
+        match scope {
+            Some(scope) => CredentialScope::Live(scope),
+            None => CredentialScope::Ended(password.to_owned()),
+        }
+    }
 }
 
 impl Network {
@@ -133,20 +239,73 @@ impl Network {
             ca: Arc::clone(&ca),
             upstream,
             address,
+            scopes: ScopeRegistry::default(),
         });
-        runtime.spawn(listener::accept_loop(listener, shared));
+        runtime.spawn(listener::accept_loop(listener, Arc::clone(&shared), None));
         tracing::debug!(target: "mocklib", %address, "listening");
         Ok(Network {
             runtime: Some(runtime),
             address,
             ca,
             bundle_path,
+            shared,
             _bundle_dir: bundle_dir,
         })
     }
 
-    pub fn url(&self) -> Url {
-        Url::parse(&format!("http://{}", self.address)).expect("a socket address makes a valid URL")
+    /// The origin to send requests to for `scope`: the main port at the
+    /// root, a port of the boundary's own inside one.
+    pub fn url(&self, scope: &Arc<Scope>) -> Result<Url, ListenError> {
+        let address = if self.shared.engine.is_root(scope) {
+            self.address
+        } else {
+            self.scope_port(scope)?
+        };
+        Ok(Url::parse(&format!("http://{address}")).expect("a socket address makes a valid URL"))
+    }
+
+    /// The proxy URL for `scope`: plain at the root, with a credential naming
+    /// the boundary inside one.
+    pub fn proxy_url(&self, scope: &Arc<Scope>) -> Url {
+        let mut url = Url::parse(&format!("http://{}", self.address))
+            .expect("a socket address makes a valid URL");
+        if !self.shared.engine.is_root(scope) {
+            self.shared.scopes.register(scope);
+            let _ = url.set_username(CREDENTIAL_USER);
+            let _ = url.set_password(Some(&format!("scope-{}", scope.id())));
+        }
+        url
+    }
+
+    fn scope_port(&self, scope: &Arc<Scope>) -> Result<SocketAddr, ListenError> {
+        let mut ports = self
+            .shared
+            .scopes
+            .ports
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if let Some(address) = ports.get(&scope.id()) {
+            return Ok(*address);
+        }
+        let bind_error = |source| ListenError::Bind { port: 0, source };
+        let std_listener = std::net::TcpListener::bind(("127.0.0.1", 0)).map_err(bind_error)?;
+        std_listener.set_nonblocking(true).map_err(bind_error)?;
+        let address = std_listener.local_addr().map_err(bind_error)?;
+        let runtime = self
+            .runtime
+            .as_ref()
+            .expect("the runtime runs until the network is dropped");
+        let listener = {
+            let _entered = runtime.enter();
+            tokio::net::TcpListener::from_std(std_listener).map_err(bind_error)?
+        };
+        runtime.spawn(listener::accept_loop(
+            listener,
+            Arc::clone(&self.shared),
+            Some(Arc::downgrade(scope)),
+        ));
+        ports.insert(scope.id(), address);
+        Ok(address)
     }
 
     pub fn ca_certificate_pem(&self) -> &str {
@@ -210,23 +369,7 @@ fn write_bundle(path: &Path, ca_pem: &str) -> std::io::Result<()> {
 }
 
 fn pem_encode(der: &[u8]) -> String {
-    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut encoded = String::with_capacity(der.len() * 4 / 3 + 4);
-    for chunk in der.chunks(3) {
-        let bytes = [
-            chunk[0],
-            *chunk.get(1).unwrap_or(&0),
-            *chunk.get(2).unwrap_or(&0),
-        ];
-        let n = (u32::from(bytes[0]) << 16) | (u32::from(bytes[1]) << 8) | u32::from(bytes[2]);
-        for i in 0..4 {
-            if i <= chunk.len() {
-                encoded.push(ALPHABET[((n >> (18 - 6 * i)) & 63) as usize] as char);
-            } else {
-                encoded.push('=');
-            }
-        }
-    }
+    let encoded = base64::encode(der);
     let mut pem = String::from("-----BEGIN CERTIFICATE-----\n");
     for line in encoded.as_bytes().chunks(64) {
         pem.push_str(std::str::from_utf8(line).expect("base64 is ASCII"));
