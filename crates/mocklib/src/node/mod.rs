@@ -368,6 +368,8 @@ impl Server {
         let proxy = ::reqwest::Proxy::all(self.proxy_url().as_str())
             .expect("the listener URL is a valid proxy URL");
         ::reqwest::Client::builder()
+            // Explicit: another crate may enable reqwest's native-tls too.
+            .use_rustls_tls()
             .proxy(proxy)
             .tls_built_in_root_certs(false)
             .add_root_certificate(certificate)

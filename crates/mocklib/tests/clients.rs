@@ -1,0 +1,192 @@
+//! More clients no one here wrote, through the listener: reqwest 0.13,
+//! reqwest 0.12 over native-tls (OpenSSL), a Rust child process configured
+//! only by `server.env()`, and passthrough to an HTTPS upstream with its own CA.
+
+mod common;
+
+use std::process::Command;
+use std::sync::Arc;
+
+use mocklib::node::{Server, setup_server};
+use mocklib::{HttpResponse, ListenOptions, UnhandledRequest, http};
+
+fn server() -> Server {
+    let server = setup_server([http::get("https://api.example.com/user", |args| {
+        let name = args
+            .request
+            .header("x-client")
+            .unwrap_or("anonymous")
+            .to_owned();
+        HttpResponse::text(format!("hello {name}"))
+    })]);
+    server.listen_with(common::error_on_unhandled());
+    server
+}
+
+fn ring() -> Arc<rustls::crypto::CryptoProvider> {
+    Arc::new(rustls::crypto::ring::default_provider())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reqwest_013_reaches_the_handlers_over_https_and_http2() {
+    use rustls_pki_types::pem::PemObject;
+    let server = server();
+    let mut roots = rustls::RootCertStore::empty();
+    roots
+        .add(
+            rustls_pki_types::CertificateDer::from_pem_slice(
+                server.ca_certificate_pem().as_bytes(),
+            )
+            .unwrap(),
+        )
+        .unwrap();
+    let mut tls = rustls::ClientConfig::builder_with_provider(ring())
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    tls.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    let client = reqwest013::Client::builder()
+        .proxy(reqwest013::Proxy::all(server.proxy_url().as_str()).unwrap())
+        .tls_backend_preconfigured(tls)
+        .build()
+        .unwrap();
+    let response = client
+        .get("https://api.example.com/user")
+        .header("x-client", "reqwest 0.13")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.version(), reqwest013::Version::HTTP_2);
+    assert_eq!(response.text().await.unwrap(), "hello reqwest 0.13");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reqwest_over_native_tls_reaches_the_handlers() {
+    let server = server();
+    let client = reqwest::Client::builder()
+        .use_native_tls()
+        .proxy(reqwest::Proxy::all(server.proxy_url().as_str()).unwrap())
+        .add_root_certificate(
+            reqwest::Certificate::from_pem(server.ca_certificate_pem().as_bytes()).unwrap(),
+        )
+        .build()
+        .unwrap();
+    let response = client
+        .get("https://api.example.com/user")
+        .header("x-client", "native-tls")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    assert_eq!(response.text().await.unwrap(), "hello native-tls");
+}
+
+/// The `child_fetch` example, which `cargo test` builds next to the tests.
+fn child_fetch() -> std::path::PathBuf {
+    let deps = std::env::current_exe()
+        .unwrap()
+        .parent()
+        .unwrap()
+        .to_owned();
+    deps.parent()
+        .unwrap()
+        .join("examples")
+        .join(format!("child_fetch{}", std::env::consts::EXE_SUFFIX))
+}
+
+#[test]
+fn a_rust_child_process_reaches_the_handlers_with_the_server_env() {
+    let server = server();
+    let output = Command::new(child_fetch())
+        .arg("https://api.example.com/user")
+        .env_clear()
+        .envs(server.env())
+        .output()
+        .expect("the child_fetch example was built by cargo test");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&output.stdout),
+        "200 hello anonymous"
+    );
+}
+
+/// A real HTTPS server on loopback with a certificate from a test CA of its
+/// own; returns its port and that CA's PEM.
+async fn spawn_tls_upstream() -> (u16, String) {
+    let ca_key = rcgen::KeyPair::generate().unwrap();
+    let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    ca_params
+        .distinguished_name
+        .push(rcgen::DnType::CommonName, "upstream test CA");
+    let ca = ca_params.self_signed(&ca_key).unwrap();
+    let leaf_key = rcgen::KeyPair::generate().unwrap();
+    let leaf = rcgen::CertificateParams::new(vec!["localhost".to_owned()])
+        .unwrap()
+        .signed_by(&leaf_key, &ca, &ca_key)
+        .unwrap();
+    let key = rustls_pki_types::PrivateKeyDer::Pkcs8(leaf_key.serialize_der().into());
+    let mut config = rustls::ServerConfig::builder_with_provider(ring())
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_no_client_auth()
+        .with_single_cert(vec![leaf.der().clone()], key)
+        .unwrap();
+    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let app =
+        axum::Router::new().route("/secure", axum::routing::get(|| async { "secure answer" }));
+    tokio::spawn(async move {
+        loop {
+            let Ok((stream, _)) = listener.accept().await else {
+                return;
+            };
+            let (acceptor, app) = (acceptor.clone(), app.clone());
+            tokio::spawn(async move {
+                let Ok(tls) = acceptor.accept(stream).await else {
+                    return;
+                };
+                let service = hyper_util::service::TowerToHyperService::new(app);
+                let _ = hyper_util::server::conn::auto::Builder::new(
+                    hyper_util::rt::TokioExecutor::new(),
+                )
+                .serve_connection(hyper_util::rt::TokioIo::new(tls), service)
+                .await;
+            });
+        }
+    });
+    (port, ca.pem())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn passthrough_reaches_an_https_upstream_trusted_through_extra_roots() {
+    let (port, upstream_ca) = spawn_tls_upstream().await;
+    let url = format!("https://localhost:{port}/secure");
+
+    let trusting = setup_server([]);
+    trusting.listen_with(ListenOptions {
+        on_unhandled_request: UnhandledRequest::Bypass,
+        upstream_root_certificates: vec![upstream_ca],
+        ..Default::default()
+    });
+    let response = trusting.reqwest_client().get(&url).send().await.unwrap();
+    assert_eq!(response.text().await.unwrap(), "secure answer");
+
+    // Verification is always on: without the upstream's CA the passthrough fails.
+    let strict = setup_server([]);
+    strict.listen_with(ListenOptions {
+        on_unhandled_request: UnhandledRequest::Bypass,
+        ..Default::default()
+    });
+    let response = strict.reqwest_client().get(&url).send().await.unwrap();
+    assert_eq!(response.status(), 502);
+    let message = response.text().await.unwrap();
+    assert!(message.contains("certificate"), "{message}");
+}
