@@ -22,7 +22,7 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, ReadBuf};
 use url::Url;
 
 use super::{CredentialScope, Shared};
-use crate::engine::Outcome;
+use crate::engine::{Outcome, Passthrough};
 use crate::handlers::Scope;
 use crate::request::Request;
 use crate::response::StatusText;
@@ -120,41 +120,18 @@ async fn answer(
     request: http::Request<Incoming>,
 ) -> Result<http::Response<ResponseBody>, BoxError> {
     // The scope: the boundary's own port, the tunnel's, or a proxy credential.
-    let (entry, scope) = match entry {
-        Entry::Direct { scope: None } => match shared
-            .scopes
-            .scope_named_by(request.headers().get(PROXY_AUTHORIZATION))
-        {
-            CredentialScope::None => (Entry::Direct { scope: None }, None),
-            CredentialScope::Live(scope) => (
-                Entry::Direct {
-                    scope: Some(Arc::clone(&scope)),
-                },
-                Some(scope),
-            ),
-            CredentialScope::Ended(credential) => return Ok(ended_scope(&credential)),
-        },
-        Entry::Direct { scope: Some(scope) } => (
-            Entry::Direct {
-                scope: Some(Arc::clone(&scope)),
-            },
-            Some(scope),
-        ),
-        Entry::Tunnel {
-            scheme,
-            authority,
-            scope,
-        } => {
-            let found = scope.clone();
-            (
-                Entry::Tunnel {
-                    scheme,
-                    authority,
-                    scope,
-                },
-                found,
-            )
+    let scope = match &entry {
+        Entry::Direct { scope: None } => {
+            match shared
+                .scopes
+                .scope_named_by(request.headers().get(PROXY_AUTHORIZATION))
+            {
+                CredentialScope::None => None,
+                CredentialScope::Live(scope) => Some(scope),
+                CredentialScope::Ended(credential) => return Ok(ended_scope(&credential)),
+            }
         }
+        Entry::Direct { scope } | Entry::Tunnel { scope, .. } => scope.clone(),
     };
     if request.method() == Method::CONNECT {
         return Ok(match entry {
@@ -183,36 +160,38 @@ async fn answer(
         // Failing the service makes hyper drop the connection without a
         // response: the client sees a transport error, as with a network error.
         Outcome::NetworkError(error) => Err(error.into()),
-        Outcome::Passthrough(passthrough) => {
-            if is_own_address(&shared, passthrough.request().url()) {
-                return Ok(plain(
-                    StatusCode::BAD_GATEWAY,
-                    &format!(
-                        "mocklib: no handler answered {} {} and it is addressed to this mocklib \
-                         listener itself, so there is no real server to pass it to\n",
-                        passthrough.request().method(),
-                        passthrough.request().url()
-                    ),
-                ));
-            }
-            let mut outgoing = passthrough.request().to_http().map(Full::new);
-            super::strip_hop_by_hop(outgoing.headers_mut());
-            match shared.upstream.perform(outgoing).await {
-                Ok(response) => {
-                    passthrough.report_response(response.status(), response.headers());
-                    let (mut parts, body) = response.into_parts();
-                    super::strip_hop_by_hop(&mut parts.headers);
-                    Ok(http::Response::from_parts(
-                        parts,
-                        body.map_err(BoxError::from).boxed(),
-                    ))
-                }
-                Err(error) => Ok(plain(
-                    StatusCode::BAD_GATEWAY,
-                    &format!("mocklib: {error}\n"),
-                )),
-            }
+        Outcome::Passthrough(passthrough) => Ok(perform_for_real(&shared, passthrough).await),
+    }
+}
+
+/// Performs a passthrough request with the upstream client and streams the
+/// real response back; failures become a 502 that says what went wrong.
+async fn perform_for_real(
+    shared: &Shared,
+    passthrough: Passthrough,
+) -> http::Response<ResponseBody> {
+    let request = passthrough.request();
+    if is_own_address(shared, request.url()) {
+        return plain(
+            StatusCode::BAD_GATEWAY,
+            &format!(
+                "mocklib: no handler answered {} {} and it is addressed to this mocklib \
+                 listener itself, so there is no real server to pass it to\n",
+                request.method(),
+                request.url()
+            ),
+        );
+    }
+    let mut outgoing = request.to_http().map(Full::new);
+    super::strip_hop_by_hop(outgoing.headers_mut());
+    match shared.upstream.perform(outgoing).await {
+        Ok(response) => {
+            passthrough.report_response(response.status(), response.headers());
+            let (mut parts, body) = response.into_parts();
+            super::strip_hop_by_hop(&mut parts.headers);
+            http::Response::from_parts(parts, body.map_err(BoxError::from).boxed())
         }
+        Err(error) => plain(StatusCode::BAD_GATEWAY, &format!("mocklib: {error}\n")),
     }
 }
 
