@@ -89,6 +89,29 @@ impl Request {
         }
     }
 
+    /// This request as sent with HTTP version `version` (front doors set the
+    /// version the client used; [`Request::from_parts`] assumes HTTP/1.1).
+    pub fn with_version(self, version: Version) -> Self {
+        match Arc::try_unwrap(self.inner) {
+            Ok(mut parts) => {
+                parts.version = version;
+                Request {
+                    inner: Arc::new(parts),
+                }
+            }
+            Err(shared) => Request {
+                inner: Arc::new(RequestParts {
+                    method: shared.method.clone(),
+                    url: shared.url.clone(),
+                    version,
+                    headers: shared.headers.clone(),
+                    body: shared.body.clone(),
+                    performer: OnceLock::new(),
+                }),
+            },
+        }
+    }
+
     /// Converts an `http::Request` with a buffered body.
     ///
     /// The URI must be absolute; for an origin-form URI (`/path`) the scheme

@@ -69,7 +69,8 @@ impl Middleware for MockMiddleware {
             request.url().clone(),
             request.headers().clone(),
             body,
-        );
+        )
+        .with_version(request.version());
         match self.server.handle(intercepted, None).await {
             Outcome::Mocked(response) => {
                 let (mut parts, body) = response.into_parts();

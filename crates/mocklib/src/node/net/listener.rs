@@ -11,7 +11,7 @@ use std::task::{Context, Poll};
 
 use bytes::Bytes;
 use http::uri::Authority;
-use http::{Method, StatusCode};
+use http::{Method, StatusCode, Version};
 use http_body_util::combinators::BoxBody;
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
@@ -119,6 +119,15 @@ async fn answer(
     entry: Entry,
     request: http::Request<Incoming>,
 ) -> Result<http::Response<ResponseBody>, BoxError> {
+    // A request that already went through this listener came back through a
+    // name for it the address check could not know (a DNS alias, say).
+    if came_through(&shared, request.headers()) {
+        return Ok(plain(
+            StatusCode::LOOP_DETECTED,
+            "mocklib: this request already passed through this listener (its Via header says so); \
+             performing it again would loop\n",
+        ));
+    }
     // The scope: the boundary's own port, the tunnel's, or a proxy credential.
     let scope = match &entry {
         Entry::Direct { scope: None } => {
@@ -153,7 +162,8 @@ async fn answer(
         Ok(collected) => collected.to_bytes(),
         Err(error) => return Err(error.into()),
     };
-    let request = Request::from_parts(parts.method, url, parts.headers, body);
+    let request =
+        Request::from_parts(parts.method, url, parts.headers, body).with_version(parts.version);
     let scope = scope.unwrap_or_else(|| shared.engine.current_scope());
     match shared.engine.handle_in(scope, request, base_url).await {
         Outcome::Mocked(response) => Ok(mocked(response)),
@@ -184,6 +194,11 @@ async fn perform_for_real(
     }
     let mut outgoing = request.to_http().map(Full::new);
     super::strip_hop_by_hop(outgoing.headers_mut());
+    // RFC 9110 §7.6.3: a proxy adds itself to Via, which is also how it
+    // recognises its own requests coming back.
+    outgoing
+        .headers_mut()
+        .append(http::header::VIA, shared.via.clone());
     match shared.upstream.perform(outgoing).await {
         Ok(response) => {
             passthrough.report_response(response.status(), response.headers());
@@ -203,6 +218,9 @@ fn request_url(
     parts: &http::request::Parts,
 ) -> Result<(Url, Option<Url>), String> {
     let path = parts.uri.path_and_query().map_or("/", |p| p.as_str());
+    if path == "*" {
+        return Err("mocklib: asterisk-form requests (`OPTIONS *`) are not supported\n".to_owned());
+    }
     let parse = |text: String| {
         Url::parse(&text)
             .map_err(|e| format!("mocklib: cannot read the request target {text:?}: {e}\n"))
@@ -211,22 +229,66 @@ fn request_url(
         Entry::Tunnel {
             scheme, authority, ..
         } => Ok((parse(format!("{scheme}://{authority}{path}"))?, None)),
-        Entry::Direct { .. } if parts.uri.scheme().is_some() => {
+        // Absolute form over HTTP/1: a forward-proxy request. (HTTP/2 always
+        // carries scheme and authority, so it cannot mean "proxy" here.)
+        Entry::Direct { .. } if parts.uri.scheme().is_some() && parts.version < Version::HTTP_2 => {
             Ok((parse(parts.uri.to_string())?, None))
         }
+        // Addressed to the listener itself, whatever name the client used for
+        // it, so that name's origin is the base URL.
         Entry::Direct { .. } => {
-            // Origin form: addressed to the listener itself, whatever name
-            // the client used for it, so that name's origin is the base URL.
-            let host = parts
-                .headers
-                .get(http::header::HOST)
-                .and_then(|h| h.to_str().ok())
-                .map_or_else(|| shared.address.to_string(), str::to_owned);
-            let url = parse(format!("http://{host}{path}"))?;
+            let authority = match parts.uri.authority() {
+                Some(authority) => authority.clone(),
+                None => host_authority(shared, parts)?,
+            };
+            let url = parse(format!("http://{authority}{path}"))?;
             let base = parse(url.origin().ascii_serialization())?;
             Ok((url, Some(base)))
         }
     }
+}
+
+/// The authority named by the `Host` header, which must be a single valid
+/// `host[:port]` (RFC 9112 §3.2); HTTP/1.0 may omit it.
+fn host_authority(shared: &Shared, parts: &http::request::Parts) -> Result<Authority, String> {
+    let mut hosts = parts.headers.get_all(http::header::HOST).iter();
+    let host = match (hosts.next(), hosts.next()) {
+        (None, _) if parts.version < Version::HTTP_11 => return Ok(own_authority(shared)),
+        (None, _) => return Err("mocklib: the request has no Host header\n".to_owned()),
+        (Some(_), Some(_)) => {
+            return Err("mocklib: the request has more than one Host header\n".to_owned());
+        }
+        (Some(host), None) => host,
+    };
+    let invalid = || format!("mocklib: the Host header {host:?} is not a valid host[:port]\n");
+    let authority: Authority = host
+        .to_str()
+        .ok()
+        .and_then(|h| h.parse().ok())
+        .ok_or_else(invalid)?;
+    if authority.as_str().contains('@') || authority.host().is_empty() {
+        return Err(invalid());
+    }
+    Ok(authority)
+}
+
+fn own_authority(shared: &Shared) -> Authority {
+    shared
+        .address
+        .to_string()
+        .parse()
+        .expect("a socket address is a valid authority")
+}
+
+/// Whether this listener's own `Via` entry is among the request's.
+fn came_through(shared: &Shared, headers: &http::HeaderMap) -> bool {
+    let own = shared.via.as_bytes();
+    // Whole entries only: `mocklib-1-80` must not match `mocklib-1-8080`.
+    headers
+        .get_all(http::header::VIA)
+        .iter()
+        .flat_map(|value| value.as_bytes().split(|&byte| byte == b','))
+        .any(|entry| entry.trim_ascii() == own)
 }
 
 /// Whether `url` points at this listener (performing it would loop).
@@ -239,7 +301,10 @@ fn is_own_address(shared: &Shared, url: &Url) -> bool {
     }
     match url.host() {
         Some(url::Host::Ipv4(ip)) => ip.is_loopback() || ip.is_unspecified(),
-        Some(url::Host::Ipv6(ip)) => ip.is_loopback() || ip.is_unspecified(),
+        Some(url::Host::Ipv6(ip)) => match ip.to_ipv4_mapped() {
+            Some(ip) => ip.is_loopback() || ip.is_unspecified(),
+            None => ip.is_loopback() || ip.is_unspecified(),
+        },
         Some(url::Host::Domain(name)) => name.eq_ignore_ascii_case("localhost"),
         None => false,
     }

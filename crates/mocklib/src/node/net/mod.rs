@@ -105,6 +105,9 @@ pub(crate) struct Shared {
     pub upstream: Upstream,
     pub address: SocketAddr,
     pub scopes: ScopeRegistry,
+    /// This listener's `Via` entry (`1.1 mocklib-<pid>-<port>`): unique on
+    /// the machine while it runs.
+    pub via: http::HeaderValue,
 }
 
 /// The user name of scope credentials: `mocklib:scope-N`.
@@ -240,6 +243,12 @@ impl Network {
             upstream,
             address,
             scopes: ScopeRegistry::default(),
+            via: http::HeaderValue::try_from(format!(
+                "1.1 mocklib-{}-{}",
+                std::process::id(),
+                address.port()
+            ))
+            .expect("digits and letters make a valid header value"),
         });
         runtime.spawn(listener::accept_loop(listener, Arc::clone(&shared), None));
         tracing::debug!(target: "mocklib", %address, "listening");
