@@ -100,6 +100,9 @@ pub(crate) struct LookupContext<'a> {
     pub request_id: RequestId,
     pub base_url: Option<&'a Url>,
     cookies: OnceLock<Cookies>,
+    /// Per-request GraphQL state: the operation(s), parsed by the first
+    /// GraphQL handler that needs them, and endpoint matches.
+    graphql: crate::graphql::LookupCache,
 }
 
 impl<'a> LookupContext<'a> {
@@ -109,12 +112,18 @@ impl<'a> LookupContext<'a> {
             request_id,
             base_url,
             cookies: OnceLock::new(),
+            graphql: crate::graphql::LookupCache::default(),
         }
     }
 
     pub fn cookies(&self) -> &Cookies {
         self.cookies
             .get_or_init(|| Cookies::from_headers(self.request.headers()))
+    }
+
+    /// Per-request GraphQL state (the document is parsed once per request).
+    pub fn graphql(&self) -> &crate::graphql::LookupCache {
+        &self.graphql
     }
 }
 

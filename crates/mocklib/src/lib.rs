@@ -44,6 +44,7 @@
 //! | Concept | Where |
 //! |---|---|
 //! | handlers for REST APIs | [`http`]: `get`, `post`, … `all` |
+//! | handlers for GraphQL APIs | [`graphql`]: `query`, `mutation`, `operation`, `link` |
 //! | which requests a handler matches | [`matching`] |
 //! | what a resolver receives and returns | [`resolver`], [`Request`], [`HttpResponse`] |
 //! | the server, its handler list, front doors | [`node`] |
@@ -79,6 +80,7 @@ mod delay;
 mod engine;
 pub mod events;
 mod form_data;
+pub mod graphql;
 mod handler;
 #[cfg_attr(target_arch = "wasm32", allow(dead_code))]
 mod handlers;

@@ -1,0 +1,241 @@
+//! Batched requests: a JSON array of operations, answered with a JSON array.
+//!
+//! The engine resolves one request into one response, walking the handler
+//! list in order and calling each matching handler's resolver until one
+//! answers. A batch rides on that same walk: the request's parse result (one
+//! per request, shared by every handler the walk tries) keeps one answer slot
+//! per operation. Each GraphQL handler the walk reaches resolves the
+//! still-unanswered operations it matches, in order, fills their slots, and:
+//!
+//! - when every slot is filled, answers the request with the array of answers;
+//! - otherwise falls through, so later handlers fill the remaining slots.
+//!
+//! So for each operation the *first* handler in list order whose resolver
+//! answers it wins — exactly the rule for a single operation. A resolver that
+//! answers nothing leaves its slot to later handlers. If the walk ends with a
+//! slot still empty, the batch is not mocked as a whole: it goes on like any
+//! request nobody answered (a later `http` handler may answer it; otherwise it
+//! is performed as it is) and a warning names the unanswered operations.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use http::HeaderValue;
+use serde_json::Value;
+
+use super::parse::ParsedGraphql;
+use super::{GraphqlHandler, GraphqlResolverArgs, OperationInfo};
+use crate::cookies::Cookies;
+use crate::handler::{Invocation, LookupContext};
+use crate::request::Request;
+use crate::resolver::{RequestId, Resolution, ResolverCall, ResolverError};
+use crate::response::{HttpResponse, Kind};
+
+/// The answers of one batched request, filled as the lookup goes.
+pub(crate) struct BatchState {
+    answers: Mutex<Vec<Option<Answer>>>,
+    /// Whether the request got its final answer from the batch (a response,
+    /// a network error, a passthrough or a failure).
+    settled: AtomicBool,
+    labels: Vec<String>,
+    request_line: String,
+}
+
+struct Answer {
+    body: Value,
+    set_cookies: Vec<HeaderValue>,
+}
+
+impl BatchState {
+    pub fn new(operations: &[Arc<OperationInfo>], request_line: String) -> Self {
+        BatchState {
+            answers: Mutex::new(operations.iter().map(|_| None).collect()),
+            settled: AtomicBool::new(false),
+            labels: operations
+                .iter()
+                .enumerate()
+                .map(|(index, operation)| label(index, operation))
+                .collect(),
+            request_line,
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Vec<Option<Answer>>> {
+        self.answers.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+fn label(index: usize, operation: &OperationInfo) -> String {
+    match operation.operation_name() {
+        Some(name) => format!("#{index} {} {name}", operation.operation_type()),
+        None => format!("#{index} anonymous {}", operation.operation_type()),
+    }
+}
+
+impl Drop for BatchState {
+    fn drop(&mut self) {
+        if *self.settled.get_mut() {
+            return;
+        }
+        let answers = self
+            .answers
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner);
+        if answers.iter().all(Option::is_none) {
+            // No GraphQL handler answered anything: the engine's own
+            // unhandled-request message (if any) says it all.
+            return;
+        }
+        let missing: Vec<&str> = answers
+            .iter()
+            .zip(&self.labels)
+            .filter(|(answer, _)| answer.is_none())
+            .map(|(_, label)| label.as_str())
+            .collect();
+        crate::log::warn(&format!(
+            "the batched GraphQL request {} was not answered as a whole: no graphql handler \
+             answered {}. A batch is mocked only when every operation in it is answered; this \
+             one went on to the rest of the handler list like any unanswered request.",
+            self.request_line,
+            missing.join(", ")
+        ));
+    }
+}
+
+/// The lookup reached `handler` with a batched request: its invocation if it
+/// matches at least one operation not answered yet.
+pub(super) fn try_match(
+    handler: &GraphqlHandler,
+    context: &LookupContext<'_>,
+    parsed: &Arc<ParsedGraphql>,
+) -> Option<Invocation> {
+    let batch = parsed.batch.as_ref()?;
+    let pending: Vec<usize> = {
+        let answers = batch.lock();
+        parsed
+            .operations
+            .iter()
+            .enumerate()
+            .filter(|(index, operation)| {
+                answers[*index].is_none() && handler.matches(operation, parsed)
+            })
+            .map(|(index, _)| index)
+            .collect()
+    };
+    if pending.is_empty() {
+        return None;
+    }
+    let resolver = Arc::clone(&handler.resolver);
+    let parsed = Arc::clone(parsed);
+    let request = context.request.clone();
+    let cookies = context.cookies().clone();
+    let request_id = context.request_id;
+    Some(Box::new(move || {
+        ResolverCall::Pending(Box::pin(resolve(
+            resolver, parsed, pending, request, cookies, request_id,
+        )))
+    }))
+}
+
+async fn resolve(
+    resolver: Arc<super::DynResolver>,
+    parsed: Arc<ParsedGraphql>,
+    pending: Vec<usize>,
+    request: Request,
+    cookies: Cookies,
+    request_id: RequestId,
+) -> Resolution {
+    let batch = parsed
+        .batch
+        .as_ref()
+        .expect("a batch invocation is only made for a batch");
+    for index in pending {
+        let operation = &parsed.operations[index];
+        let args = GraphqlResolverArgs::from_parts(
+            operation,
+            request.clone(),
+            cookies.clone(),
+            request_id,
+        );
+        let resolution = match resolver(args) {
+            ResolverCall::Ready(resolution) => resolution,
+            ResolverCall::Pending(future) => future.await,
+        };
+        match resolution {
+            Resolution::Fallthrough => {}
+            Resolution::Failed(error) => {
+                batch.settled.store(true, Ordering::Relaxed);
+                return Resolution::Failed(ResolverError {
+                    message: format!(
+                        "{} (operation {} of a batched request)",
+                        error.message, batch.labels[index]
+                    ),
+                    name: error.name,
+                });
+            }
+            Resolution::Respond(response) => {
+                if response.kind() != Kind::Mock {
+                    // A network error or a passthrough decides for the whole batch.
+                    batch.settled.store(true, Ordering::Relaxed);
+                    return Resolution::Respond(response);
+                }
+                match answer_of(response) {
+                    Ok(answer) => batch.lock()[index] = Some(answer),
+                    Err(message) => {
+                        batch.settled.store(true, Ordering::Relaxed);
+                        return Resolution::Failed(ResolverError {
+                            name: "InvalidResponse".to_owned(),
+                            message: format!(
+                                "the response to operation {} of a batched request {message}",
+                                batch.labels[index]
+                            ),
+                        });
+                    }
+                }
+            }
+        }
+    }
+    let answers = batch.lock();
+    if answers.iter().any(Option::is_none) {
+        return Resolution::Fallthrough;
+    }
+    batch.settled.store(true, Ordering::Relaxed);
+    let bodies: Vec<&Value> = answers
+        .iter()
+        .flatten()
+        .map(|answer| &answer.body)
+        .collect();
+    let mut response = HttpResponse::json(&bodies);
+    for cookie in answers.iter().flatten().flat_map(|a| &a.set_cookies) {
+        if let Ok(cookie) = cookie.to_str() {
+            response = response.header("set-cookie", cookie);
+        }
+    }
+    if parsed.prefers_graphql_response {
+        response = response.header("content-type", super::GRAPHQL_RESPONSE_JSON);
+    }
+    Resolution::Respond(response)
+}
+
+/// The JSON body (and cookies) of one operation's response.
+fn answer_of(response: HttpResponse) -> Result<Answer, String> {
+    let response = response
+        .into_http()
+        .map_err(|error| format!("is invalid: {error}"))?;
+    let body = serde_json::from_slice::<Value>(response.body()).map_err(|error| {
+        format!(
+            "is not JSON (status {}, {} bytes): {error}",
+            response.status().as_u16(),
+            response.body().len()
+        )
+    })?;
+    Ok(Answer {
+        body,
+        set_cookies: response
+            .headers()
+            .get_all(http::header::SET_COOKIE)
+            .iter()
+            .cloned()
+            .collect(),
+    })
+}

@@ -1,0 +1,1012 @@
+//! The `graphql` namespace end to end: through the in-process reqwest
+//! middleware and through the loopback listener (HTTPS via CONNECT), with
+//! hand-written requests and with a real GraphQL client (`graphql_client`).
+
+mod common;
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use common::client;
+use graphql_client::GraphQLQuery;
+use mocklib::graphql::{self, GraphqlPredicate, GraphqlResolverArgs, GraphqlUpload, OperationType};
+use mocklib::node::{Server, setup_server};
+use mocklib::{HttpResponse, http, passthrough};
+use regex::Regex;
+use reqwest_middleware::ClientWithMiddleware;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+const ENDPOINT: &str = "https://api.example.com/graphql";
+
+// ───────────────────────────── helpers ─────────────────────────────
+
+/// Every mocklib message of this test binary, for asserting on warnings.
+/// Each test uses its own URL and looks only for messages naming it.
+fn logs() -> &'static Mutex<String> {
+    static LOGS: OnceLock<Mutex<String>> = OnceLock::new();
+    LOGS.get_or_init(|| {
+        struct Writer;
+        impl std::io::Write for Writer {
+            fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+                logs()
+                    .lock()
+                    .unwrap()
+                    .push_str(&String::from_utf8_lossy(buf));
+                Ok(buf.len())
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        tracing_subscriber::fmt()
+            .with_ansi(false)
+            .with_writer(|| Writer)
+            .init();
+        Mutex::new(String::new())
+    })
+}
+
+/// How many logged messages contain `needle`.
+fn count_logs(needle: &str) -> usize {
+    logs().lock().unwrap().matches(needle).count()
+}
+
+fn logs_containing(needle: &str) -> String {
+    logs()
+        .lock()
+        .unwrap()
+        .lines()
+        .filter(|line| line.contains(needle))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+async fn post_json(client: &ClientWithMiddleware, url: &str, body: Value) -> (u16, String, Value) {
+    let response = client
+        .post(url)
+        .header("content-type", "application/json")
+        .body(body.to_string())
+        .send()
+        .await
+        .expect("a response");
+    let status = response.status().as_u16();
+    let content_type = response
+        .headers()
+        .get("content-type")
+        .map(|v| v.to_str().unwrap().to_owned())
+        .unwrap_or_default();
+    let text = response.text().await.unwrap();
+    let body = serde_json::from_str(&text).unwrap_or(Value::String(text));
+    (status, content_type, body)
+}
+
+async fn post_raw(
+    client: &ClientWithMiddleware,
+    url: &str,
+    content_type: &str,
+    body: &str,
+) -> (u16, String) {
+    let response = client
+        .post(url)
+        .header("content-type", content_type)
+        .body(body.to_owned())
+        .send()
+        .await
+        .expect("a response");
+    (response.status().as_u16(), response.text().await.unwrap())
+}
+
+fn get_user_query() -> Value {
+    json!({
+        "query": "query GetUser($id: ID!) { user(id: $id) { id name } }",
+        "variables": { "id": "1" },
+        "operationName": "GetUser",
+    })
+}
+
+/// A handler list with a little of everything, used by several tests.
+fn api() -> Server {
+    let github = graphql::link(ENDPOINT);
+    setup_server([
+        github.query("GetUser", |args| {
+            graphql::data(json!({ "user": { "id": args.variables["id"], "name": "John" } }))
+        }),
+        github.mutation("UpdatePost", |args| async move {
+            #[derive(Deserialize)]
+            struct Vars {
+                id: String,
+                title: String,
+            }
+            let vars: Vars = args.variables()?;
+            Ok::<_, graphql::VariablesError>(graphql::data(
+                json!({ "updatePost": { "id": vars.id, "title": vars.title } }),
+            ))
+        }),
+        github.mutation("Upload", |args| {
+            let upload: GraphqlUpload = serde_json::from_value(args.variables["file"].clone())
+                .expect("the file is an upload description");
+            graphql::data(json!({ "upload": upload }))
+        }),
+        github.operation(|args| {
+            graphql::data(json!({
+                "anonymous": args.operation_name.is_none(),
+                "type": args.operation_type.as_str(),
+            }))
+        }),
+    ])
+}
+
+const MULTIPART_BODY: &str = concat!(
+    "--XyZ\r\n",
+    "Content-Disposition: form-data; name=\"operations\"\r\n\r\n",
+    r#"{"query":"mutation Upload($file: Upload!) { upload(file: $file) { name } }","variables":{"file":null}}"#,
+    "\r\n--XyZ\r\n",
+    "Content-Disposition: form-data; name=\"map\"\r\n\r\n",
+    r#"{"0":["variables.file"]}"#,
+    "\r\n--XyZ\r\n",
+    "Content-Disposition: form-data; name=\"0\"; filename=\"a.txt\"\r\n",
+    "Content-Type: text/plain\r\n\r\n",
+    "hello\r\n",
+    "--XyZ--\r\n",
+);
+
+// ─────────────────────── graphql_client (a real client) ───────────────────────
+
+#[derive(GraphQLQuery)]
+#[graphql(
+    schema_path = "tests/fixtures/graphql/schema.graphql",
+    query_path = "tests/fixtures/graphql/get_user.graphql",
+    response_derives = "Debug, PartialEq"
+)]
+struct GetUser;
+
+#[derive(GraphQLQuery)]
+#[graphql(
+    schema_path = "tests/fixtures/graphql/schema.graphql",
+    query_path = "tests/fixtures/graphql/update_post.graphql",
+    response_derives = "Debug, PartialEq"
+)]
+struct UpdatePost;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn graphql_client_in_process() {
+    let server = api();
+    server.listen_with(common::error_on_unhandled());
+    let client = client(&server);
+
+    let body = GetUser::build_query(get_user::Variables { id: "7".into() });
+    let response: graphql_client::Response<get_user::ResponseData> = client
+        .post(ENDPOINT)
+        .json(&body)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert!(response.errors.is_none());
+    assert_eq!(
+        response.data.unwrap().user,
+        Some(get_user::GetUserUser {
+            id: "7".into(),
+            name: "John".into()
+        })
+    );
+
+    let body = UpdatePost::build_query(update_post::Variables {
+        id: "3".into(),
+        title: "Hello".into(),
+    });
+    let response: graphql_client::Response<update_post::ResponseData> = client
+        .post(ENDPOINT)
+        .json(&body)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(response.data.unwrap().update_post.title, "Hello");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn graphql_client_through_the_listener() {
+    let server = api();
+    server.listen_with(common::error_on_unhandled());
+    let client = server.reqwest_client();
+
+    let response = graphql_client::reqwest::post_graphql::<GetUser, _>(
+        &client,
+        ENDPOINT,
+        get_user::Variables { id: "9".into() },
+    )
+    .await
+    .unwrap();
+    assert_eq!(response.data.unwrap().user.unwrap().id, "9");
+
+    let response = graphql_client::reqwest::post_graphql::<UpdatePost, _>(
+        &client,
+        ENDPOINT,
+        update_post::Variables {
+            id: "1".into(),
+            title: "Via the listener".into(),
+        },
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        response.data.unwrap().update_post,
+        update_post::UpdatePostUpdatePost {
+            id: "1".into(),
+            title: "Via the listener".into()
+        }
+    );
+}
+
+// ─────────────────────── the resolver's arguments ───────────────────────
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_resolver_sees_query_variables_name_type_cookies_and_request() {
+    let seen = Arc::new(Mutex::new(None));
+    let record = Arc::clone(&seen);
+    let server = setup_server([graphql::query(
+        "GetUser",
+        move |GraphqlResolverArgs {
+                  query,
+                  variables,
+                  operation_name,
+                  operation_type,
+                  cookies,
+                  request,
+                  ..
+              }| {
+            *record.lock().unwrap() = Some((
+                query,
+                variables,
+                operation_name,
+                operation_type,
+                cookies.get("session").map(str::to_owned),
+                request.method().clone(),
+            ));
+            graphql::data(json!({ "user": null }))
+        },
+    )]);
+    server.listen_with(common::error_on_unhandled());
+    let response = client(&server)
+        .post("https://args.example.com/graphql")
+        .header("cookie", "session=abc")
+        .json(&get_user_query())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    assert_eq!(
+        response.json::<Value>().await.unwrap(),
+        json!({ "data": { "user": null } })
+    );
+    let (query, variables, name, kind, session, method) = seen.lock().unwrap().take().unwrap();
+    assert_eq!(query, get_user_query()["query"]);
+    assert_eq!(variables, json!({ "id": "1" }));
+    assert_eq!(name.as_deref(), Some("GetUser"));
+    assert_eq!(kind, OperationType::Query);
+    assert_eq!(session.as_deref(), Some("abc"));
+    assert_eq!(method, ::http::Method::POST);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn typed_variables_of_the_wrong_shape_are_a_500_not_a_panic() {
+    let server = api();
+    server.listen_with(common::error_on_unhandled());
+    let (status, _, body) = post_json(
+        &client(&server),
+        ENDPOINT,
+        json!({
+            "query": "mutation UpdatePost($id: ID!) { updatePost(id: $id) { id } }",
+            "variables": { "id": "1" },
+        }),
+    )
+    .await;
+    assert_eq!(status, 500);
+    assert_eq!(body["name"], "VariablesError");
+    assert!(
+        body["message"].as_str().unwrap().contains("title"),
+        "{body}"
+    );
+}
+
+// ─────────────────────── predicates and operation types ───────────────────────
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn names_regexes_closures_and_types() {
+    let server = setup_server([
+        graphql::query(Regex::new("^List").unwrap(), |_| {
+            graphql::data(json!({ "by": "regex" }))
+        }),
+        graphql::query(
+            GraphqlPredicate::custom(|op| op.variables().get("vip") == Some(&json!(true))),
+            |_| graphql::data(json!({ "by": "closure" })),
+        ),
+        graphql::mutation("GetUser", |_| graphql::data(json!({ "by": "mutation" }))),
+        graphql::query(String::from("GetUser"), |_| {
+            graphql::data(json!({ "by": "name" }))
+        }),
+    ]);
+    server.listen_with(common::error_on_unhandled());
+    let client = client(&server);
+    let url = "https://predicates.example.com/graphql";
+    let by = |body: Value| body["data"]["by"].as_str().unwrap().to_owned();
+
+    let (_, _, body) = post_json(
+        &client,
+        url,
+        json!({ "query": "query ListPosts { posts { id } }" }),
+    )
+    .await;
+    assert_eq!(by(body), "regex");
+    let (_, _, body) = post_json(
+        &client,
+        url,
+        json!({ "query": "query Other { a }", "variables": { "vip": true } }),
+    )
+    .await;
+    assert_eq!(by(body), "closure");
+    // A query named GetUser is not a mutation named GetUser.
+    let (_, _, body) = post_json(&client, url, json!({ "query": "query GetUser { a }" })).await;
+    assert_eq!(by(body), "name");
+    let (_, _, body) = post_json(&client, url, json!({ "query": "mutation GetUser { a }" })).await;
+    assert_eq!(by(body), "mutation");
+    // Names are case-sensitive; nothing matches → unhandled (a network error here).
+    let result = client
+        .post(url)
+        .json(&json!({ "query": "query getuser { a }" }))
+        .send()
+        .await;
+    assert!(common::is_network_error(&result.unwrap_err()));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn operation_name_narrows_a_document_with_several_operations() {
+    let server = api();
+    server.listen_with(common::error_on_unhandled());
+    let document = "query GetUser($id: ID!) { user(id: $id) { id } } \
+                    mutation UpdatePost($id: ID!, $title: String!) { updatePost(id: $id, title: $title) { id } }";
+    let client = client(&server);
+    let (_, _, body) = post_json(
+        &client,
+        ENDPOINT,
+        json!({ "query": document, "operationName": "UpdatePost", "variables": { "id": "5", "title": "T" } }),
+    )
+    .await;
+    assert_eq!(
+        body,
+        json!({ "data": { "updatePost": { "id": "5", "title": "T" } } })
+    );
+    let (_, _, body) = post_json(
+        &client,
+        ENDPOINT,
+        json!({ "query": document, "operationName": "GetUser", "variables": { "id": "5" } }),
+    )
+    .await;
+    assert_eq!(body["data"]["user"]["name"], "John");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn anonymous_operations_match_only_operation_and_warn_once_per_request() {
+    logs();
+    let url = "https://anonymous.example.com/graphql";
+    let server = setup_server([
+        graphql::query("A", |_| graphql::data(json!("A"))),
+        graphql::query(Regex::new(".*").unwrap(), |_| {
+            graphql::data(json!("any name"))
+        }),
+        graphql::query(GraphqlPredicate::custom(|_| true), |_| {
+            graphql::data(json!("closure"))
+        }),
+        graphql::operation(|args| {
+            graphql::data(json!({ "name": args.operation_name, "type": args.operation_type }))
+        }),
+    ]);
+    server.listen_with(common::error_on_unhandled());
+    let client = client(&server);
+    let (_, _, body) = post_json(&client, url, json!({ "query": "{ user { id } }" })).await;
+    assert_eq!(body, json!({ "data": { "name": null, "type": "query" } }));
+    let needle = format!("anonymous GraphQL query at POST {url}");
+    assert_eq!(count_logs(&needle), 1, "{}", logs_containing(url));
+
+    let (_, _, body) = post_json(&client, url, json!({ "query": "query { user { id } }" })).await;
+    assert_eq!(body["data"]["type"], "query");
+    assert_eq!(count_logs(&needle), 2, "one more request, one more warning");
+
+    // A named query is answered by the first named handler, without a warning.
+    let (_, _, body) = post_json(&client, url, json!({ "query": "query B { a }" })).await;
+    assert_eq!(body["data"], "any name");
+    assert_eq!(count_logs(&needle), 2);
+
+    // Anonymous subscriptions and mutations go to operation() too.
+    let (_, _, body) = post_json(&client, url, json!({ "query": "subscription { events }" })).await;
+    assert_eq!(body["data"]["type"], "subscription");
+}
+
+// ─────────────────────── link: one endpoint ───────────────────────
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn link_handlers_answer_only_their_endpoint() {
+    let github = graphql::link("https://api.github.com/graphql");
+    let stripe = graphql::link("https://api.stripe.com/graphql");
+    let server = setup_server([
+        github.query("GetUser", |_| graphql::data(json!("github"))),
+        stripe.query("GetUser", |_| graphql::data(json!("stripe"))),
+        graphql::query("GetUser", |_| graphql::data(json!("anywhere"))),
+    ]);
+    server.listen_with(common::error_on_unhandled());
+    let client = client(&server);
+    for (url, expected) in [
+        ("https://api.github.com/graphql", "github"),
+        ("https://api.stripe.com/graphql", "stripe"),
+        ("https://api.stripe.com/graphql?x=1", "stripe"),
+        ("https://api.github.com/other", "anywhere"),
+    ] {
+        let (_, _, body) = post_json(&client, url, get_user_query()).await;
+        assert_eq!(body["data"], expected, "{url}");
+    }
+    assert!(graphql::try_link("https://api.example.com/:").is_err());
+    assert_eq!(github.url(), "https://api.github.com/graphql");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn list_handlers_prints_operation_and_origin() {
+    let server = setup_server([
+        graphql::query("GetUser", |_| {}),
+        graphql::link("https://api.example.com/graphql").mutation("UpdatePost", |_| {}),
+        graphql::operation(|_| {}).once(),
+        http::get("/user", |_| {}),
+    ]);
+    let headers: Vec<String> = server
+        .list_handlers()
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert_eq!(
+        headers,
+        [
+            "query GetUser (origin: *)",
+            "mutation UpdatePost (origin: https://api.example.com/graphql)",
+            "operation (origin: *) (once)",
+            "GET /user",
+        ]
+    );
+}
+
+// ─────────────────────── request forms ───────────────────────
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn get_requests_carry_the_operation_in_the_query_string() {
+    let server = api();
+    server.listen_with(common::error_on_unhandled());
+    let mut url = url::Url::parse(ENDPOINT).unwrap();
+    url.query_pairs_mut()
+        .append_pair("query", "query GetUser($id: ID!) { user(id: $id) { id } }")
+        .append_pair("variables", r#"{"id":"42"}"#)
+        .append_pair("operationName", "GetUser");
+    let response = client(&server).get(url.as_str()).send().await.unwrap();
+    assert_eq!(
+        response.json::<Value>().await.unwrap(),
+        json!({ "data": { "user": { "id": "42", "name": "John" } } })
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn multipart_uploads_substitute_files_into_variables() {
+    let server = api();
+    server.listen_with(common::error_on_unhandled());
+    let (status, body) = post_raw(
+        &client(&server),
+        ENDPOINT,
+        "multipart/form-data; boundary=XyZ",
+        MULTIPART_BODY,
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(
+        serde_json::from_str::<Value>(&body).unwrap(),
+        json!({ "data": { "upload": { "name": "a.txt", "type": "text/plain", "size": 5, "text": "hello" } } })
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn accept_graphql_response_json_changes_the_default_content_type() {
+    let server = setup_server([
+        graphql::query("Default", |_| graphql::data(json!(1))),
+        graphql::query("Explicit", |_| {
+            HttpResponse::json(&json!({ "data": 2 }))
+                .header("content-type", "application/json; charset=utf-8")
+        }),
+        graphql::query("Text", |_| HttpResponse::text("plain")),
+    ]);
+    server.listen_with(common::error_on_unhandled());
+    let client = client(&server);
+    let send = |name: &'static str, accept: &'static str| {
+        let client = client.clone();
+        async move {
+            let mut request = client
+                .post("https://accept.example.com/graphql")
+                .json(&json!({ "query": format!("query {name} {{ a }}") }));
+            if !accept.is_empty() {
+                request = request.header("accept", accept);
+            }
+            let response = request.send().await.unwrap();
+            response.headers()["content-type"]
+                .to_str()
+                .unwrap()
+                .to_owned()
+        }
+    };
+    let preferred = "application/graphql-response+json, application/json;q=0.9";
+    assert_eq!(send("Default", "").await, "application/json");
+    assert_eq!(
+        send("Default", "application/json").await,
+        "application/json"
+    );
+    assert_eq!(
+        send("Default", preferred).await,
+        "application/graphql-response+json"
+    );
+    assert_eq!(
+        send(
+            "Default",
+            "application/json, application/graphql-response+json;q=0.5"
+        )
+        .await,
+        "application/json"
+    );
+    assert_eq!(
+        send("Explicit", preferred).await,
+        "application/json; charset=utf-8"
+    );
+    assert_eq!(send("Text", preferred).await, "text/plain");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn data_and_errors_pass_through_unchanged() {
+    let payload = json!({
+        "data": { "user": null },
+        "errors": [{ "message": "Not authorized", "path": ["user"], "extensions": { "code": "FORBIDDEN" } }],
+    });
+    let expected = payload.clone();
+    let server = setup_server([graphql::query("GetUser", move |_| {
+        HttpResponse::json(&payload)
+    })]);
+    server.listen_with(common::error_on_unhandled());
+    let (status, content_type, body) = post_json(
+        &client(&server),
+        "https://errors.example.com/graphql",
+        get_user_query(),
+    )
+    .await;
+    assert_eq!((status, content_type.as_str()), (200, "application/json"));
+    assert_eq!(body, expected);
+}
+
+// ─────────────────────── batches ───────────────────────
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_batch_is_answered_operation_by_operation_as_an_array() {
+    let server = api();
+    server.use_handlers([graphql::query("GetUser", |_| {
+        // Answers nothing: the next matching handler answers this operation.
+    })]);
+    server.listen_with(common::error_on_unhandled());
+    let (status, _, body) = post_json(
+        &client(&server),
+        ENDPOINT,
+        json!([
+            get_user_query(),
+            { "query": "mutation UpdatePost($id: ID!, $title: String!) { updatePost(id: $id, title: $title) { id } }",
+              "variables": { "id": "2", "title": "B" } },
+            { "query": "{ anonymous }" },
+        ]),
+    )
+    .await;
+    assert_eq!(status, 200);
+    assert_eq!(
+        body,
+        json!([
+            { "data": { "user": { "id": "1", "name": "John" } } },
+            { "data": { "updatePost": { "id": "2", "title": "B" } } },
+            { "data": { "anonymous": true, "type": "query" } },
+        ])
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_batch_with_an_unanswered_operation_goes_on_down_the_list() {
+    logs();
+    let url = "https://partial-batch.example.com/graphql";
+    let server = setup_server([
+        graphql::query("A", |_| graphql::data(json!("a"))),
+        http::post(url, |_| HttpResponse::text("http handler")),
+    ]);
+    server.listen_with(common::error_on_unhandled());
+    let (status, body) = post_raw(
+        &client(&server),
+        url,
+        "application/json",
+        &json!([{ "query": "query A { a }" }, { "query": "query B { b }" }]).to_string(),
+    )
+    .await;
+    assert_eq!((status, body.as_str()), (200, "http handler"));
+    let warning = logs_containing(&format!("POST {url} was not answered as a whole"));
+    assert!(warning.contains("#1 query B"), "{warning}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failing_operation_fails_the_whole_batch() {
+    let server = setup_server([
+        graphql::query("A", |_| graphql::data(json!("a"))),
+        graphql::query("B", |_| HttpResponse::text("not json")),
+    ]);
+    server.listen_with(common::error_on_unhandled());
+    let (status, _, body) = post_json(
+        &client(&server),
+        "https://failing-batch.example.com/graphql",
+        json!([{ "query": "query A { a }" }, { "query": "query B { b }" }]),
+    )
+    .await;
+    assert_eq!(status, 500);
+    assert_eq!(body["name"], "InvalidResponse");
+    assert!(
+        body["message"].as_str().unwrap().contains("#1 query B"),
+        "{body}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_once_handler_is_used_up_by_one_batch() {
+    let hits = Arc::new(AtomicUsize::new(0));
+    let counter = Arc::clone(&hits);
+    let server = setup_server([
+        graphql::query("A", move |_| {
+            counter.fetch_add(1, Ordering::SeqCst);
+            graphql::data(json!("once"))
+        })
+        .once(),
+        graphql::query("A", |_| graphql::data(json!("always"))),
+    ]);
+    server.listen_with(common::error_on_unhandled());
+    let client = client(&server);
+    let batch = json!([{ "query": "query A { a }" }, { "query": "query A { a }" }]);
+    let (_, _, body) = post_json(
+        &client,
+        "https://once-batch.example.com/graphql",
+        batch.clone(),
+    )
+    .await;
+    assert_eq!(body, json!([{ "data": "once" }, { "data": "once" }]));
+    let (_, _, body) = post_json(&client, "https://once-batch.example.com/graphql", batch).await;
+    assert_eq!(body, json!([{ "data": "always" }, { "data": "always" }]));
+    assert_eq!(hits.load(Ordering::SeqCst), 2);
+}
+
+// ─────────────────────── once, fall-through, boundaries, mixing ───────────────────────
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn once_and_fall_through() {
+    let seen = Arc::new(AtomicUsize::new(0));
+    let spy = Arc::clone(&seen);
+    let server = setup_server([
+        graphql::operation(move |_| {
+            spy.fetch_add(1, Ordering::SeqCst);
+        }),
+        graphql::query("GetUser", |_| graphql::data(json!("first"))).once(),
+        graphql::query("GetUser", |_| graphql::data(json!("then"))),
+    ]);
+    server.listen_with(common::error_on_unhandled());
+    let client = client(&server);
+    let url = "https://once.example.com/graphql";
+    let (_, _, body) = post_json(&client, url, get_user_query()).await;
+    assert_eq!(body["data"], "first");
+    let (_, _, body) = post_json(&client, url, get_user_query()).await;
+    assert_eq!(body["data"], "then");
+    server.restore_handlers();
+    let (_, _, body) = post_json(&client, url, get_user_query()).await;
+    assert_eq!(body["data"], "first");
+    assert_eq!(seen.load(Ordering::SeqCst), 3);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn boundaries_scope_graphql_overrides() {
+    let server = api();
+    server.listen_with(common::error_on_unhandled());
+    let client = client(&server);
+    let inside = server.boundary({
+        let server = server.clone();
+        let client = client.clone();
+        move || {
+            let server = server.clone();
+            let client = client.clone();
+            async move {
+                server.use_handlers([graphql::query("GetUser", |_| {
+                    graphql::error_message("overridden")
+                })]);
+                post_json(&client, ENDPOINT, get_user_query()).await.2
+            }
+        }
+    });
+    assert_eq!(
+        inside().await,
+        json!({ "errors": [{ "message": "overridden" }] })
+    );
+    let (_, _, outside) = post_json(&client, ENDPOINT, get_user_query()).await;
+    assert_eq!(outside["data"]["user"]["name"], "John");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_and_graphql_handlers_share_an_endpoint() {
+    let url = "https://mixed.example.com/graphql";
+    let server = setup_server([
+        http::get(url, |_| HttpResponse::text("http GET")),
+        graphql::link(url).query("GetUser", |_| graphql::data(json!("graphql"))),
+        http::post(url, |args| {
+            HttpResponse::text(format!(
+                "http POST {}",
+                args.request.text().unwrap_or_default()
+            ))
+        }),
+    ]);
+    server.listen_with(common::error_on_unhandled());
+    let client = client(&server);
+    // The graphql handler answers its operation...
+    let (_, _, body) = post_json(&client, url, get_user_query()).await;
+    assert_eq!(body["data"], "graphql");
+    // ...other operations fall to the http handler after it...
+    let (_, _, body) = post_json(&client, url, json!({ "query": "query Other { a }" })).await;
+    assert!(body.as_str().unwrap().starts_with("http POST"), "{body}");
+    // ...and an http handler listed first wins, even for GraphQL.
+    let response = client
+        .get(format!("{url}?query=query%20GetUser%20%7B%20a%20%7D"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.text().await.unwrap(), "http GET");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn passthrough_and_network_errors_work_as_for_http() {
+    let server = setup_server([
+        graphql::query("Offline", |_| HttpResponse::error()),
+        graphql::query("Real", |_| passthrough()),
+        http::post("https://pass.example.com/graphql", |_| {
+            HttpResponse::text("not reached")
+        }),
+    ]);
+    server.listen_with(common::error_on_unhandled());
+    let client = client(&server);
+    let error = client
+        .post("https://pass.example.com/graphql")
+        .json(&json!({ "query": "query Offline { a }" }))
+        .send()
+        .await
+        .unwrap_err();
+    assert!(common::is_network_error(&error));
+    // passthrough() stops the lookup: the request is performed for real, and
+    // this host does not exist, so it fails — but not with a mocklib error.
+    let error = client
+        .post("http://127.0.0.1:9/graphql")
+        .json(&json!({ "query": "query Real { a }" }))
+        .send()
+        .await
+        .unwrap_err();
+    assert!(!common::is_network_error(&error));
+}
+
+// ─────────────────────── bad input ───────────────────────
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_input_is_not_graphql_and_falls_to_http_handlers() {
+    logs();
+    let url = "https://bad.example.com/graphql";
+    let server = setup_server([
+        graphql::operation(|_| graphql::data(json!("graphql"))),
+        http::post(url, |_| HttpResponse::text("http")),
+    ]);
+    server.listen_with(common::error_on_unhandled());
+    let client = client(&server);
+    let cases: [(&str, &str, &str); 10] = [
+        ("not json", "application/json", "not json"),
+        ("truncated json", "application/json", r#"{"query": "{ a }""#),
+        ("no query", "application/json", r#"{"variables": {}}"#),
+        (
+            "variables not an object",
+            "application/json",
+            r#"{"query": "{ a }", "variables": [1]}"#,
+        ),
+        (
+            "variables a string",
+            "application/json",
+            r#"{"query": "{ a }", "variables": "{}"}"#,
+        ),
+        ("query not a string", "application/json", r#"{"query": 1}"#),
+        (
+            "document does not parse",
+            "application/json",
+            r#"{"query": "query Broken { a "}"#,
+        ),
+        (
+            "unknown operationName",
+            "application/json",
+            r#"{"query": "query A { a }", "operationName": "B"}"#,
+        ),
+        (
+            "broken multipart",
+            "multipart/form-data; boundary=XyZ",
+            "--XyZ\r\nnot a part",
+        ),
+        (
+            "multipart map pointing nowhere",
+            "multipart/form-data; boundary=XyZ",
+            "--XyZ\r\nContent-Disposition: form-data; name=\"operations\"\r\n\r\n{\"query\":\"{ a }\"}\r\n--XyZ\r\nContent-Disposition: form-data; name=\"map\"\r\n\r\n{\"0\":[\"variables.file\"]}\r\n--XyZ--\r\n",
+        ),
+    ];
+    for (case, content_type, body) in cases {
+        let (status, text) = post_raw(&client, url, content_type, body).await;
+        assert_eq!((status, text.as_str()), (200, "http"), "{case}");
+    }
+    // The parser's message, with line and column, is printed once for that request.
+    let parse_errors = logs_containing("Parse error at 1:");
+    assert_eq!(parse_errors.matches(url).count(), 1, "{parse_errors}");
+    assert!(logs_containing(url).contains("\"variables\" is an array, not an object"));
+    // Without the http handler, bad input is simply unhandled.
+    server.reset_handlers_to([graphql::operation(|_| graphql::data(json!("graphql")))]);
+    let error = client
+        .post(url)
+        .header("content-type", "application/json")
+        .body("not json")
+        .send()
+        .await
+        .unwrap_err();
+    assert!(common::is_network_error(&error));
+}
+
+// ─────────────────────── the loopback listener ───────────────────────
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_request_form_through_the_listener() {
+    let server = api();
+    server.listen_with(common::error_on_unhandled());
+    let client = server.reqwest_client();
+
+    // POST application/json
+    let response = client
+        .post(ENDPOINT)
+        .json(&get_user_query())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        response.json::<Value>().await.unwrap(),
+        json!({ "data": { "user": { "id": "1", "name": "John" } } })
+    );
+
+    // GET with the query string
+    let mut url = url::Url::parse(ENDPOINT).unwrap();
+    url.query_pairs_mut()
+        .append_pair("query", "query GetUser($id: ID!) { user(id: $id) { id } }")
+        .append_pair("variables", r#"{"id":"3"}"#);
+    let response = client.get(url).send().await.unwrap();
+    assert_eq!(
+        response.json::<Value>().await.unwrap()["data"]["user"]["id"],
+        "3"
+    );
+
+    // multipart
+    let response = client
+        .post(ENDPOINT)
+        .header("content-type", "multipart/form-data; boundary=XyZ")
+        .body(MULTIPART_BODY)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        response.json::<Value>().await.unwrap()["data"]["upload"]["text"],
+        "hello"
+    );
+
+    // batch, with the GraphQL response media type
+    let response = client
+        .post(ENDPOINT)
+        .header("accept", "application/graphql-response+json")
+        .json(&json!([get_user_query(), { "query": "{ a }" }]))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        response.headers()["content-type"],
+        "application/graphql-response+json"
+    );
+    assert_eq!(
+        response.json::<Value>().await.unwrap(),
+        json!([
+            { "data": { "user": { "id": "1", "name": "John" } } },
+            { "data": { "anonymous": true, "type": "query" } },
+        ])
+    );
+
+    // bad input over the socket: not GraphQL, unhandled → the listener fails it
+    let response = client
+        .post(ENDPOINT)
+        .header("content-type", "application/json")
+        .body("{nope")
+        .send()
+        .await;
+    // (the listener answers a failed request with a 5xx or closes the connection)
+    if let Ok(response) = response {
+        assert!(response.status().is_server_error(), "{}", response.status());
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn once_and_boundaries_through_the_listener() {
+    let server = api();
+    server.use_handlers([graphql::link(ENDPOINT)
+        .query("GetUser", |_| graphql::data(json!("once")))
+        .once()]);
+    server.listen_with(common::error_on_unhandled());
+    let client = server.reqwest_client();
+    let first: Value = client
+        .post(ENDPOINT)
+        .json(&get_user_query())
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(first["data"], "once");
+    let second: Value = client
+        .post(ENDPOINT)
+        .json(&get_user_query())
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(second["data"]["user"]["name"], "John");
+
+    // A client made inside a boundary resolves against that boundary (while
+    // the boundary runs).
+    let scoped = server.boundary({
+        let server = server.clone();
+        move || {
+            let server = server.clone();
+            async move {
+                server.use_handlers([graphql::query("GetUser", |_| {
+                    graphql::data(json!("scoped"))
+                })]);
+                let client = server.reqwest_client();
+                let inside: Value = client
+                    .post(ENDPOINT)
+                    .json(&get_user_query())
+                    .send()
+                    .await
+                    .unwrap()
+                    .json()
+                    .await
+                    .unwrap();
+                inside
+            }
+        }
+    });
+    assert_eq!(scoped().await["data"], "scoped");
+    let outside: Value = client
+        .post(ENDPOINT)
+        .json(&get_user_query())
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(outside["data"]["user"]["name"], "John");
+}
