@@ -27,6 +27,7 @@ use crate::boundary::{self, Scoped};
 use crate::events::{EventKind, Events, LifeCycleEvent, ObservedResponse};
 use crate::handler::{Handler, Invocation, LookupContext};
 use crate::handlers::Scope;
+use crate::matching::RequestKeys;
 use crate::request::Request;
 use crate::resolver::{RequestId, Resolution, ResolverCall, ResolverError};
 use crate::response::{HttpResponse, Kind, StatusText};
@@ -339,7 +340,8 @@ impl Lookup {
         let context = LookupContext::new(&request, request_id, base_url.as_ref());
         let handlers = self.scope.snapshot();
         let mut matched = false;
-        for handler in handlers.iter() {
+        let keys = RequestKeys::new(request.url());
+        for handler in handlers.candidates(&keys) {
             if self.scope.is_used(handler) {
                 continue;
             }

@@ -143,4 +143,10 @@ pub(crate) trait HandlerLogic: Send + Sync + 'static {
 
     /// Whether the request matches; if so, the call that runs the resolver.
     fn try_match(&self, context: &LookupContext<'_>) -> Option<Invocation>;
+
+    /// What the handler index may assume about the URLs this handler
+    /// matches. The default, "always ask", is always correct.
+    fn index_hint(&self) -> crate::matching::IndexHint {
+        crate::matching::IndexHint::Always
+    }
 }

@@ -3,13 +3,21 @@
 //! A scope (the server itself, or one call of a boundary) holds two things:
 //! its *initial* handlers and its *current* list, which is the runtime
 //! handlers added with `use_handlers` in front of the initial ones. The list
-//! is a persistent chain of immutable chunks, each `use_handlers` call
-//! prepending one chunk, so:
+//! is a persistent chain of immutable chunks, each with its own index
+//! ([`crate::matching`]'s `ChunkIndex`), so:
 //!
 //! - entering a boundary copies one pointer (the boundary's initial list *is*
 //!   the enclosing scope's current list), whatever the number of handlers;
-//! - `reset_handlers()` inside a boundary drops exactly the chunks added in it;
-//! - a lookup takes a snapshot (one pointer) and iterates without holding a lock.
+//! - `use_handlers` prepends a chunk, merging it with following chunks no
+//!   larger than itself, so the chain stays O(log n) chunks long;
+//! - `reset_handlers()` inside a boundary restores exactly the list the
+//!   boundary started with;
+//! - a lookup takes a snapshot (one pointer) and iterates without holding a
+//!   lock, asking each chunk's index for the handlers that may match.
+//!
+//! Memory per boundary: one scope (a lock, two chain pointers, and a copy of
+//! the enclosing scope's set of used once-handlers) plus the chunks it
+//! prepends itself.
 //!
 //! `once` state is per scope: a scope records which once-handlers it has
 //! used; a new boundary starts from a copy of its enclosing scope's record.
@@ -18,6 +26,7 @@ use std::collections::HashSet;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use crate::handler::{Handler, HandlerId};
+use crate::matching::{ChunkIndex, MIN_INDEXED, RequestKeys};
 
 /// An immutable, shareable handler list.
 #[derive(Clone, Default)]
@@ -25,6 +34,8 @@ pub(crate) struct HandlerChain(Option<Arc<Link>>);
 
 struct Link {
     handlers: Box<[Handler]>,
+    /// Built once, when the chunk is made (chunks never change).
+    index: Option<ChunkIndex>,
     next: HandlerChain,
 }
 
@@ -34,19 +45,56 @@ impl HandlerChain {
     }
 
     /// `handlers` (kept in their order) in front of this list.
+    ///
+    /// The new chunk absorbs following chunks no larger than itself (copies;
+    /// the old chunks stay valid for whoever holds them), so chunk sizes grow
+    /// geometrically down the chain: thousands of single `use_handlers` calls
+    /// leave O(log n) indexed chunks, each handler is copied O(log n) times,
+    /// and prepending to a large list copies nothing.
     pub fn prepend(&self, handlers: Vec<Handler>) -> Self {
         if handlers.is_empty() {
             return self.clone();
         }
+        let mut handlers = handlers;
+        let mut rest = self.clone();
+        while let Some(link) = rest.0.clone() {
+            if link.handlers.len() > handlers.len() {
+                break;
+            }
+            handlers.extend(link.handlers.iter().cloned());
+            rest = link.next.clone();
+        }
+        let index = (handlers.len() >= MIN_INDEXED).then(|| ChunkIndex::build(&handlers));
         HandlerChain(Some(Arc::new(Link {
             handlers: handlers.into_boxed_slice(),
-            next: self.clone(),
+            index,
+            next: rest,
         })))
     }
 
-    pub fn iter(&self) -> impl Iterator<Item = &Handler> {
+    fn links(&self) -> impl Iterator<Item = &Link> {
         std::iter::successors(self.0.as_deref(), |link| link.next.0.as_deref())
-            .flat_map(|link| link.handlers.iter())
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &Handler> {
+        self.links().flat_map(|link| link.handlers.iter())
+    }
+
+    /// The handlers that may match a request with these keys, in list order;
+    /// every handler left out cannot match it.
+    pub fn candidates(&self, keys: &RequestKeys) -> Vec<&Handler> {
+        let mut candidates = Vec::new();
+        let mut positions = Vec::new();
+        for link in self.links() {
+            match &link.index {
+                None => candidates.extend(link.handlers.iter()),
+                Some(index) => {
+                    index.candidates(keys, &mut positions);
+                    candidates.extend(positions.iter().map(|&p| &link.handlers[p as usize]));
+                }
+            }
+        }
+        candidates
     }
 }
 
@@ -199,5 +247,158 @@ mod tests {
             scope.prepend(vec![handler.clone()]);
         }
         drop(scope);
+    }
+
+    mod index_against_a_linear_scan {
+        use proptest::prelude::*;
+        use url::Url;
+
+        use super::super::HandlerChain;
+        use crate::handler::LookupContext;
+        use crate::matching::{Predicate, RequestKeys};
+        use crate::resolver::RequestId;
+        use crate::{HttpResponse, Request};
+
+        const PATTERNS: &[&str] = &[
+            "/posts",
+            "/posts/",
+            "/posts/:id",
+            "/posts/:id?",
+            "/posts/:id/comments",
+            "/Posts/:id+",
+            "/files/:path*",
+            "/files/*",
+            "/users/John%20Doe",
+            "/users/:name",
+            "/caf\u{e9}",
+            "/api/v1/items",
+            "/api/*",
+            "/:anything",
+            "/",
+            "*",
+            "*/posts",
+            "*/posts/:id",
+            "https://api.example.com/posts",
+            "https://api.example.com/posts/:id",
+            "https://API.example.com/Posts/1",
+            "http://api.example.com/posts",
+            "https://api.example.com:443/users/:name",
+            "http://localhost:3000/posts",
+            "http://localhost:*/posts",
+            "https://*.example.com/posts",
+            "https://*/files/*",
+            "http://127.0.0.1:8080/api/:version/items",
+            "https://other.test/",
+        ];
+        const ORIGINS: &[&str] = &[
+            "https://api.example.com",
+            "https://API.Example.com",
+            "http://api.example.com",
+            "https://www.example.com",
+            "http://localhost:3000",
+            "http://localhost:4000",
+            "http://127.0.0.1:8080",
+            "https://other.test",
+        ];
+        const PATHS: &[&str] = &[
+            "/",
+            "/posts",
+            "/posts/",
+            "/POSTS",
+            "/posts/1",
+            "/Posts/1",
+            "/posts/1/comments",
+            "/posts/1/2",
+            "/files",
+            "/files/a",
+            "/files/a/b/c",
+            "/users/John%20Doe",
+            "/users/john%20doe",
+            "/caf%C3%A9",
+            "/caf%c3%a9",
+            "/api/v1/items",
+            "/api/v2/items",
+            "/api",
+            "/x",
+            "/postsx",
+        ];
+        const METHODS: &[::http::Method] = &[
+            ::http::Method::GET,
+            ::http::Method::POST,
+            ::http::Method::DELETE,
+        ];
+
+        #[derive(Debug, Clone)]
+        enum Spec {
+            Pattern(usize, Option<usize>),
+            Regex,
+            Custom,
+        }
+
+        fn handler(spec: &Spec) -> crate::Handler {
+            match spec {
+                Spec::Pattern(pattern, method) => crate::http::on(
+                    method.map(|m| METHODS[m].clone()),
+                    PATTERNS[*pattern],
+                    |_| HttpResponse::empty(),
+                ),
+                Spec::Regex => crate::http::all(regex::Regex::new(r"/posts/\d+$").unwrap(), |_| {
+                    HttpResponse::empty()
+                }),
+                Spec::Custom => crate::http::all(
+                    Predicate::custom(|request: &Request| request.url().path().len() % 2 == 0),
+                    |_| HttpResponse::empty(),
+                ),
+            }
+        }
+
+        fn spec() -> impl Strategy<Value = Spec> {
+            prop_oneof![
+                8 => (0..PATTERNS.len(), proptest::option::of(0..METHODS.len())).prop_map(|(p, m)| Spec::Pattern(p, m)),
+                1 => Just(Spec::Regex),
+                1 => Just(Spec::Custom),
+            ]
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(256))]
+
+            #[test]
+            fn the_index_finds_exactly_the_handlers_a_scan_finds(
+                // Several prepends of random sizes: small chunks are scanned,
+                // large ones indexed, some merged.
+                chunks in proptest::collection::vec(proptest::collection::vec(spec(), 0..40), 1..6),
+                requests in proptest::collection::vec((0..ORIGINS.len(), 0..PATHS.len(), 0..METHODS.len(), proptest::bool::ANY), 1..12),
+            ) {
+                let mut chain = HandlerChain::default();
+                for chunk in &chunks {
+                    chain = chain.prepend(chunk.iter().map(handler).collect());
+                }
+                for (origin, path, method, with_base) in requests {
+                    let url = Url::parse(&format!("{}{}", ORIGINS[origin], PATHS[path])).unwrap();
+                    let base = with_base.then(|| Url::parse(ORIGINS[(origin + 1) % ORIGINS.len()]).unwrap());
+                    let request = Request::new(METHODS[method].clone(), url.clone());
+                    let context = LookupContext::new(&request, RequestId::next(), base.as_ref());
+                    let scanned: Vec<_> = chain
+                        .iter()
+                        .filter(|h| h.logic().try_match(&context).is_some())
+                        .map(|h| h.header().to_owned())
+                        .collect();
+                    let keys = RequestKeys::new(&url);
+                    let candidates = chain.candidates(&keys);
+                    let indexed: Vec<_> = candidates
+                        .iter()
+                        .filter(|h| h.logic().try_match(&context).is_some())
+                        .map(|h| h.header().to_owned())
+                        .collect();
+                    prop_assert_eq!(&indexed, &scanned, "{} {}", METHODS[method], url);
+                    // Candidates come in list order: a subsequence of the chain.
+                    let mut all = chain.iter();
+                    for candidate in &candidates {
+                        prop_assert!(all.any(|h| std::ptr::eq(h, *candidate)), "candidates out of order");
+                    }
+                }
+            }
+        }
     }
 }

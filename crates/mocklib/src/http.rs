@@ -56,6 +56,10 @@ impl HandlerLogic for HttpHandler {
         self.predicate.suggestion_text()
     }
 
+    fn index_hint(&self) -> crate::matching::IndexHint {
+        self.predicate.index_hint()
+    }
+
     fn try_match(&self, context: &LookupContext<'_>) -> Option<Invocation> {
         if let Some(method) = &self.method {
             if method != context.request.method() {

@@ -30,6 +30,7 @@
 //!
 //! [`ListenOptions::base_url`]: crate::ListenOptions::base_url
 
+mod index;
 mod pattern;
 
 use std::sync::Arc;
@@ -37,6 +38,7 @@ use std::sync::Arc;
 use regex::Regex;
 use url::Url;
 
+pub(crate) use index::{ChunkIndex, IndexHint, MIN_INDEXED, RequestKeys};
 use pattern::PathPattern;
 pub use pattern::PatternError;
 
@@ -115,6 +117,20 @@ impl Predicate {
             PredicateKind::Path(pattern) => Some(pattern.as_str()),
             PredicateKind::Regex(regex) => Some(regex.as_str()),
             PredicateKind::Custom(_) => None,
+        }
+    }
+
+    /// What the handler index may assume about the URLs this predicate matches.
+    pub(crate) fn index_hint(&self) -> IndexHint {
+        match &self.kind {
+            PredicateKind::Path(pattern) => {
+                let key = pattern.index_key();
+                IndexHint::Prefix {
+                    origin: key.origin,
+                    path: key.path_prefix,
+                }
+            }
+            PredicateKind::Regex(_) | PredicateKind::Custom(_) => IndexHint::Always,
         }
     }
 

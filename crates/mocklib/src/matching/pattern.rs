@@ -131,7 +131,6 @@ pub struct RawParam {
 /// starts with `path_prefix`, and (when `origin` is `Some`) the URL's origin
 /// equals it.
 #[derive(Debug, Clone, PartialEq)]
-#[allow(dead_code)] // see `PathPattern::index_key`
 pub struct IndexKey {
     /// Lowercased `scheme://host[:port]` (default port dropped) of an absolute
     /// pattern without wildcards in its origin.
@@ -364,8 +363,6 @@ impl PathPattern {
     }
 
     /// A key for pre-filtering; see [`IndexKey`] for its guarantee.
-    // Feeds the planned handler index; unused until that lands.
-    #[allow(dead_code)]
     pub fn index_key(&self) -> IndexKey {
         let origin = match &self.kind {
             Kind::Absolute(origin) => origin.index_origin.clone(),

@@ -1,0 +1,185 @@
+//! The handler index: which handlers of a chunk of the handler list could
+//! possibly match a request, without asking each of them.
+//!
+//! Every handler declares an [`IndexHint`]: either "ask me always" (regex and
+//! closure predicates, GraphQL handlers, `*`-led patterns) or the literal
+//! text every URL it matches starts with — `scheme://host[:port]` plus the
+//! path up to the first parameter or wildcard when the origin is literal, or
+//! the path prefix alone. The index keeps those prefixes in two byte tries;
+//! a lookup walks the request's own key down each trie (one step per byte)
+//! and collects the handlers met on the way. The candidates are then tried in
+//! list order, so the first handler to respond is the same one a plain scan
+//! would find — the index only skips handlers that cannot match.
+//!
+//! Keys are lowercased: path and host matching is case-insensitive, and
+//! percent-encoded text compares equal whatever the case of its hex digits.
+
+use url::Url;
+
+use crate::handler::Handler;
+
+/// What a handler tells the index about the URLs it can match.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum IndexHint {
+    /// No literal prefix is known: always a candidate.
+    Always,
+    /// Every matching URL starts with this text (lowercased).
+    Prefix {
+        /// `scheme://host[:port]`, when the pattern's origin is literal.
+        origin: Option<String>,
+        /// The literal path prefix.
+        path: String,
+    },
+}
+
+/// The lookup keys of one request, computed once per request.
+pub(crate) struct RequestKeys {
+    /// Lowercased `scheme://host[:port]` + path.
+    origin_and_path: String,
+    /// Lowercased path; a suffix of `origin_and_path`.
+    path_start: usize,
+}
+
+impl RequestKeys {
+    pub fn new(url: &Url) -> Self {
+        let origin = url.origin().ascii_serialization();
+        let mut origin_and_path = String::with_capacity(origin.len() + url.path().len());
+        origin_and_path.push_str(&origin);
+        origin_and_path.push_str(url.path());
+        origin_and_path.make_ascii_lowercase();
+        RequestKeys {
+            origin_and_path,
+            path_start: origin.len(),
+        }
+    }
+
+    fn path(&self) -> &str {
+        &self.origin_and_path[self.path_start..]
+    }
+}
+
+/// Below this many handlers a chunk is scanned: building and walking tries
+/// costs more than asking a few handlers.
+pub(crate) const MIN_INDEXED: usize = 16;
+
+/// The index of one immutable chunk of handlers.
+pub(crate) struct ChunkIndex {
+    by_origin_and_path: Trie,
+    by_path: Trie,
+    always: Vec<u32>,
+}
+
+impl ChunkIndex {
+    pub fn build(handlers: &[Handler]) -> Self {
+        let mut index = ChunkIndex {
+            by_origin_and_path: Trie::new(),
+            by_path: Trie::new(),
+            always: Vec::new(),
+        };
+        for (position, handler) in handlers.iter().enumerate() {
+            let position = u32::try_from(position).expect("a chunk holds fewer than 2^32 handlers");
+            match handler.logic().index_hint() {
+                IndexHint::Always => index.always.push(position),
+                IndexHint::Prefix {
+                    origin: Some(origin),
+                    path,
+                } => {
+                    index
+                        .by_origin_and_path
+                        .insert(origin.bytes().chain(path.bytes()), position);
+                }
+                IndexHint::Prefix { origin: None, path } => {
+                    index.by_path.insert(path.bytes(), position)
+                }
+            }
+        }
+        index
+    }
+
+    /// Positions (in the chunk) of the handlers that may match, in list order.
+    pub fn candidates(&self, keys: &RequestKeys, out: &mut Vec<u32>) {
+        out.clear();
+        out.extend_from_slice(&self.always);
+        self.by_origin_and_path
+            .walk(keys.origin_and_path.as_bytes(), out);
+        self.by_path.walk(keys.path().as_bytes(), out);
+        out.sort_unstable();
+    }
+}
+
+/// A byte trie whose nodes hold the handlers whose prefix ends there.
+struct Trie {
+    nodes: Vec<Node>,
+}
+
+#[derive(Default)]
+struct Node {
+    /// Sorted by byte, for a binary search.
+    children: Vec<(u8, u32)>,
+    handlers: Vec<u32>,
+}
+
+impl Trie {
+    fn new() -> Self {
+        Trie {
+            nodes: vec![Node::default()],
+        }
+    }
+
+    fn insert(&mut self, key: impl Iterator<Item = u8>, position: u32) {
+        let mut node = 0usize;
+        for byte in key.map(|b| b.to_ascii_lowercase()) {
+            node = match self.nodes[node]
+                .children
+                .binary_search_by_key(&byte, |(b, _)| *b)
+            {
+                Ok(found) => self.nodes[node].children[found].1 as usize,
+                Err(slot) => {
+                    let next = u32::try_from(self.nodes.len()).expect("fewer than 2^32 trie nodes");
+                    self.nodes.push(Node::default());
+                    self.nodes[node].children.insert(slot, (byte, next));
+                    next as usize
+                }
+            };
+        }
+        self.nodes[node].handlers.push(position);
+    }
+
+    /// Adds the handlers of every node on `key`'s path: those whose prefix
+    /// is a prefix of `key`.
+    fn walk(&self, key: &[u8], out: &mut Vec<u32>) {
+        let mut node = &self.nodes[0];
+        out.extend_from_slice(&node.handlers);
+        for byte in key {
+            match node.children.binary_search_by_key(byte, |(b, _)| *b) {
+                Ok(found) => node = &self.nodes[node.children[found].1 as usize],
+                Err(_) => return,
+            }
+            out.extend_from_slice(&node.handlers);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_trie_finds_every_prefix_of_the_key_and_nothing_else() {
+        let mut trie = Trie::new();
+        for (position, prefix) in ["", "/", "/posts", "/posts/", "/post", "/users", "/POSTS/x"]
+            .iter()
+            .enumerate()
+        {
+            trie.insert(prefix.bytes(), position as u32);
+        }
+        let mut found = Vec::new();
+        trie.walk(b"/posts/1", &mut found);
+        found.sort_unstable();
+        assert_eq!(found, [0, 1, 2, 3, 4]);
+        found.clear();
+        trie.walk(b"/posts/x", &mut found);
+        found.sort_unstable();
+        assert_eq!(found, [0, 1, 2, 3, 4, 6], "keys are lowercased on insert");
+    }
+}
