@@ -54,6 +54,9 @@ fn micros(duration: Duration) -> String {
 }
 
 fn main() {
+    // First, while the heap is fresh: later cases free memory the allocator
+    // would reuse, hiding what 10,000 handlers take.
+    memory();
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -133,4 +136,134 @@ async fn run() {
             m.percentile(0.5).as_secs_f64() / baseline
         );
     }
+
+    scaling().await;
+    boundary_entry();
+}
+
+/// A server whose target handler (`GET /user`) is the last of `count`
+/// handlers; the others are decoys on distinct paths.
+fn server_with(count: usize) -> mocklib::node::Server {
+    let mut handlers: Vec<_> = (1..count)
+        .map(|i| {
+            http::get(format!("https://api.example.com/decoy/{i}"), |_| {
+                HttpResponse::text("decoy")
+            })
+        })
+        .collect();
+    handlers.push(http::get("https://api.example.com/user", |_| {
+        HttpResponse::text("John")
+    }));
+    setup_server(handlers)
+}
+
+/// In-process latency as the number of handlers grows (target last).
+async fn scaling() {
+    let mut rows = Vec::new();
+    for count in [1, 100, 1_000, 10_000] {
+        let server = server_with(count);
+        server.listen();
+        let service = server.service();
+        let name = match count {
+            1 => "1 handler",
+            100 => "100 handlers",
+            1_000 => "1,000 handlers",
+            _ => "10,000 handlers",
+        };
+        let measurement = measure(name, || {
+            let service = service.clone();
+            async move {
+                let request = ::http::Request::get("https://api.example.com/user")
+                    .body(Full::new(Bytes::new()))
+                    .unwrap();
+                let response = service.oneshot(request).await.unwrap();
+                let body = response.into_body().collect().await.unwrap().to_bytes();
+                assert_eq!(body, "John");
+            }
+        })
+        .await;
+        server.close();
+        rows.push(measurement);
+    }
+    let one = rows[0].percentile(0.5).as_secs_f64();
+    println!("\nIn-process (tower) latency by number of handlers, the target registered last\n");
+    println!("| handlers | median | p10 | p90 | median vs 1 handler |");
+    println!("|---|---|---|---|---|");
+    for m in &rows {
+        println!(
+            "| {} | {} | {} | {} | {:.2}× |",
+            m.name,
+            micros(m.percentile(0.5)),
+            micros(m.percentile(0.1)),
+            micros(m.percentile(0.9)),
+            m.percentile(0.5).as_secs_f64() / one
+        );
+    }
+    let ratio = rows[3].percentile(0.5).as_secs_f64() / one;
+    let verdict = if ratio <= 1.5 { "PASS" } else { "FAIL" };
+    println!("\n{verdict}: 10,000 handlers cost {ratio:.2}× one handler (goal ≤ 1.5×)");
+}
+
+/// Entering a boundary (creating its scope and running a trivial callback)
+/// with 10,000 handlers in the list.
+fn boundary_entry() {
+    let server = server_with(10_000);
+    let enter = server.boundary(|| ());
+    for _ in 0..WARMUP {
+        enter().into_inner();
+    }
+    let mut samples = Vec::with_capacity(SAMPLES);
+    for _ in 0..SAMPLES {
+        let started = Instant::now();
+        enter().into_inner();
+        samples.push(started.elapsed());
+    }
+    samples.sort_unstable();
+    let m = Measurement {
+        name: "boundary entry, 10,000 handlers",
+        samples,
+    };
+    let median = m.percentile(0.5);
+    println!("\n| case | median | p10 | p90 |\n|---|---|---|---|");
+    println!(
+        "| {} | {} | {} | {} |",
+        m.name,
+        micros(median),
+        micros(m.percentile(0.1)),
+        micros(m.percentile(0.9))
+    );
+    let verdict = if median <= Duration::from_micros(2) {
+        "PASS"
+    } else {
+        "FAIL"
+    };
+    println!(
+        "\n{verdict}: boundary entry {} (goal ≤ 2 µs)",
+        micros(median)
+    );
+}
+
+/// Resident memory added by a server with 10,000 handlers (Linux).
+fn memory() {
+    fn resident_bytes() -> Option<u64> {
+        let status = std::fs::read_to_string("/proc/self/status").ok()?;
+        let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+        let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+        Some(kib * 1024)
+    }
+    let Some(before) = resident_bytes() else {
+        println!("\nresident memory: not measurable on this platform");
+        return;
+    };
+    let server = server_with(10_000);
+    // Build the index the way a lookup would see it.
+    server.use_handlers([http::get("/warm", |_| HttpResponse::empty())]);
+    let after = resident_bytes().unwrap_or(before);
+    let added = after.saturating_sub(before);
+    println!(
+        "\nresident memory added by 10,000 handlers: {:.1} MiB ({} bytes per handler)",
+        added as f64 / (1024.0 * 1024.0),
+        added / 10_000
+    );
+    drop(server);
 }

@@ -197,9 +197,37 @@ enum PortMatcher {
 /// A regex plus what each of its capture groups means.
 #[derive(Debug, Clone)]
 struct Compiled {
-    regex: Regex,
+    matcher: Matcher,
     /// `groups[i]` describes capture group `i + 1`.
     groups: Vec<Group>,
+}
+
+/// How a compiled path matches.
+#[derive(Debug, Clone)]
+enum Matcher {
+    /// Only literal text (the common case): an ASCII case-insensitive
+    /// comparison, one trailing delimiter tolerated. No regex to build or
+    /// keep: a compiled regex costs kilobytes, which adds up over thousands
+    /// of handlers. (Literal text is percent-encoded, hence ASCII.)
+    Literal(String),
+    /// Parameters or wildcards: an anchored, case-insensitive regex.
+    Regex(Regex),
+}
+
+impl Matcher {
+    fn is_match(&self, haystack: &str) -> bool {
+        match self {
+            Matcher::Literal(text) => {
+                let rest = match haystack.get(..text.len()) {
+                    Some(head) if head.eq_ignore_ascii_case(text) => &haystack[text.len()..],
+                    _ => return false,
+                };
+                // `strict: false`: one trailing delimiter may follow.
+                rest.is_empty() || matches!(rest, "/" | "#" | "?")
+            }
+            Matcher::Regex(regex) => regex.is_match(haystack),
+        }
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -436,10 +464,11 @@ fn clean_url(url: &Url) -> Cow<'_, str> {
 /// Runs `compiled` on `haystack`, appending captured params. Allocation-free
 /// when the pattern has no parameters.
 fn capture(compiled: &Compiled, haystack: &str, params: &mut Vec<RawParam>) -> bool {
-    if compiled.groups.is_empty() {
-        return compiled.regex.is_match(haystack);
-    }
-    let Some(caps) = compiled.regex.captures(haystack) else {
+    let regex = match &compiled.matcher {
+        Matcher::Regex(regex) if !compiled.groups.is_empty() => regex,
+        matcher => return matcher.is_match(haystack),
+    };
+    let Some(caps) = regex.captures(haystack) else {
         return false;
     };
     for (i, group) in compiled.groups.iter().enumerate() {
@@ -678,7 +707,10 @@ fn compile_host(host: &[char], ctx: &mut Ctx) -> Result<Compiled, PatternError> 
     }
     re.push('$');
     let regex = Regex::new(&re).map_err(|e| ctx.error(0, format!("pattern too complex: {e}")))?;
-    Ok(Compiled { regex, groups })
+    Ok(Compiled {
+        matcher: Matcher::Regex(regex),
+        groups,
+    })
 }
 
 /// How each `:` of a `*`-led pattern is read. Such a pattern is matched
@@ -993,6 +1025,23 @@ fn literal_prefix(tokens: &[Token]) -> String {
 /// path-to-regexp v6 `tokensToRegexp` with `end: true, strict: false,
 /// sensitive: false`.
 fn compile_path(tokens: &[Token], ctx: &Ctx) -> Result<Compiled, PatternError> {
+    if tokens
+        .iter()
+        .all(|token| matches!(token, Token::Literal(_)))
+    {
+        let mut literal = String::new();
+        for token in tokens {
+            if let Token::Literal(text) = token {
+                literal.push_str(&encode_literal(text));
+            }
+        }
+        if literal.is_ascii() {
+            return Ok(Compiled {
+                matcher: Matcher::Literal(literal),
+                groups: Vec::new(),
+            });
+        }
+    }
     let mut re = String::from("(?i)^");
     let mut groups = Vec::new();
     for token in tokens {
@@ -1058,7 +1107,10 @@ fn compile_path(tokens: &[Token], ctx: &Ctx) -> Result<Compiled, PatternError> {
             ),
         )
     })?;
-    Ok(Compiled { regex, groups })
+    Ok(Compiled {
+        matcher: Matcher::Regex(regex),
+        groups,
+    })
 }
 
 #[cfg(test)]
