@@ -1,0 +1,490 @@
+//! Latency of a mocked request over a real socket, beside peer mock servers
+//! measured in the same run; and, with `--serve`, the servers that
+//! `scripts/bench` points a load generator at.
+//!
+//! Latency: `cargo bench -p mocklib --bench socket`. Every case is a reqwest
+//! `GET /user` answered with the 4-byte text `John`, once with 1 and once with
+//! 1,000 handlers (mocks) registered. The target is registered first, so it is
+//! last in lookup order wherever order matters: mocklib's `use_handlers`
+//! prepends, so the 999 decoys go in after it; the peers get the target
+//! first and 999 decoys with distinct paths `/decoy/{i}` after it.
+//! One more row, a bare hyper server that mocks nothing (the `--serve bare`
+//! server below) behind the same client, shows how much of every number is
+//! the client, the loopback and the HTTP framing that no mock server avoids.
+//!
+//! Each case makes `WARMUP` untimed requests, then times `SAMPLES` requests
+//! one by one, on one pooled client; all servers run side by side and the
+//! cases take turns in `ROUNDS` slices, so load from elsewhere on the machine
+//! falls on every case alike. A case whose requests, once its connection is
+//! open, take longer than `SLOW` each is cut to `SLOW_WARMUP` + `SLOW_SAMPLES`
+//! requests (the table's `samples` column says so). The tables in docs/BENCHMARKS.md come
+//! from this output.
+//!
+//! Servers: `cargo bench -p mocklib --bench socket -- --serve mocklib` (or
+//! `bare`) starts that server, prints its URL (no trailing slash) on one line
+//! and serves until stdin closes or the process is killed. `mocklib` is a
+//! listening server in base URL mode with one handler `GET /user`; `bare` is a
+//! hyper 1 `server::conn::auto` server answering every request with the same
+//! status, headers and body mocklib sends.
+
+use std::convert::Infallible;
+use std::io::{Read, Write};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use http_body_util::Full;
+use mocklib::node::{Server, setup_server};
+use mocklib::{HttpResponse, http};
+
+const WARMUP: usize = 500;
+const SAMPLES: usize = 5_000;
+/// A case whose probe requests average more than this is cut short.
+const SLOW: Duration = Duration::from_millis(1);
+const SLOW_WARMUP: usize = 20;
+const SLOW_SAMPLES: usize = 200;
+const PROBE: usize = 10;
+const ROUNDS: usize = 50;
+const DECOYS: usize = 999;
+const BODY: &str = "John";
+
+struct Measurement {
+    name: &'static str,
+    handlers: usize,
+    version: ::http::Version,
+    samples: Vec<Duration>,
+}
+
+impl Measurement {
+    fn percentile(&self, p: f64) -> Duration {
+        let index = ((self.samples.len() - 1) as f64 * p).round() as usize;
+        self.samples[index]
+    }
+
+    fn median(&self) -> Duration {
+        self.percentile(0.5)
+    }
+}
+
+/// One case: a pooled client, the URL it asks for, and whatever keeps the
+/// server (and its mocks) alive until the end of the run.
+struct Case {
+    name: &'static str,
+    handlers: usize,
+    client: reqwest::Client,
+    url: String,
+    _keep: Box<dyn std::any::Any>,
+}
+
+/// Times every case's requests one by one. The cases take turns, `ROUNDS`
+/// slices each, so that load from elsewhere on the machine that comes and
+/// goes during the run falls on all of them alike.
+async fn measure(cases: &[Case]) -> Vec<Measurement> {
+    let mut plans = Vec::with_capacity(cases.len());
+    for case in cases {
+        // The first requests open the connection (and, through the proxy,
+        // the tunnel, the TLS handshake and a leaf certificate): not timed.
+        for _ in 0..PROBE {
+            get(&case.client, &case.url).await;
+        }
+        let probe = Instant::now();
+        for _ in 0..PROBE {
+            get(&case.client, &case.url).await;
+        }
+        let slow = probe.elapsed() / PROBE as u32 > SLOW;
+        let (warmup, samples) = if slow {
+            (SLOW_WARMUP, SLOW_SAMPLES)
+        } else {
+            (WARMUP, SAMPLES)
+        };
+        for _ in 0..warmup {
+            get(&case.client, &case.url).await;
+        }
+        plans.push(samples);
+    }
+    let mut results: Vec<Measurement> = cases
+        .iter()
+        .zip(&plans)
+        .map(|(case, &samples)| Measurement {
+            name: case.name,
+            handlers: case.handlers,
+            version: ::http::Version::HTTP_11,
+            samples: Vec::with_capacity(samples),
+        })
+        .collect();
+    for round in 0..ROUNDS {
+        for ((case, &samples), result) in cases.iter().zip(&plans).zip(&mut results) {
+            let slice = samples * (round + 1) / ROUNDS - samples * round / ROUNDS;
+            for _ in 0..slice {
+                let started = Instant::now();
+                result.version = get(&case.client, &case.url).await;
+                result.samples.push(started.elapsed());
+            }
+        }
+    }
+    for result in &mut results {
+        result.samples.sort_unstable();
+    }
+    results
+}
+
+fn micros(duration: Duration) -> String {
+    format!("{:.2} µs", duration.as_secs_f64() * 1e6)
+}
+
+/// GET `url` with `client`, check the body, return the HTTP version.
+async fn get(client: &reqwest::Client, url: &str) -> ::http::Version {
+    let response = client.get(url).send().await.unwrap();
+    let version = response.version();
+    let body = response.text().await.unwrap();
+    assert_eq!(body, BODY);
+    version
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    // `cargo bench` passes `--bench`; anything but `--serve MODE` is ignored.
+    if let Some(at) = args.iter().position(|a| a == "--serve") {
+        match args.get(at + 1).map(String::as_str) {
+            Some("mocklib") => serve_mocklib(),
+            Some("bare") => serve_bare(),
+            other => {
+                eprintln!("usage: socket --serve mocklib|bare (got {other:?})");
+                std::process::exit(2);
+            }
+        }
+        return;
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(latency());
+}
+
+// ---------------------------------------------------------------------------
+// Latency
+
+const WIREMOCK: &str = "wiremock-rs, HTTP";
+const MOCKLIB_BASE: &str = "mocklib base URL, HTTP";
+const MOCKLIB_HTTPS: &str = "mocklib HTTPS via proxy (CONNECT + TLS)";
+const BARE: &str = "reference: bare hyper server, no mocking";
+
+async fn latency() {
+    let mut cases = Vec::new();
+    for handlers in [1, 1 + DECOYS] {
+        let decoys = handlers - 1;
+        cases.push(wiremock_case(decoys).await);
+        cases.push(mocklib_base_url_case(decoys));
+        cases.push(mocklib_https_case(decoys));
+        cases.push(httpmock_case(decoys).await);
+        cases.push(mockito_case(decoys).await);
+    }
+    cases.push(bare_case());
+    let results = measure(&cases).await;
+
+    let median_of = |name: &str, handlers: usize| {
+        results
+            .iter()
+            .find(|m| m.handlers == handlers.max(1) && m.name == name)
+            .map(|m| m.median().as_secs_f64())
+            .unwrap()
+    };
+    println!(
+        "\nreqwest GET /user → 4-byte text, one request at a time on a pooled client; \
+         per case {WARMUP} warm-up, then {SAMPLES} timed requests in {ROUNDS} interleaved rounds \
+         (a case slower than {} ms a request: {SLOW_WARMUP} + {SLOW_SAMPLES}, marked capped); \
+         tokio multi-thread runtime, 2 workers\n",
+        SLOW.as_millis()
+    );
+    println!("| case | handlers | samples | median | p10 | p90 | median vs wiremock-rs |");
+    println!("|---|---|---|---|---|---|---|");
+    for m in &results {
+        let version = match m.version {
+            ::http::Version::HTTP_2 => "HTTP/2",
+            ::http::Version::HTTP_11 => "HTTP/1.1",
+            _ => "other",
+        };
+        println!(
+            "| {} ({version}) | {} | {}{} | {} | {} | {} | {:.3}× |",
+            m.name,
+            if m.handlers == 0 {
+                "–".to_owned()
+            } else {
+                m.handlers.to_string()
+            },
+            m.samples.len(),
+            if m.samples.len() < SAMPLES {
+                " (capped)"
+            } else {
+                ""
+            },
+            micros(m.median()),
+            micros(m.percentile(0.1)),
+            micros(m.percentile(0.9)),
+            m.median().as_secs_f64() / median_of(WIREMOCK, m.handlers)
+        );
+    }
+
+    println!();
+    for handlers in [1, 1 + DECOYS] {
+        let wiremock = median_of(WIREMOCK, handlers);
+        let https = median_of(MOCKLIB_HTTPS, handlers);
+        let base = median_of(MOCKLIB_BASE, handlers);
+        println!(
+            "{}: mocklib HTTPS via proxy ≤ 1.0× wiremock-rs HTTP, {handlers} handlers \
+             ({:.2} µs vs {:.2} µs: {:.3}×)",
+            verdict(https <= wiremock),
+            https * 1e6,
+            wiremock * 1e6,
+            https / wiremock
+        );
+        println!(
+            "{}: mocklib base URL ≤ 0.7× wiremock-rs HTTP, {handlers} handlers \
+             ({:.2} µs vs {:.2} µs: {:.3}×)",
+            verdict(base <= 0.7 * wiremock),
+            base * 1e6,
+            wiremock * 1e6,
+            base / wiremock
+        );
+    }
+}
+
+fn verdict(pass: bool) -> &'static str {
+    if pass { "PASS" } else { "FAIL" }
+}
+
+/// Keeps a mocklib server listening; closes it at the end of the run.
+struct Listening(Server);
+
+impl Drop for Listening {
+    fn drop(&mut self) {
+        self.0.close();
+    }
+}
+
+fn bare_case() -> Case {
+    let bare = Bare::start();
+    Case {
+        name: BARE,
+        handlers: 0,
+        client: reqwest::Client::new(),
+        url: format!("{}/user", bare.url),
+        _keep: Box::new(bare),
+    }
+}
+
+fn mocklib_base_url_case(decoys: usize) -> Case {
+    let server = setup_server([http::get("/user", |_| HttpResponse::text(BODY))]);
+    server.listen();
+    server.use_handlers((0..decoys).map(|i| {
+        http::get(format!("/decoy/{i}").as_str(), |_| {
+            HttpResponse::text("decoy")
+        })
+    }));
+    assert_eq!(server.list_handlers().len(), decoys + 1);
+    Case {
+        name: MOCKLIB_BASE,
+        handlers: decoys + 1,
+        client: reqwest::Client::new(),
+        url: format!("{}user", server.url()),
+        _keep: Box::new(Listening(server)),
+    }
+}
+
+fn mocklib_https_case(decoys: usize) -> Case {
+    let server = setup_server([http::get("https://api.example.com/user", |_| {
+        HttpResponse::text(BODY)
+    })]);
+    server.listen();
+    server.use_handlers((0..decoys).map(|i| {
+        http::get(
+            format!("https://api.example.com/decoy/{i}").as_str(),
+            |_| HttpResponse::text("decoy"),
+        )
+    }));
+    assert_eq!(server.list_handlers().len(), decoys + 1);
+    Case {
+        name: MOCKLIB_HTTPS,
+        handlers: decoys + 1,
+        client: server.reqwest_client(),
+        url: "https://api.example.com/user".to_owned(),
+        _keep: Box::new(Listening(server)),
+    }
+}
+
+async fn wiremock_case(decoys: usize) -> Case {
+    use wiremock::matchers::{method, path};
+    use wiremock::{Mock, MockServer, ResponseTemplate};
+    let server = MockServer::start().await;
+    Mock::given(method("GET"))
+        .and(path("/user"))
+        .respond_with(ResponseTemplate::new(200).set_body_string(BODY))
+        .mount(&server)
+        .await;
+    for i in 0..decoys {
+        Mock::given(method("GET"))
+            .and(path(format!("/decoy/{i}")))
+            .respond_with(ResponseTemplate::new(200).set_body_string("decoy"))
+            .mount(&server)
+            .await;
+    }
+    Case {
+        name: WIREMOCK,
+        handlers: decoys + 1,
+        client: reqwest::Client::new(),
+        url: format!("{}/user", server.uri()),
+        _keep: Box::new(server),
+    }
+}
+
+async fn httpmock_case(decoys: usize) -> Case {
+    let server = httpmock::MockServer::start_async().await;
+    // httpmock keeps a mock until it is deleted; dropping the handle is fine.
+    server
+        .mock_async(|when, then| {
+            when.method(httpmock::Method::GET).path("/user");
+            then.status(200).body(BODY);
+        })
+        .await;
+    for i in 0..decoys {
+        server
+            .mock_async(|when, then| {
+                when.method(httpmock::Method::GET)
+                    .path(format!("/decoy/{i}"));
+                then.status(200).body("decoy");
+            })
+            .await;
+    }
+    Case {
+        name: "httpmock, HTTP",
+        handlers: decoys + 1,
+        client: reqwest::Client::new(),
+        url: server.url("/user"),
+        _keep: Box::new(server),
+    }
+}
+
+async fn mockito_case(decoys: usize) -> Case {
+    let mut server = mockito::Server::new_async().await;
+    let mut mocks = Vec::with_capacity(decoys + 1);
+    mocks.push(
+        server
+            .mock("GET", "/user")
+            .with_body(BODY)
+            .create_async()
+            .await,
+    );
+    for i in 0..decoys {
+        mocks.push(
+            server
+                .mock("GET", format!("/decoy/{i}").as_str())
+                .with_body("decoy")
+                .create_async()
+                .await,
+        );
+    }
+    let url = format!("{}/user", server.url());
+    Case {
+        name: "mockito, HTTP",
+        handlers: decoys + 1,
+        client: reqwest::Client::new(),
+        url,
+        _keep: Box::new((server, mocks)),
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Servers for the throughput run (scripts/bench)
+
+/// Prints `url` on its own line, then waits until stdin closes.
+fn announce_and_wait(url: &str) {
+    let mut stdout = std::io::stdout().lock();
+    writeln!(stdout, "{url}").unwrap();
+    stdout.flush().unwrap();
+    drop(stdout);
+    let mut sink = [0u8; 256];
+    let mut stdin = std::io::stdin().lock();
+    while let Ok(n) = stdin.read(&mut sink) {
+        if n == 0 {
+            break;
+        }
+    }
+}
+
+fn serve_mocklib() {
+    let server: Server = setup_server([http::get("/user", |_| HttpResponse::text(BODY))]);
+    server.listen();
+    let url = server.url().to_string();
+    announce_and_wait(url.trim_end_matches('/'));
+    server.close();
+}
+
+/// A bare hyper server on its own 2-worker runtime (the shape of mocklib's
+/// listener) answering every request 200 with mocklib's headers and body.
+struct Bare {
+    runtime: Option<tokio::runtime::Runtime>,
+    url: String,
+}
+
+impl Bare {
+    fn start() -> Self {
+        use hyper::service::service_fn;
+        use hyper_util::rt::{TokioExecutor, TokioIo};
+        use hyper_util::server::conn::auto;
+
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .thread_name("bare-hyper")
+            .enable_all()
+            .build()
+            .unwrap();
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.set_nonblocking(true).unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let listener = {
+            let _entered = runtime.enter();
+            tokio::net::TcpListener::from_std(listener).unwrap()
+        };
+        runtime.spawn(async move {
+            loop {
+                let Ok((stream, _)) = listener.accept().await else {
+                    continue;
+                };
+                let _ = stream.set_nodelay(true);
+                tokio::spawn(async move {
+                    let service = service_fn(|_request| async {
+                        let response = ::http::Response::builder()
+                            .status(200)
+                            .header(::http::header::CONTENT_TYPE, "text/plain")
+                            .header(::http::header::CONTENT_LENGTH, BODY.len())
+                            .body(Full::new(Bytes::from_static(BODY.as_bytes())))
+                            .unwrap();
+                        Ok::<_, Infallible>(response)
+                    });
+                    let _ = auto::Builder::new(TokioExecutor::new())
+                        .serve_connection(TokioIo::new(stream), service)
+                        .await;
+                });
+            }
+        });
+        Bare {
+            runtime: Some(runtime),
+            url,
+        }
+    }
+}
+
+impl Drop for Bare {
+    fn drop(&mut self) {
+        // Not a plain drop: that blocks, and panics inside another runtime.
+        if let Some(runtime) = self.runtime.take() {
+            runtime.shutdown_background();
+        }
+    }
+}
+
+fn serve_bare() {
+    let bare = Bare::start();
+    announce_and_wait(&bare.url);
+}
