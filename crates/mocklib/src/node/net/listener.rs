@@ -242,7 +242,10 @@ fn request_url(
                 None => host_authority(shared, parts)?,
             };
             let url = parse(format!("http://{authority}{path}"))?;
-            let base = parse(url.origin().ascii_serialization())?;
+            // The origin, without parsing a second URL (this is per request).
+            let mut base = url.clone();
+            base.set_path("/");
+            base.set_query(None);
             Ok((url, Some(base)))
         }
     }
