@@ -115,6 +115,7 @@ impl Drop for Link {
 /// The handler state of one scope.
 pub(crate) struct Scope {
     /// Unique in the process; names the scope in proxy credentials.
+    #[cfg_attr(not(feature = "net"), allow(dead_code))]
     id: u64,
     engine_id: u64,
     state: Mutex<ScopeState>,
@@ -162,6 +163,7 @@ impl Scope {
         }
     }
 
+    #[cfg_attr(not(feature = "net"), allow(dead_code))]
     pub fn id(&self) -> u64 {
         self.id
     }
