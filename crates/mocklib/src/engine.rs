@@ -340,7 +340,7 @@ impl Lookup {
         let context = LookupContext::new(&request, request_id, base_url.as_ref());
         let handlers = self.scope.snapshot();
         let mut matched = false;
-        let keys = RequestKeys::new(request.url());
+        let keys = RequestKeys::new(request.method(), request.url());
         for handler in handlers.candidates(&keys) {
             if self.scope.is_used(handler) {
                 continue;

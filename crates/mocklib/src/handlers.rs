@@ -386,7 +386,7 @@ mod tests {
                         .filter(|h| h.logic().try_match(&context).is_some())
                         .map(|h| h.header().to_owned())
                         .collect();
-                    let keys = RequestKeys::new(&url);
+                    let keys = RequestKeys::new(&METHODS[method], &url);
                     let candidates = chain.candidates(&keys);
                     let indexed: Vec<_> = candidates
                         .iter()

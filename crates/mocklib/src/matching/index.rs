@@ -7,7 +7,8 @@
 //! path up to the first parameter or wildcard when the origin is literal, or
 //! the path prefix alone. The index keeps those prefixes in two byte tries;
 //! a lookup walks the request's own key down each trie (one step per byte)
-//! and collects the handlers met on the way. The candidates are then tried in
+//! and collects the handlers met on the way, keeping those whose method (if
+//! they are limited to one) is the request's. The candidates are then tried in
 //! list order, so the first handler to respond is the same one a plain scan
 //! would find — the index only skips handlers that cannot match.
 //!
@@ -34,6 +35,7 @@ pub(crate) enum IndexHint {
 
 /// The lookup keys of one request, computed once per request.
 pub(crate) struct RequestKeys {
+    method: http::Method,
     /// Lowercased `scheme://host[:port]` + path.
     origin_and_path: String,
     /// Lowercased path; a suffix of `origin_and_path`.
@@ -41,13 +43,14 @@ pub(crate) struct RequestKeys {
 }
 
 impl RequestKeys {
-    pub fn new(url: &Url) -> Self {
+    pub fn new(method: &http::Method, url: &Url) -> Self {
         let origin = url.origin().ascii_serialization();
         let mut origin_and_path = String::with_capacity(origin.len() + url.path().len());
         origin_and_path.push_str(&origin);
         origin_and_path.push_str(url.path());
         origin_and_path.make_ascii_lowercase();
         RequestKeys {
+            method: method.clone(),
             origin_and_path,
             path_start: origin.len(),
         }
@@ -67,6 +70,8 @@ pub(crate) struct ChunkIndex {
     by_origin_and_path: Trie,
     by_path: Trie,
     always: Vec<u32>,
+    /// The method each handler is limited to (`None`: any), by position.
+    methods: Vec<Option<http::Method>>,
 }
 
 impl ChunkIndex {
@@ -75,6 +80,10 @@ impl ChunkIndex {
             by_origin_and_path: Trie::new(),
             by_path: Trie::new(),
             always: Vec::new(),
+            methods: handlers
+                .iter()
+                .map(|h| h.logic().method().cloned())
+                .collect(),
         };
         for (position, handler) in handlers.iter().enumerate() {
             let position = u32::try_from(position).expect("a chunk holds fewer than 2^32 handlers");
@@ -103,6 +112,11 @@ impl ChunkIndex {
         self.by_origin_and_path
             .walk(keys.origin_and_path.as_bytes(), out);
         self.by_path.walk(keys.path().as_bytes(), out);
+        out.retain(|&p| {
+            self.methods[p as usize]
+                .as_ref()
+                .is_none_or(|m| *m == keys.method)
+        });
         out.sort_unstable();
     }
 }
