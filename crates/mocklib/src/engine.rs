@@ -341,7 +341,7 @@ impl Lookup {
         let handlers = self.scope.snapshot();
         let mut matched = false;
         let keys = RequestKeys::new(request.method(), request.url());
-        for handler in handlers.candidates(&keys) {
+        for handler in handlers.candidates(&keys, &context) {
             if self.scope.is_used(handler) {
                 continue;
             }

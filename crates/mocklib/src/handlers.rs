@@ -26,7 +26,7 @@ use std::collections::HashSet;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use crate::handler::{Handler, HandlerId};
-use crate::matching::{ChunkIndex, MIN_INDEXED, RequestKeys};
+use crate::matching::{ChunkIndex, MIN_INDEXED, OperationSource, RequestKeys};
 
 /// An immutable, shareable handler list.
 #[derive(Clone, Default)]
@@ -82,14 +82,18 @@ impl HandlerChain {
 
     /// The handlers that may match a request with these keys, in list order;
     /// every handler left out cannot match it.
-    pub fn candidates(&self, keys: &RequestKeys) -> Vec<&Handler> {
+    pub fn candidates(
+        &self,
+        keys: &RequestKeys,
+        operations: &dyn OperationSource,
+    ) -> Vec<&Handler> {
         let mut candidates = Vec::new();
         let mut positions = Vec::new();
         for link in self.links() {
             match &link.index {
                 None => candidates.extend(link.handlers.iter()),
                 Some(index) => {
-                    index.candidates(keys, &mut positions);
+                    index.candidates(keys, operations, &mut positions);
                     candidates.extend(positions.iter().map(|&p| &link.handlers[p as usize]));
                 }
             }
@@ -330,15 +334,54 @@ mod tests {
             ::http::Method::DELETE,
         ];
 
+        const OPERATIONS: &[&str] = &["GetUser", "GetPosts", "UpdatePost"];
+        const ENDPOINTS: &[&str] = &[
+            "https://api.example.com/graphql",
+            "/graphql",
+            "http://localhost:3000/*",
+        ];
+        /// Request bodies: named, anonymous, batched, invalid, not JSON.
+        const BODIES: &[&str] = &[
+            r#"{"query":"query GetUser { user { id } }"}"#,
+            r#"{"query":"mutation UpdatePost { update }"}"#,
+            r#"{"query":"{ user { id } }"}"#,
+            r#"[{"query":"query GetPosts { posts }"},{"query":"query GetUser { user }"}]"#,
+            r#"{"query":"query GetUser {"}"#,
+            r#"{"title":"not graphql"}"#,
+            "plain text",
+        ];
+
         #[derive(Debug, Clone)]
         enum Spec {
             Pattern(usize, Option<usize>),
             Regex,
             Custom,
+            /// `graphql::query` / `mutation` by exact name, optionally through a link.
+            Operation {
+                name: usize,
+                mutation: bool,
+                link: Option<usize>,
+            },
+            /// `graphql::operation()` (any operation).
+            AnyOperation,
         }
 
-        fn handler(spec: &Spec) -> crate::Handler {
+        fn handler(spec: &Spec, links: &[crate::graphql::GraphqlLink]) -> crate::Handler {
             match spec {
+                Spec::Operation {
+                    name,
+                    mutation,
+                    link,
+                } => {
+                    let name = OPERATIONS[*name];
+                    match (link, mutation) {
+                        (None, false) => crate::graphql::query(name, |_| HttpResponse::empty()),
+                        (None, true) => crate::graphql::mutation(name, |_| HttpResponse::empty()),
+                        (Some(l), false) => links[*l].query(name, |_| HttpResponse::empty()),
+                        (Some(l), true) => links[*l].mutation(name, |_| HttpResponse::empty()),
+                    }
+                }
+                Spec::AnyOperation => crate::graphql::operation(|_| HttpResponse::empty()),
                 Spec::Pattern(pattern, method) => crate::http::on(
                     method.map(|m| METHODS[m].clone()),
                     PATTERNS[*pattern],
@@ -357,6 +400,9 @@ mod tests {
         fn spec() -> impl Strategy<Value = Spec> {
             prop_oneof![
                 8 => (0..PATTERNS.len(), proptest::option::of(0..METHODS.len())).prop_map(|(p, m)| Spec::Pattern(p, m)),
+                6 => (0..OPERATIONS.len(), proptest::bool::ANY, proptest::option::of(0..ENDPOINTS.len()))
+                    .prop_map(|(name, mutation, link)| Spec::Operation { name, mutation, link }),
+                1 => Just(Spec::AnyOperation),
                 1 => Just(Spec::Regex),
                 1 => Just(Spec::Custom),
             ]
@@ -370,24 +416,38 @@ mod tests {
                 // Several prepends of random sizes: small chunks are scanned,
                 // large ones indexed, some merged.
                 chunks in proptest::collection::vec(proptest::collection::vec(spec(), 0..40), 1..6),
-                requests in proptest::collection::vec((0..ORIGINS.len(), 0..PATHS.len(), 0..METHODS.len(), proptest::bool::ANY), 1..12),
+                requests in proptest::collection::vec(
+                    (0..ORIGINS.len(), 0..PATHS.len() + 1, 0..METHODS.len(), proptest::bool::ANY, proptest::option::of(0..BODIES.len())),
+                    1..12,
+                ),
             ) {
+                // Handlers of one link share its endpoint (the index groups them).
+                let links: Vec<_> = ENDPOINTS.iter().map(|e| crate::graphql::link(e)).collect();
                 let mut chain = HandlerChain::default();
                 for chunk in &chunks {
-                    chain = chain.prepend(chunk.iter().map(handler).collect());
+                    chain = chain.prepend(chunk.iter().map(|spec| handler(spec, &links)).collect());
                 }
-                for (origin, path, method, with_base) in requests {
-                    let url = Url::parse(&format!("{}{}", ORIGINS[origin], PATHS[path])).unwrap();
+                for (origin, path, method, with_base, body) in requests {
+                    // One extra path: the GraphQL endpoint.
+                    let path = PATHS.get(path).copied().unwrap_or("/graphql");
+                    let url = Url::parse(&format!("{}{}", ORIGINS[origin], path)).unwrap();
                     let base = with_base.then(|| Url::parse(ORIGINS[(origin + 1) % ORIGINS.len()]).unwrap());
-                    let request = Request::new(METHODS[method].clone(), url.clone());
+                    let request = match body {
+                        None => Request::new(METHODS[method].clone(), url.clone()),
+                        Some(body) => {
+                            let mut headers = ::http::HeaderMap::new();
+                            headers.insert("content-type", ::http::HeaderValue::from_static("application/json"));
+                            Request::from_parts(::http::Method::POST, url.clone(), headers, BODIES[body].into())
+                        }
+                    };
                     let context = LookupContext::new(&request, RequestId::next(), base.as_ref());
                     let scanned: Vec<_> = chain
                         .iter()
                         .filter(|h| h.logic().try_match(&context).is_some())
                         .map(|h| h.header().to_owned())
                         .collect();
-                    let keys = RequestKeys::new(&METHODS[method], &url);
-                    let candidates = chain.candidates(&keys);
+                    let keys = RequestKeys::new(request.method(), &url);
+                    let candidates = chain.candidates(&keys, &context);
                     let indexed: Vec<_> = candidates
                         .iter()
                         .filter(|h| h.logic().try_match(&context).is_some())

@@ -250,6 +250,14 @@ enum PredicateKind {
 }
 
 impl GraphqlPredicate {
+    /// The name of an exact-name predicate (what the handler index keys on).
+    fn exact_name(&self) -> Option<&str> {
+        match &self.kind {
+            PredicateKind::Name(name) => Some(name),
+            PredicateKind::Regex(_) | PredicateKind::Custom(_) => None,
+        }
+    }
+
     /// Operations with exactly this name (case-sensitive, as GraphQL names are).
     pub fn name(name: impl Into<String>) -> Self {
         GraphqlPredicate {
@@ -469,7 +477,7 @@ pub fn error_message(message: impl Into<String>) -> HttpResponse {
 #[derive(Default)]
 pub(crate) struct LookupCache {
     /// The request's operation(s); `None` inside when it is not GraphQL.
-    parsed: OnceLock<Option<Arc<ParsedGraphql>>>,
+    parsed: OnceLock<parse::ParseOutcome>,
     /// The last link endpoint checked (its `Arc` address) with whether it
     /// matched in the low bit; 0 when none. The handlers of one link share
     /// their endpoint, so a list of many handlers for one endpoint matches
@@ -480,9 +488,12 @@ pub(crate) struct LookupCache {
 impl LookupCache {
     /// The request's operation(s), parsed on first use.
     fn parsed(&self, request: &Request) -> Option<&Arc<ParsedGraphql>> {
-        self.parsed
-            .get_or_init(|| parse::parse_request(request))
-            .as_ref()
+        self.outcome(request).graphql()
+    }
+
+    /// The parse outcome, without printing anything (for the handler index).
+    fn outcome(&self, request: &Request) -> &parse::ParseOutcome {
+        self.parsed.get_or_init(|| parse::parse_request(request))
     }
 
     /// Whether `endpoint` matches the request, remembering the last answer.
@@ -575,9 +586,46 @@ impl GraphqlHandler {
     }
 }
 
+impl crate::matching::OperationSource for LookupContext<'_> {
+    fn endpoint_applies(&self, endpoint: &Arc<Predicate>) -> bool {
+        self.graphql().endpoint_matches(endpoint, self)
+    }
+
+    fn operations(&self) -> crate::matching::Operations<'_> {
+        use crate::matching::Operations;
+        match self.graphql().outcome(self.request) {
+            parse::ParseOutcome::NotGraphql => Operations::NotGraphql,
+            parse::ParseOutcome::Invalid { .. } => Operations::AskEveryone,
+            parse::ParseOutcome::Graphql(parsed) => {
+                let names: Option<Vec<&str>> = parsed
+                    .operations
+                    .iter()
+                    .map(|op| op.operation_name())
+                    .collect();
+                // An anonymous operation: named handlers warn about it, so they look.
+                names.map_or(Operations::AskEveryone, Operations::Named)
+            }
+        }
+    }
+}
+
 impl HandlerLogic for GraphqlHandler {
     fn header(&self) -> &str {
         &self.header
+    }
+
+    fn index_hint(&self) -> crate::matching::IndexHint {
+        match self
+            .predicate
+            .as_ref()
+            .and_then(GraphqlPredicate::exact_name)
+        {
+            Some(name) => crate::matching::IndexHint::Operation {
+                name: name.to_owned(),
+                endpoint: self.endpoint.clone(),
+            },
+            None => crate::matching::IndexHint::Always,
+        }
     }
 
     fn method(&self) -> Option<&Method> {

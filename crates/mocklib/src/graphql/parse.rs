@@ -71,7 +71,37 @@ impl From<String> for NotGraphql {
 /// Reads and parses the GraphQL operation(s) of `request`; `None` when it is
 /// not a GraphQL request. Prints why when it looks like one but is not valid
 /// (a document that does not parse, `variables` that are not an object, …).
-pub(crate) fn parse_request(request: &Request) -> Option<Arc<ParsedGraphql>> {
+/// What a request is, GraphQL-wise. Parsing prints nothing: the warning for
+/// an invalid document is printed by the first GraphQL handler that looks at
+/// it ([`ParseOutcome::graphql`]), as if each handler parsed it itself, so the
+/// handler index may parse early without changing what is printed.
+pub(crate) enum ParseOutcome {
+    /// A GraphQL request.
+    Graphql(Arc<ParsedGraphql>),
+    /// Not GraphQL at all (not JSON, no `query`, …): nothing to say.
+    NotGraphql,
+    /// Looks like GraphQL but is not valid; say so once.
+    Invalid { warning: String, warned: AtomicBool },
+}
+
+impl ParseOutcome {
+    /// The parsed request for a handler, printing the invalid-document
+    /// warning the first time a handler asks.
+    pub fn graphql(&self) -> Option<&Arc<ParsedGraphql>> {
+        match self {
+            ParseOutcome::Graphql(parsed) => Some(parsed),
+            ParseOutcome::NotGraphql => None,
+            ParseOutcome::Invalid { warning, warned } => {
+                if !warned.swap(true, Ordering::Relaxed) {
+                    crate::log::warn(warning);
+                }
+                None
+            }
+        }
+    }
+}
+
+pub(crate) fn parse_request(request: &Request) -> ParseOutcome {
     let request_line = format!("{} {}", request.method(), request.url());
     let result = extract(request).and_then(|payloads| {
         let is_batch = payloads.is_batch;
@@ -92,21 +122,21 @@ pub(crate) fn parse_request(request: &Request) -> Option<Arc<ParsedGraphql>> {
         Ok((operations, is_batch))
     });
     match result {
-        Ok((operations, is_batch)) => Some(Arc::new(ParsedGraphql {
+        Ok((operations, is_batch)) => ParseOutcome::Graphql(Arc::new(ParsedGraphql {
             batch: is_batch.then(|| BatchState::new(&operations, request_line.clone())),
             operations,
             prefers_graphql_response: prefers_graphql_response(request.headers()),
             anonymous_warned: AtomicBool::new(false),
             request_line,
         })),
-        Err(NotGraphql::Silent) => None,
-        Err(NotGraphql::Invalid(reason)) => {
-            crate::log::warn(&format!(
+        Err(NotGraphql::Silent) => ParseOutcome::NotGraphql,
+        Err(NotGraphql::Invalid(reason)) => ParseOutcome::Invalid {
+            warning: format!(
                 "{request_line} looks like a GraphQL request, but {reason}. It is not treated \
                  as GraphQL: http handlers may still answer it, or it is unhandled."
-            ));
-            None
-        }
+            ),
+            warned: AtomicBool::new(false),
+        },
     }
 }
 
@@ -491,6 +521,12 @@ pub(crate) fn prefers_graphql_response(headers: &http::HeaderMap) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The parse as the old `Option`: `Some` only for GraphQL (prints the
+    /// invalid-document warning, as a handler looking at it would).
+    fn parse_graphql(request: &Request) -> Option<Arc<ParsedGraphql>> {
+        parse_request(request).graphql().cloned()
+    }
     use bytes::Bytes;
     use http::HeaderMap;
     use serde_json::json;
@@ -537,7 +573,7 @@ mod tests {
 
     #[test]
     fn a_json_post_with_one_named_operation() {
-        let parsed = parse_request(&post(
+        let parsed = parse_graphql(&post(
             r#"{"query":"query GetUser($id: ID!) { user(id: $id) { id } }","variables":{"id":"1"}}"#,
             "application/json",
         ))
@@ -555,7 +591,7 @@ mod tests {
             "query": "query A { a } mutation B { b }",
             "operationName": "B",
         });
-        let parsed = parse_request(&post(&body.to_string(), "application/json")).unwrap();
+        let parsed = parse_graphql(&post(&body.to_string(), "application/json")).unwrap();
         assert_eq!(parsed.operations[0].operation_name(), Some("B"));
         assert_eq!(
             parsed.operations[0].operation_type(),
@@ -563,9 +599,9 @@ mod tests {
         );
         // Several operations and no name: not GraphQL.
         let body = json!({ "query": "query A { a } mutation B { b }" });
-        assert!(parse_request(&post(&body.to_string(), "application/json")).is_none());
+        assert!(parse_graphql(&post(&body.to_string(), "application/json")).is_none());
         let body = json!({ "query": "query A { a }", "operationName": "Nope" });
-        assert!(parse_request(&post(&body.to_string(), "application/json")).is_none());
+        assert!(parse_graphql(&post(&body.to_string(), "application/json")).is_none());
     }
 
     #[test]
@@ -585,7 +621,7 @@ mod tests {
             "",
         ] {
             assert!(
-                parse_request(&post(body, "application/json")).is_none(),
+                parse_graphql(&post(body, "application/json")).is_none(),
                 "{body}"
             );
         }
@@ -614,7 +650,7 @@ mod tests {
             },
             body,
         );
-        let parsed = parse_request(&request).unwrap();
+        let parsed = parse_graphql(&request).unwrap();
         assert_eq!(
             parsed.operations[0].variables()["file"],
             json!({ "name": "a.txt", "type": "text/plain", "size": 5, "text": "hello" })

@@ -1,8 +1,10 @@
 //! The handler index: which handlers of a chunk of the handler list could
 //! possibly match a request, without asking each of them.
 //!
-//! Every handler declares an [`IndexHint`]: either "ask me always" (regex and
-//! closure predicates, GraphQL handlers, `*`-led patterns) or the literal
+//! Every handler declares an [`IndexHint`]: "ask me always" (regex and
+//! closure predicates, GraphQL handlers without an exact operation name),
+//! an exact GraphQL operation name (with its endpoint, if scoped by a link),
+//! or the literal
 //! text every URL it matches starts with — `scheme://host[:port]` plus the
 //! path up to the first parameter or wildcard when the origin is literal, or
 //! the path prefix alone. The index keeps those prefixes in two byte tries;
@@ -12,15 +14,26 @@
 //! list order, so the first handler to respond is the same one a plain scan
 //! would find — the index only skips handlers that cannot match.
 //!
+//! GraphQL handlers with an exact operation name are grouped by endpoint and
+//! keyed by name; the request's operation names come from the lookup's
+//! once-per-request parse, asked for only when a group's endpoint matches (a
+//! handler whose endpoint does not match never parses either). An invalid
+//! document or an anonymous operation makes every named handler a candidate,
+//! so the one warning such a request gets is printed exactly as before.
+//!
 //! Keys are lowercased: path and host matching is case-insensitive, and
 //! percent-encoded text compares equal whatever the case of its hex digits.
 
+use std::collections::HashMap;
+use std::sync::Arc;
+
 use url::Url;
 
+use super::Predicate;
 use crate::handler::Handler;
 
 /// What a handler tells the index about the URLs it can match.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub(crate) enum IndexHint {
     /// No literal prefix is known: always a candidate.
     Always,
@@ -31,6 +44,40 @@ pub(crate) enum IndexHint {
         /// The literal path prefix.
         path: String,
     },
+    /// A GraphQL handler for the operation with exactly this name, at this
+    /// endpoint (`None`: any URL).
+    Operation {
+        name: String,
+        endpoint: Option<Arc<Predicate>>,
+    },
+}
+
+/// What the index may learn about a request's GraphQL operations; provided
+/// by the lookup, which parses the request at most once.
+pub(crate) trait OperationSource {
+    /// Whether a GraphQL endpoint predicate matches the request.
+    fn endpoint_applies(&self, endpoint: &Arc<Predicate>) -> bool;
+    /// The request's operations (parsing it if needed; prints nothing).
+    fn operations(&self) -> Operations<'_>;
+}
+
+/// The request's GraphQL operations as far as the index cares.
+pub(crate) enum Operations<'a> {
+    /// Not GraphQL: no operation handler can match.
+    NotGraphql,
+    /// Every operation handler must look (an invalid document or an
+    /// anonymous operation: the first to look prints one warning).
+    AskEveryone,
+    /// These operation names.
+    Named(Vec<&'a str>),
+}
+
+/// Exact-name GraphQL handlers of one endpoint (handlers of one link share
+/// their endpoint), so the endpoint is checked once.
+struct OperationGroup {
+    endpoint: Option<Arc<Predicate>>,
+    by_name: HashMap<String, Vec<u32>>,
+    all: Vec<u32>,
 }
 
 /// The lookup keys of one request, computed once per request.
@@ -70,6 +117,7 @@ pub(crate) struct ChunkIndex {
     by_origin_and_path: Trie,
     by_path: Trie,
     always: Vec<u32>,
+    operations: Vec<OperationGroup>,
     /// The method each handler is limited to (`None`: any), by position.
     methods: Vec<Option<http::Method>>,
 }
@@ -80,6 +128,7 @@ impl ChunkIndex {
             by_origin_and_path: Trie::new(),
             by_path: Trie::new(),
             always: Vec::new(),
+            operations: Vec::new(),
             methods: handlers
                 .iter()
                 .map(|h| h.logic().method().cloned())
@@ -100,24 +149,72 @@ impl ChunkIndex {
                 IndexHint::Prefix { origin: None, path } => {
                     index.by_path.insert(path.bytes(), position)
                 }
+                IndexHint::Operation { name, endpoint } => {
+                    index.add_operation(name, endpoint, position)
+                }
             }
         }
         index
     }
 
+    fn add_operation(&mut self, name: String, endpoint: Option<Arc<Predicate>>, position: u32) {
+        let same = |group: &OperationGroup| match (&group.endpoint, &endpoint) {
+            (None, None) => true,
+            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+            _ => false,
+        };
+        let group = match self.operations.iter().position(same) {
+            Some(found) => &mut self.operations[found],
+            None => {
+                self.operations.push(OperationGroup {
+                    endpoint,
+                    by_name: HashMap::new(),
+                    all: Vec::new(),
+                });
+                self.operations.last_mut().expect("just pushed")
+            }
+        };
+        group.by_name.entry(name).or_default().push(position);
+        group.all.push(position);
+    }
+
     /// Positions (in the chunk) of the handlers that may match, in list order.
-    pub fn candidates(&self, keys: &RequestKeys, out: &mut Vec<u32>) {
+    pub fn candidates(&self, keys: &RequestKeys, source: &dyn OperationSource, out: &mut Vec<u32>) {
         out.clear();
         out.extend_from_slice(&self.always);
         self.by_origin_and_path
             .walk(keys.origin_and_path.as_bytes(), out);
         self.by_path.walk(keys.path().as_bytes(), out);
+        for group in &self.operations {
+            // A handler whose endpoint does not match never parses the
+            // request: neither does the index on its behalf.
+            if group
+                .endpoint
+                .as_ref()
+                .is_some_and(|endpoint| !source.endpoint_applies(endpoint))
+            {
+                continue;
+            }
+            match source.operations() {
+                Operations::NotGraphql => {}
+                Operations::AskEveryone => out.extend_from_slice(&group.all),
+                Operations::Named(names) => {
+                    for name in names {
+                        out.extend_from_slice(
+                            group.by_name.get(name).map_or(&[][..], Vec::as_slice),
+                        );
+                    }
+                }
+            }
+        }
         out.retain(|&p| {
             self.methods[p as usize]
                 .as_ref()
                 .is_none_or(|m| *m == keys.method)
         });
         out.sort_unstable();
+        // A batch may name one operation twice.
+        out.dedup();
     }
 }
 

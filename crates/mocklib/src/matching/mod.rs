@@ -38,7 +38,9 @@ use std::sync::Arc;
 use regex::Regex;
 use url::Url;
 
-pub(crate) use index::{ChunkIndex, IndexHint, MIN_INDEXED, RequestKeys};
+pub(crate) use index::{
+    ChunkIndex, IndexHint, MIN_INDEXED, OperationSource, Operations, RequestKeys,
+};
 use pattern::PathPattern;
 pub use pattern::PatternError;
 
