@@ -125,13 +125,7 @@ impl FormData {
 
     /// Parses a body according to its `Content-Type`.
     pub fn parse(content_type: &str, body: &[u8]) -> Result<Self, FormError> {
-        let essence = content_type
-            .split(';')
-            .next()
-            .unwrap_or_default()
-            .trim()
-            .to_ascii_lowercase();
-        match essence.as_str() {
+        match media_type(content_type).as_str() {
             "application/x-www-form-urlencoded" => Ok(FormData {
                 fields: form_urlencoded::parse(body)
                     .map(|(k, v)| (k.into_owned(), FormValue::Text(v.into_owned())))
@@ -254,6 +248,17 @@ fn header_param<'a>(header: &'a str, name: &str) -> Option<&'a str> {
         }
         rest = remainder;
     }
+}
+
+/// The media type of a `Content-Type` value, lowercased, without parameters:
+/// `Multipart/Form-Data; boundary=x` → `multipart/form-data`.
+pub(crate) fn media_type(content_type: &str) -> String {
+    content_type
+        .split(';')
+        .next()
+        .unwrap_or_default()
+        .trim()
+        .to_ascii_lowercase()
 }
 
 fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {

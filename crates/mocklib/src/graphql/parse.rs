@@ -156,13 +156,7 @@ fn extract(request: &Request) -> Result<Payloads, NotGraphql> {
         return Err(NotGraphql::Silent);
     }
     let content_type = request.header("content-type").unwrap_or_default();
-    let essence = content_type
-        .split(';')
-        .next()
-        .unwrap_or_default()
-        .trim()
-        .to_ascii_lowercase();
-    let operations = if essence == "multipart/form-data" {
+    let operations = if crate::form_data::media_type(content_type) == "multipart/form-data" {
         from_multipart(content_type, request.body())?
     } else {
         // Any other content type: a JSON body is read as GraphQL (clients
