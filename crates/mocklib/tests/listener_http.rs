@@ -9,7 +9,7 @@
 
 mod common;
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::HashSet;
 use std::future::Future as _;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -696,42 +696,10 @@ async fn the_resolver_sees_the_http_version_the_client_used() {
 // ---------------------------------------------------------------------------
 // 6. the spec's posts API over HTTPS through the listener
 
-/// The spec's "Reference behavior of an example REST API described with handlers".
-fn posts_api() -> Server {
-    let posts: Arc<Mutex<BTreeMap<String, Value>>> = Arc::default();
-    setup_server([
-        http::get("/posts", {
-            let posts = Arc::clone(&posts);
-            move |_| {
-                HttpResponse::json(&posts.lock().unwrap().values().cloned().collect::<Vec<_>>())
-            }
-        }),
-        http::post("/posts", {
-            let posts = Arc::clone(&posts);
-            move |args| {
-                let posts = Arc::clone(&posts);
-                async move {
-                    let post: Value = args.request.json()?;
-                    let id = post["id"].to_string();
-                    posts.lock().unwrap().insert(id, post.clone());
-                    Ok::<_, mocklib::BodyError>(HttpResponse::json(&post).status(201))
-                }
-            }
-        }),
-        http::delete("/posts/:id", {
-            let posts = Arc::clone(&posts);
-            move |args| match posts.lock().unwrap().remove(&args.params["id"]) {
-                None => HttpResponse::empty().status(404),
-                Some(post) => HttpResponse::json(&post),
-            }
-        }),
-    ])
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_posts_api_over_https_through_the_listener() {
     const API: &str = "https://api.example.com";
-    let server = posts_api();
+    let server = common::reference_api();
     server.listen_with(common::error_on_unhandled());
     let client = server.reqwest_client();
 

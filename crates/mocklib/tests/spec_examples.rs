@@ -3,56 +3,15 @@
 
 mod common;
 
-use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex};
-
-use mocklib::node::{Server, setup_server};
+use mocklib::node::setup_server;
 use mocklib::{HttpResponse, http};
 use serde_json::{Value, json};
 
 const API: &str = "https://api.example.com";
 
-/// The spec's "Reference behavior of an example REST API described with handlers".
-fn posts_api() -> Server {
-    let posts: Arc<Mutex<BTreeMap<String, Value>>> = Arc::default();
-    setup_server([
-        http::get("/posts", {
-            let posts = Arc::clone(&posts);
-            move |_| {
-                HttpResponse::json(&posts.lock().unwrap().values().cloned().collect::<Vec<_>>())
-            }
-        }),
-        http::post("/posts", {
-            let posts = Arc::clone(&posts);
-            move |args| {
-                let posts = Arc::clone(&posts);
-                async move {
-                    let post: Value = args.request.json()?;
-                    let id = post["id"].to_string();
-                    posts.lock().unwrap().insert(id, post.clone());
-                    Ok::<_, mocklib::BodyError>(HttpResponse::json(&post).status(201))
-                }
-            }
-        }),
-        http::delete("/posts/:id", {
-            let posts = Arc::clone(&posts);
-            move |args| match posts.lock().unwrap().remove(&args.params["id"]) {
-                None => HttpResponse::empty().status(404),
-                Some(post) => HttpResponse::json(&post),
-            }
-        }),
-        http::get("/user", |args| {
-            if args.cookies.get("session").is_none() {
-                return HttpResponse::empty().status(401);
-            }
-            HttpResponse::json(&json!({ "name": "John" }))
-        }),
-    ])
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_posts_api_starts_empty_stores_lists_and_deletes() {
-    let server = posts_api();
+    let server = common::reference_api();
     server.listen();
     let client = common::client(&server);
 
@@ -112,7 +71,7 @@ async fn the_posts_api_starts_empty_stores_lists_and_deletes() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn deleting_a_missing_post_is_404_with_a_null_body() {
-    let server = posts_api();
+    let server = common::reference_api();
     server.listen();
     let response = common::client(&server)
         .delete(format!("{API}/posts/42"))
@@ -125,7 +84,7 @@ async fn deleting_a_missing_post_is_404_with_a_null_body() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn posting_invalid_json_is_a_500_naming_the_body_error_not_a_crash() {
-    let server = posts_api();
+    let server = common::reference_api();
     server.listen();
     let client = common::client(&server);
     let response = client
@@ -148,7 +107,7 @@ async fn posting_invalid_json_is_a_500_naming_the_body_error_not_a_crash() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_user_needs_a_session_cookie() {
-    let server = posts_api();
+    let server = common::reference_api();
     server.listen();
     let client = common::client(&server);
 

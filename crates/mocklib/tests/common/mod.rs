@@ -40,3 +40,46 @@ pub fn error_on_unhandled() -> mocklib::ListenOptions {
 pub fn is_network_error(error: &reqwest_middleware::Error) -> bool {
     mocklib::NetworkError::from_middleware_error(error).is_some()
 }
+
+/// The spec's "Reference behavior of an example REST API described with
+/// handlers": the posts API (in memory, empty at first) and the cookie example.
+pub fn reference_api() -> Server {
+    let posts: std::sync::Arc<
+        std::sync::Mutex<std::collections::BTreeMap<String, serde_json::Value>>,
+    > = std::sync::Arc::default();
+    mocklib::node::setup_server([
+        mocklib::http::get("/posts", {
+            let posts = std::sync::Arc::clone(&posts);
+            move |_| {
+                mocklib::HttpResponse::json(
+                    &posts.lock().unwrap().values().cloned().collect::<Vec<_>>(),
+                )
+            }
+        }),
+        mocklib::http::post("/posts", {
+            let posts = std::sync::Arc::clone(&posts);
+            move |args| {
+                let posts = std::sync::Arc::clone(&posts);
+                async move {
+                    let post: serde_json::Value = args.request.json()?;
+                    let id = post["id"].to_string();
+                    posts.lock().unwrap().insert(id, post.clone());
+                    Ok::<_, mocklib::BodyError>(mocklib::HttpResponse::json(&post).status(201))
+                }
+            }
+        }),
+        mocklib::http::delete("/posts/:id", {
+            let posts = std::sync::Arc::clone(&posts);
+            move |args| match posts.lock().unwrap().remove(&args.params["id"]) {
+                None => mocklib::HttpResponse::empty().status(404),
+                Some(post) => mocklib::HttpResponse::json(&post),
+            }
+        }),
+        mocklib::http::get("/user", |args| {
+            if args.cookies.get("session").is_none() {
+                return mocklib::HttpResponse::empty().status(401);
+            }
+            mocklib::HttpResponse::json(&serde_json::json!({ "name": "John" }))
+        }),
+    ])
+}
