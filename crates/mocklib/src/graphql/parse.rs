@@ -251,6 +251,15 @@ fn payload_from_json(value: Value) -> Result<Payload, NotGraphql> {
     })
 }
 
+/// `text` as a JSON object; otherwise a reason naming `what` it is.
+fn json_object(text: &str, what: &str) -> Result<Map<String, Value>, String> {
+    match serde_json::from_str::<Value>(text) {
+        Ok(Value::Object(object)) => Ok(object),
+        Ok(other) => Err(format!("{what} is {}, not a JSON object", kind_of(&other))),
+        Err(error) => Err(format!("{what} is not JSON: {error}")),
+    }
+}
+
 fn kind_of(value: &Value) -> &'static str {
     match value {
         Value::Null => "null",
@@ -278,19 +287,7 @@ fn from_query_string(request: &Request) -> Result<Payload, NotGraphql> {
     };
     let variables = match variables.as_deref().map(str::trim) {
         None | Some("") | Some("null") => Value::Object(Map::new()),
-        Some(text) => match serde_json::from_str::<Value>(text) {
-            Ok(Value::Object(variables)) => Value::Object(variables),
-            Ok(other) => {
-                return Err(format!(
-                    "its \"variables\" parameter is {}, not a JSON object",
-                    kind_of(&other)
-                )
-                .into());
-            }
-            Err(error) => {
-                return Err(format!("its \"variables\" parameter is not JSON: {error}").into());
-            }
-        },
+        Some(text) => Value::Object(json_object(text, "its \"variables\" parameter")?),
     };
     Ok(Payload {
         query,
@@ -321,19 +318,7 @@ fn from_multipart(content_type: &str, body: &[u8]) -> Result<Value, NotGraphql> 
         Some(map) => {
             let text = form_text(map)
                 .ok_or_else(|| "its multipart \"map\" field is not text".to_owned())?;
-            match serde_json::from_str::<Value>(&text) {
-                Ok(Value::Object(map)) => map,
-                Ok(other) => {
-                    return Err(format!(
-                        "its multipart \"map\" field is {}, not a JSON object",
-                        kind_of(&other)
-                    )
-                    .into());
-                }
-                Err(error) => {
-                    return Err(format!("its multipart \"map\" field is not JSON: {error}").into());
-                }
-            }
+            json_object(&text, "its multipart \"map\" field")?
         }
     };
     for (field, paths) in map {
