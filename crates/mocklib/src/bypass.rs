@@ -27,10 +27,12 @@ use crate::response::HttpResponse;
 #[non_exhaustive]
 pub enum BypassError {
     /// This front door has no network to perform requests with (the
-    /// server is not listening, or the `net` feature is off).
+    /// server is not listening, or the `net` feature is off), or the request
+    /// was built by hand rather than handed to a resolver: pass the
+    /// resolver's `args.request`.
     #[error(
-        "bypass() cannot perform {method} {url}: this request did not come through a listening \
-         mocklib server with the `net` feature"
+        "bypass() cannot perform {method} {url}: pass the request a resolver received, from a \
+         listening mocklib server with the `net` feature or a started browser worker"
     )]
     Unavailable {
         /// The request method.

@@ -151,7 +151,7 @@ mod timer {
     pub(super) fn set_timeout(duration: Duration, fire: Box<dyn FnOnce() + Send>) {
         use wasm_bindgen::JsCast;
         let global = js_sys::global();
-        let callback = wasm_bindgen::closure::Closure::once_into_js(move || fire());
+        let callback = wasm_bindgen::closure::Closure::once_into_js(fire);
         let set_timeout = js_sys::Reflect::get(&global, &"setTimeout".into())
             .ok()
             .and_then(|f| f.dyn_into::<js_sys::Function>().ok());

@@ -20,6 +20,8 @@ use std::sync::{Arc, PoisonError, RwLock};
 
 use bytes::Bytes;
 use futures_util::FutureExt;
+
+use crate::maybe_send::MaybeSend;
 use http::HeaderMap;
 use url::Url;
 
@@ -169,8 +171,7 @@ impl NetworkError {
 }
 
 /// The result of performing a request for real with [`Performer`].
-pub(crate) type PerformFuture =
-    std::pin::Pin<Box<dyn std::future::Future<Output = Result<HttpResponse, String>> + Send>>;
+pub(crate) type PerformFuture = crate::maybe_send::BoxFuture<Result<HttpResponse, String>>;
 
 /// Performs a request over the real network, for [`bypass`](crate::bypass).
 /// Provided by a front door that has a network (the native listener); the
@@ -204,7 +205,7 @@ impl Engine {
     }
 
     /// Sets how `bypass()` performs requests for this engine.
-    #[cfg_attr(not(feature = "net"), allow(dead_code))]
+    #[cfg_attr(any(not(feature = "net"), target_arch = "wasm32"), allow(dead_code))]
     pub fn set_performer(&self, performer: Arc<dyn Performer>) {
         *self
             .performer
@@ -245,12 +246,13 @@ impl Engine {
     }
 
     /// Whether `scope` is this engine's root (no boundary).
-    #[cfg_attr(not(feature = "net"), allow(dead_code))]
+    #[cfg_attr(any(not(feature = "net"), target_arch = "wasm32"), allow(dead_code))]
     pub fn is_root(&self, scope: &Arc<Scope>) -> bool {
         Arc::ptr_eq(scope, &self.root)
     }
 
     /// A function creating a fresh boundary scope from the caller's scope.
+    #[cfg_attr(target_arch = "wasm32", allow(dead_code))] // no boundaries in the browser yet
     pub fn boundary_factory(self: &Arc<Self>) -> boundary::NewScope {
         let engine = Arc::clone(self);
         boundary::NewScope(Arc::new(move || Arc::new(engine.current_scope().child())))
@@ -265,7 +267,7 @@ impl Engine {
         &self,
         request: Request,
         base_url: Option<Url>,
-    ) -> impl std::future::Future<Output = Outcome> + Send + 'static + use<> {
+    ) -> impl std::future::Future<Output = Outcome> + MaybeSend + 'static + use<> {
         self.handle_in(self.current_scope(), request, base_url)
     }
 
@@ -275,7 +277,7 @@ impl Engine {
         scope: Arc<Scope>,
         request: Request,
         base_url: Option<Url>,
-    ) -> impl std::future::Future<Output = Outcome> + Send + 'static + use<> {
+    ) -> impl std::future::Future<Output = Outcome> + MaybeSend + 'static + use<> {
         let options = self.listen_options();
         let events = self.events.clone();
         if let Some(performer) = &*self
@@ -532,7 +534,7 @@ fn panicked(panic: &(dyn std::any::Any + Send)) -> Resolution {
     })
 }
 
-fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+pub(crate) fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
     panic
         .downcast_ref::<&str>()
         .map(|s| (*s).to_owned())

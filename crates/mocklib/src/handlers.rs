@@ -119,7 +119,7 @@ impl Drop for Link {
 /// The handler state of one scope.
 pub(crate) struct Scope {
     /// Unique in the process; names the scope in proxy credentials.
-    #[cfg_attr(not(feature = "net"), allow(dead_code))]
+    #[cfg_attr(any(not(feature = "net"), target_arch = "wasm32"), allow(dead_code))]
     id: u64,
     engine_id: u64,
     state: Mutex<ScopeState>,
@@ -154,6 +154,7 @@ impl Scope {
 
     /// A boundary scope starting from this scope's full current list, all of
     /// it counted as initial.
+    #[cfg_attr(target_arch = "wasm32", allow(dead_code))] // no boundaries in the browser yet
     pub fn child(&self) -> Self {
         let state = self.lock();
         Scope {
@@ -167,7 +168,7 @@ impl Scope {
         }
     }
 
-    #[cfg_attr(not(feature = "net"), allow(dead_code))]
+    #[cfg_attr(any(not(feature = "net"), target_arch = "wasm32"), allow(dead_code))]
     pub fn id(&self) -> u64 {
         self.id
     }

@@ -70,23 +70,21 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
-// On wasm32 the engine has no front door until `browser::setup_worker` lands.
-#[cfg_attr(target_arch = "wasm32", allow(dead_code))]
 pub mod boundary;
+pub mod browser;
 mod bypass;
 mod cookies;
 mod delay;
-#[cfg_attr(target_arch = "wasm32", allow(dead_code))]
 mod engine;
 pub mod events;
 mod form_data;
 pub mod graphql;
 mod handler;
-#[cfg_attr(target_arch = "wasm32", allow(dead_code))]
 mod handlers;
 pub mod http;
 mod log;
 pub mod matching;
+mod maybe_send;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod node;
 mod params;
@@ -112,6 +110,7 @@ pub use events::{EventKind, Events, LifeCycleEvent};
 pub use form_data::{FormData, FormError, FormValue};
 pub use handler::Handler;
 pub use matching::{IntoPredicate, PatternError, Predicate};
+pub use maybe_send::MaybeSend;
 pub use params::{ParamValue, Params};
 pub use request::{BodyError, InvalidRequest, Request};
 pub use resolver::{IntoResolution, RequestId, ResolverArgs, ResolverError};

@@ -1,15 +1,16 @@
 //! Messages for the developer.
 //!
 //! Through `tracing` when the application installed a subscriber, otherwise
-//! on standard error — an unhandled-request warning must never vanish just
-//! because nobody set up logging (test harnesses show captured stderr of a
-//! failing test).
+//! where the developer looks: standard error natively (test harnesses show
+//! the captured stderr of a failing test), the console in the browser. An
+//! unhandled-request warning must never vanish just because nobody set up
+//! logging.
 
 pub(crate) fn warn(message: &str) {
     if tracing::dispatcher::has_been_set() {
         tracing::warn!(target: "mocklib", "{message}");
     } else {
-        eprintln!("[mocklib] Warning: {message}");
+        fallback::warn(&format!("[mocklib] Warning: {message}"));
     }
 }
 
@@ -17,6 +18,55 @@ pub(crate) fn error(message: &str) {
     if tracing::dispatcher::has_been_set() {
         tracing::error!(target: "mocklib", "{message}");
     } else {
-        eprintln!("[mocklib] Error: {message}");
+        fallback::error(&format!("[mocklib] Error: {message}"));
+    }
+}
+
+/// Routine news (mocking enabled, a request mocked); the browser front door
+/// prints these unless started `quiet`, as Mock Service Worker does.
+#[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+pub(crate) fn info(message: &str) {
+    if tracing::dispatcher::has_been_set() {
+        tracing::info!(target: "mocklib", "{message}");
+    } else {
+        fallback::info(&format!("[mocklib] {message}"));
+    }
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+mod fallback {
+    pub(super) fn warn(line: &str) {
+        eprintln!("{line}");
+    }
+    pub(super) fn error(line: &str) {
+        eprintln!("{line}");
+    }
+    pub(super) fn info(line: &str) {
+        eprintln!("{line}");
+    }
+}
+
+#[cfg(target_arch = "wasm32")]
+mod fallback {
+    use wasm_bindgen::prelude::*;
+
+    #[wasm_bindgen]
+    extern "C" {
+        #[wasm_bindgen(js_namespace = console, js_name = warn)]
+        fn console_warn(line: &str);
+        #[wasm_bindgen(js_namespace = console, js_name = error)]
+        fn console_error(line: &str);
+        #[wasm_bindgen(js_namespace = console, js_name = log)]
+        fn console_log(line: &str);
+    }
+
+    pub(super) fn warn(line: &str) {
+        console_warn(line);
+    }
+    pub(super) fn error(line: &str) {
+        console_error(line);
+    }
+    pub(super) fn info(line: &str) {
+        console_log(line);
     }
 }

@@ -32,9 +32,9 @@
 //! keeps serving every other request.
 
 use std::future::Future;
-use std::pin::Pin;
 
 use crate::cookies::Cookies;
+use crate::maybe_send::MaybeSend;
 use crate::params::Params;
 use crate::request::Request;
 use crate::response::HttpResponse;
@@ -168,7 +168,7 @@ fn short_type_name<T: ?Sized>() -> &'static str {
 }
 
 /// A boxed resolver future.
-pub(crate) type BoxResolution = Pin<Box<dyn Future<Output = Resolution> + Send>>;
+pub(crate) type BoxResolution = crate::maybe_send::BoxFuture<Resolution>;
 
 /// The result of calling a resolver: ready at once (sync resolvers, no
 /// allocation) or a future to await.
@@ -191,7 +191,7 @@ pub mod marker {
 /// What a resolver closure may return: an [`IntoResolution`] value, or a
 /// future of one. `M` is a marker ([`marker::Sync`] / [`marker::Async`]) that
 /// is always inferred.
-pub trait ResolverOutput<M>: Send + 'static {
+pub trait ResolverOutput<M>: MaybeSend + 'static {
     #[doc(hidden)]
     fn into_call(self) -> ResolverCallBox;
 }
@@ -200,7 +200,7 @@ pub trait ResolverOutput<M>: Send + 'static {
 #[doc(hidden)]
 pub struct ResolverCallBox(pub(crate) ResolverCall);
 
-impl<T: IntoResolution + Send + 'static> ResolverOutput<marker::Sync> for T {
+impl<T: IntoResolution + MaybeSend + 'static> ResolverOutput<marker::Sync> for T {
     fn into_call(self) -> ResolverCallBox {
         ResolverCallBox(ResolverCall::Ready(self.into_resolution()))
     }
@@ -208,7 +208,7 @@ impl<T: IntoResolution + Send + 'static> ResolverOutput<marker::Sync> for T {
 
 impl<F> ResolverOutput<marker::Async> for F
 where
-    F: Future + Send + 'static,
+    F: Future + MaybeSend + 'static,
     F::Output: IntoResolution,
 {
     fn into_call(self) -> ResolverCallBox {

@@ -1,0 +1,146 @@
+//! What both interception modes' tests share: plain `fetch` helpers and the
+//! JavaScript clients (XHR, `<img>`, a Web Worker, JS `fetch`).
+#![allow(dead_code)] // each test file uses its own subset
+
+use js_sys::Promise;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::JsFuture;
+
+/// A file the wasm-bindgen test runner serves for real (it serves this
+/// crate's folder): the "real server" of passthrough tests.
+pub const REAL_FILE: &str = "/tests/fixtures/real.json";
+pub const REAL_BODY: &str = "{\"source\":\"the real server\"}\n";
+
+#[wasm_bindgen(inline_js = r#"
+export function jsFetchText(url, init) {
+  return fetch(url, init).then(async (r) => [r.status, r.statusText, await r.text(), r.url, r.redirected]);
+}
+export function jsFetchError(url) {
+  return fetch(url).then(() => 'resolved', (e) => e instanceof TypeError ? 'TypeError: ' + e.message : 'other: ' + e);
+}
+export function xhrText(url) {
+  return new Promise((resolve, reject) => {
+    const xhr = new XMLHttpRequest();
+    xhr.open('GET', url);
+    xhr.onload = () => resolve([xhr.status, xhr.responseText]);
+    xhr.onerror = () => reject(new Error('XHR failed'));
+    xhr.send();
+  });
+}
+export function imageSize(url) {
+  return new Promise((resolve, reject) => {
+    const img = new Image();
+    img.onload = () => resolve([img.naturalWidth, img.naturalHeight]);
+    img.onerror = () => reject(new Error('image failed to load: ' + url));
+    img.src = url;
+  });
+}
+export function fetchFromWebWorker(url) {
+  const source = `fetch(${JSON.stringify(new URL(url, location.href).href)})
+    .then((r) => r.text()).then((t) => postMessage(t), (e) => postMessage('error: ' + e));`;
+  const worker = new Worker(URL.createObjectURL(new Blob([source], { type: 'text/javascript' })));
+  return new Promise((resolve) => {
+    worker.onmessage = (event) => { worker.terminate(); resolve(event.data); };
+  });
+}
+export function setCookie(cookie) { document.cookie = cookie; }
+export function getCookies() { return document.cookie; }
+export function nowMs() { return performance.now(); }
+"#)]
+extern "C" {
+    #[wasm_bindgen(js_name = jsFetchText)]
+    fn js_fetch_text_promise(url: &str, init: JsValue) -> Promise;
+    #[wasm_bindgen(js_name = jsFetchError)]
+    fn js_fetch_error_promise(url: &str) -> Promise;
+    #[wasm_bindgen(js_name = xhrText)]
+    fn xhr_text_promise(url: &str) -> Promise;
+    #[wasm_bindgen(js_name = imageSize)]
+    fn image_size_promise(url: &str) -> Promise;
+    #[wasm_bindgen(js_name = fetchFromWebWorker)]
+    fn web_worker_promise(url: &str) -> Promise;
+    #[wasm_bindgen(js_name = setCookie)]
+    pub fn set_cookie(cookie: &str);
+    #[wasm_bindgen(js_name = getCookies)]
+    pub fn get_cookies() -> String;
+    #[wasm_bindgen(js_name = nowMs)]
+    pub fn now_ms() -> f64;
+}
+
+/// What plain JavaScript `fetch` saw.
+#[derive(Debug)]
+pub struct JsResponse {
+    pub status: u16,
+    pub status_text: String,
+    pub body: String,
+    pub url: String,
+    pub redirected: bool,
+}
+
+/// `fetch(url, init)` from JavaScript, read as text.
+pub async fn js_fetch(url: &str, init: JsValue) -> JsResponse {
+    let value = JsFuture::from(js_fetch_text_promise(url, init))
+        .await
+        .expect("JS fetch rejected");
+    let parts = js_sys::Array::from(&value);
+    JsResponse {
+        status: parts.get(0).as_f64().unwrap() as u16,
+        status_text: parts.get(1).as_string().unwrap(),
+        body: parts.get(2).as_string().unwrap(),
+        url: parts.get(3).as_string().unwrap(),
+        redirected: parts.get(4).as_bool().unwrap(),
+    }
+}
+
+/// `"TypeError: …"` when `fetch(url)` rejected with a TypeError,
+/// `"resolved"` when it did not reject.
+pub async fn js_fetch_error(url: &str) -> String {
+    JsFuture::from(js_fetch_error_promise(url))
+        .await
+        .unwrap()
+        .as_string()
+        .unwrap()
+}
+
+pub async fn xhr(url: &str) -> (u16, String) {
+    let value = JsFuture::from(xhr_text_promise(url))
+        .await
+        .expect("XHR failed");
+    let parts = js_sys::Array::from(&value);
+    (
+        parts.get(0).as_f64().unwrap() as u16,
+        parts.get(1).as_string().unwrap(),
+    )
+}
+
+pub async fn image_size(url: &str) -> Result<(u32, u32), String> {
+    let value = JsFuture::from(image_size_promise(url))
+        .await
+        .map_err(|e| format!("{e:?}"))?;
+    let parts = js_sys::Array::from(&value);
+    Ok((
+        parts.get(0).as_f64().unwrap() as u32,
+        parts.get(1).as_f64().unwrap() as u32,
+    ))
+}
+
+/// Text a dedicated Web Worker of the page got from `fetch(url)`.
+pub async fn fetch_from_web_worker(url: &str) -> String {
+    JsFuture::from(web_worker_promise(url))
+        .await
+        .unwrap()
+        .as_string()
+        .unwrap()
+}
+
+pub fn origin() -> String {
+    web_sys::window().unwrap().location().origin().unwrap()
+}
+
+/// A 1×1 transparent PNG.
+pub const PIXEL_PNG: &[u8] = &[
+    0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x48, 0x44, 0x52,
+    0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x01, 0x08, 0x06, 0x00, 0x00, 0x00, 0x1f, 0x15, 0xc4,
+    0x89, 0x00, 0x00, 0x00, 0x0b, 0x49, 0x44, 0x41, 0x54, 0x78, 0x9c, 0x63, 0x60, 0x00, 0x02, 0x00,
+    0x00, 0x05, 0x00, 0x01, 0x7a, 0x5e, 0xab, 0x3f, 0x00, 0x00, 0x00, 0x00, 0x49, 0x45, 0x4e, 0x44,
+    0xae, 0x42, 0x60, 0x82,
+];

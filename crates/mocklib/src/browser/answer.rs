@@ -1,0 +1,74 @@
+//! One request through the engine, as both interception modes need it.
+
+use std::sync::Arc;
+
+use url::Url;
+use wasm_bindgen::JsValue;
+
+use super::convert::{BrowserRequest, MockedResponse};
+use crate::engine::{Engine, Outcome, Passthrough};
+
+/// What the page does with an intercepted request.
+pub(super) enum Answer {
+    Mocked(MockedResponse),
+    /// Perform it as it is (a passthrough or an unhandled request).
+    Passthrough(Passthrough),
+    /// Fail it: `fetch` rejects with a `TypeError`.
+    NetworkError,
+}
+
+/// Resolves `request` with the worker's handlers. Relative predicates
+/// (`/api/user`) match against the page's own location, as in a browser
+/// every relative URL does.
+pub(super) async fn answer(
+    engine: &Arc<Engine>,
+    request: &BrowserRequest,
+    quiet: bool,
+) -> Result<Answer, String> {
+    let (method, url) = (&request.method, &request.url);
+    let request = request.to_core()?;
+    let outcome = engine.handle(request, page_url()).await;
+    Ok(match outcome {
+        Outcome::Mocked(response) => {
+            let response = MockedResponse::new(response);
+            if !quiet {
+                crate::log::info(&format!(
+                    "{method} {url} ({} {})",
+                    response.status, response.status_text
+                ));
+            }
+            Answer::Mocked(response)
+        }
+        Outcome::Passthrough(passthrough) => Answer::Passthrough(passthrough),
+        Outcome::NetworkError(_) => Answer::NetworkError,
+    })
+}
+
+fn page_url() -> Option<Url> {
+    let href = js_sys::Reflect::get(&js_sys::global(), &JsValue::from_str("location"))
+        .ok()
+        .and_then(|location| js_sys::Reflect::get(&location, &JsValue::from_str("href")).ok())?
+        .as_string()?;
+    Url::parse(&href).ok()
+}
+
+/// Emits `response:bypass` for a real response the browser received.
+pub(super) fn report_passthrough(
+    passthrough: Passthrough,
+    status: u16,
+    headers: &[(String, String)],
+) {
+    let Ok(status) = http::StatusCode::from_u16(status) else {
+        return;
+    };
+    let mut map = http::HeaderMap::with_capacity(headers.len());
+    for (name, value) in headers {
+        if let (Ok(name), Ok(value)) = (
+            http::HeaderName::from_bytes(name.as_bytes()),
+            http::HeaderValue::from_str(value),
+        ) {
+            map.append(name, value);
+        }
+    }
+    passthrough.report_response(status, &map);
+}

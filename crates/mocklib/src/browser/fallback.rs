@@ -1,0 +1,217 @@
+//! Fallback interception: `fetch` itself is replaced in the page.
+//!
+//! Used where a Service Worker cannot run (a `file:` page, an insecure
+//! origin, a failed registration) or when asked for. It sees only what calls
+//! `fetch` — web-sys, gloo-net, reqwest's wasm backend, plain JavaScript —
+//! not XHR or `<img>`; it answers in the page's own task, with no message
+//! hops, so it is also the fastest mode.
+
+use std::sync::Arc;
+
+use js_sys::{Function, Object, Promise, Uint8Array};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::JsFuture;
+
+use super::answer::{Answer, answer, report_passthrough};
+use super::convert::{BrowserRequest, MockedResponse, header_pairs};
+use super::{glue, task};
+use crate::engine::Engine;
+
+/// The browser's own redirect limit.
+const MAX_REDIRECTS: u32 = 20;
+
+/// `fetch` replaced on the global object until dropped.
+pub(super) struct FetchPatch {
+    target: Object,
+    original: Function,
+    _handler: Closure<dyn Fn(JsValue, JsValue) -> Promise>,
+}
+
+impl FetchPatch {
+    pub(super) fn install(engine: Arc<Engine>, quiet: bool) -> Self {
+        let target: Object = js_sys::global();
+        let original_slot = std::rc::Rc::new(std::cell::OnceCell::<Function>::new());
+        let slot = std::rc::Rc::clone(&original_slot);
+        let handler = Closure::<dyn Fn(JsValue, JsValue) -> Promise>::new(move |input, init| {
+            let original = slot
+                .get()
+                .expect("fetch is patched after the original is kept")
+                .clone();
+            intercept(Arc::clone(&engine), original, quiet, input, init)
+        });
+        let original = glue::patch_fetch(&target, handler.as_ref());
+        let _ = original_slot.set(original.clone());
+        super::perform::set_original_fetch(Some(original.clone()));
+        FetchPatch {
+            target,
+            original,
+            _handler: handler,
+        }
+    }
+}
+
+impl Drop for FetchPatch {
+    fn drop(&mut self) {
+        glue::restore_fetch(&self.target, &self.original);
+        super::perform::set_original_fetch(None);
+    }
+}
+
+/// The patched `fetch(input, init)`.
+fn intercept(
+    engine: Arc<Engine>,
+    original: Function,
+    quiet: bool,
+    input: JsValue,
+    init: JsValue,
+) -> Promise {
+    // `new Request(input, init)` validates exactly as `fetch` would.
+    let request = match new_request(&input, &init) {
+        Ok(request) => request,
+        Err(error) => return Promise::reject(&error),
+    };
+    let mut executor = move |resolve: Function, reject: Function| {
+        let url = request.url();
+        let on_panic = {
+            let (resolve, reject) = (resolve.clone(), reject.clone());
+            move |message: String| {
+                settle(
+                    &resolve,
+                    &reject,
+                    MockedResponse::handler_panicked(&message)
+                        .to_js(&url, false)
+                        .map(JsValue::from),
+                )
+            }
+        };
+        let (engine, original, request) = (
+            Arc::clone(&engine),
+            original.clone(),
+            Clone::clone(&request),
+        );
+        task::spawn(
+            async move {
+                settle(
+                    &resolve,
+                    &reject,
+                    respond(&engine, &original, quiet, request).await,
+                )
+            },
+            on_panic,
+        );
+    };
+    Promise::new(&mut executor)
+}
+
+fn settle(resolve: &Function, reject: &Function, result: Result<JsValue, JsValue>) {
+    let _ = match result {
+        Ok(response) => resolve.call1(&JsValue::UNDEFINED, &response),
+        Err(error) => reject.call1(&JsValue::UNDEFINED, &error),
+    };
+}
+
+fn new_request(input: &JsValue, init: &JsValue) -> Result<web_sys::Request, JsValue> {
+    let constructor: Function =
+        js_sys::Reflect::get(&js_sys::global(), &JsValue::from_str("Request"))?.dyn_into()?;
+    let arguments = js_sys::Array::of2(input, init);
+    js_sys::Reflect::construct(&constructor, &arguments)?.dyn_into()
+}
+
+/// Answers one `fetch`, following mocked redirects as the browser would.
+async fn respond(
+    engine: &Arc<Engine>,
+    original: &Function,
+    quiet: bool,
+    mut request: web_sys::Request,
+) -> Result<JsValue, JsValue> {
+    let mut redirects = 0;
+    loop {
+        // Kept unread for a passthrough: reading the body consumes it
+        // (`Request.clone()` of the Fetch API).
+        let unread = request.clone()?;
+        let browser = BrowserRequest::read(&request).await?;
+        let answer = answer(engine, &browser, quiet)
+            .await
+            .map_err(|message| glue::type_error(&message))?;
+        match answer {
+            Answer::Mocked(mocked) => {
+                mocked.store_cookies();
+                if let Some(location) = mocked.redirect_location() {
+                    match request.redirect() {
+                        web_sys::RequestRedirect::Follow => {
+                            redirects += 1;
+                            if redirects > MAX_REDIRECTS {
+                                return Err(glue::type_error(
+                                    "Failed to fetch: too many redirects",
+                                ));
+                            }
+                            request = follow(&browser, &request, mocked.status, location)?;
+                            continue;
+                        }
+                        web_sys::RequestRedirect::Error => {
+                            return Err(glue::type_error(
+                                "Failed to fetch: a redirect with redirect mode \"error\"",
+                            ));
+                        }
+                        // "manual": the redirect response itself.
+                        _ => {}
+                    }
+                }
+                return mocked.to_js(&browser.url, redirects > 0).map(JsValue::from);
+            }
+            Answer::Passthrough(passthrough) => {
+                let pending: Promise = original.call1(&js_sys::global(), &unread)?.dyn_into()?;
+                let response: web_sys::Response = JsFuture::from(pending).await?.dyn_into()?;
+                report_passthrough(
+                    passthrough,
+                    response.status(),
+                    &header_pairs(&response.headers()),
+                );
+                if redirects > 0 {
+                    return Ok(glue::set_response_url(&response, &response.url(), true).into());
+                }
+                return Ok(response.into());
+            }
+            Answer::NetworkError => return Err(glue::type_error("Failed to fetch")),
+        }
+    }
+}
+
+/// The request a redirect leads to, by the Fetch standard's rules: 303 (and
+/// 301/302 after a POST) become a GET without body; credentials of the
+/// Authorization header stay on the origin they were meant for.
+fn follow(
+    previous: &BrowserRequest,
+    request: &web_sys::Request,
+    status: u16,
+    location: &str,
+) -> Result<web_sys::Request, JsValue> {
+    let base =
+        url::Url::parse(&previous.url).map_err(|error| glue::type_error(&error.to_string()))?;
+    let target = base.join(location).map_err(|error| {
+        glue::type_error(&format!(
+            "Failed to fetch: bad redirect location {location:?}: {error}"
+        ))
+    })?;
+    let to_get = (status == 303 && previous.method != "HEAD")
+        || (matches!(status, 301 | 302) && previous.method == "POST");
+    let cross_origin = target.origin() != base.origin();
+    let headers = web_sys::Headers::new()?;
+    for (name, value) in &previous.headers {
+        let dropped =
+            (to_get && name.starts_with("content-")) || (cross_origin && name == "authorization");
+        if !dropped {
+            headers.append(name, value)?;
+        }
+    }
+    let init = web_sys::RequestInit::new();
+    init.set_method(if to_get { "GET" } else { &previous.method });
+    init.set_headers(&headers);
+    if !to_get && !previous.body.is_empty() {
+        init.set_body(&Uint8Array::from(&previous.body[..]));
+    }
+    init.set_credentials(request.credentials());
+    init.set_mode(request.mode());
+    init.set_redirect(web_sys::RequestRedirect::Follow);
+    web_sys::Request::new_with_str_and_init(target.as_str(), &init)
+}

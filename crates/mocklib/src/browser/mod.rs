@@ -1,0 +1,159 @@
+//! The browser entry point: [`setup_worker`] (spec: `setupWorker`), for Rust
+//! apps compiled to `wasm32-unknown-unknown` (Leptos, Yew, Dioxus, plain
+//! web-sys).
+//!
+//! The same handlers as in native tests answer the page's requests, whatever
+//! makes them: web-sys `fetch`, gloo-net, reqwest's wasm backend, JavaScript.
+//!
+//! ```ignore
+//! use mocklib::{http, HttpResponse, browser::setup_worker};
+//!
+//! let worker = setup_worker([
+//!     http::get("/api/user", |_| HttpResponse::json(&serde_json::json!({ "name": "John" }))),
+//! ]);
+//! let mode = worker.start().await?; // Mode::ServiceWorker, or Mode::Fallback
+//! ```
+//!
+//! # Two ways of intercepting
+//!
+//! - **Service Worker** (preferred): our worker script, served by your app at
+//!   `/mocklib-worker.js`, sees every request of the page — `fetch`, XHR,
+//!   `<img>`, requests of the page's Web Workers — and asks the page's wasm
+//!   module what to answer. Navigations always reach the network. Put the
+//!   script into your public folder with `mocklib init <public-dir>`
+//!   (`cargo install mocklib`) or [`write_worker_script`] in a build script;
+//!   a missing script is a [`StartError::WorkerScriptMissing`] saying so.
+//! - **Fallback**: `fetch` is patched in the page. Chosen when Service
+//!   Workers are unavailable (a `file:` page, an insecure origin) or their
+//!   registration fails, or when [`StartOptions::mode`] asks for it. Only
+//!   `fetch` is seen.
+//!
+//! [`Worker::start`] reports which mode is active.
+//!
+//! # What a browser user can count on
+//!
+//! - Passthrough and unhandled requests reach the real server;
+//!   [`HttpResponse::error()`](crate::HttpResponse::error) makes `fetch`
+//!   reject with a `TypeError`; mocked redirects are followed as the browser
+//!   follows real ones; a mocked response's `url` is the request's.
+//! - Relative predicates (`/api/user`) match requests to the page's own origin.
+//! - `delay(Delay::Real)` waits a random 100–400 ms.
+//! - A panicking resolver answers 500 "Request Handler Error" with a JSON
+//!   `{ "name": "Panic", "message" }` body and the page keeps working. (On
+//!   wasm32 a panic aborts the module's current call; mocklib runs each
+//!   request in its own call so only that request is lost. What the
+//!   abandoned call held is leaked, its share of the wasm stack included:
+//!   about 8 KiB per panic in a debug build, so a page load survives over a
+//!   hundred panicking requests — fix the panic before the next hundred.)
+//! - Cookies: a request's cookies come from `document.cookie` when its
+//!   credentials mode sends them; a mocked `Set-Cookie` is stored there.
+
+#[cfg(target_arch = "wasm32")]
+mod answer;
+#[cfg(target_arch = "wasm32")]
+mod convert;
+#[cfg(target_arch = "wasm32")]
+mod fallback;
+#[cfg(target_arch = "wasm32")]
+mod glue;
+#[cfg(target_arch = "wasm32")]
+mod perform;
+mod script;
+#[cfg(target_arch = "wasm32")]
+mod service_worker;
+#[cfg(target_arch = "wasm32")]
+mod task;
+#[cfg(target_arch = "wasm32")]
+mod worker;
+
+#[cfg(not(target_arch = "wasm32"))]
+pub use script::write_worker_script;
+pub use script::{WORKER_SCRIPT, WORKER_SCRIPT_NAME};
+#[cfg(target_arch = "wasm32")]
+pub use worker::{Worker, setup_worker};
+
+use crate::engine::UnhandledRequest;
+
+/// How a started worker intercepts requests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// Our Service Worker intercepts every request of the page.
+    ServiceWorker,
+    /// `fetch` is patched in the page.
+    Fallback,
+}
+
+impl std::fmt::Display for Mode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Mode::ServiceWorker => "Service Worker",
+            Mode::Fallback => "fetch patch",
+        })
+    }
+}
+
+/// Options of [`Worker::start_with`](worker::Worker::start_with).
+#[derive(Debug, Clone)]
+pub struct StartOptions {
+    /// Where the page finds the worker script. Default `/mocklib-worker.js`.
+    #[doc(alias = "serviceWorker")]
+    pub service_worker_url: String,
+    /// The Service Worker's scope; default: the script's folder.
+    pub scope: Option<String>,
+    /// `Some(mode)` insists on one mode: a Service Worker that cannot start is
+    /// then an error, not a fallback. `None` (default) picks the Service
+    /// Worker when it can run.
+    pub mode: Option<Mode>,
+    /// Don't print "Mocking enabled" and a line per mocked request.
+    pub quiet: bool,
+    /// What to do with requests no handler matches. Default: warn.
+    #[doc(alias = "onUnhandledRequest")]
+    pub on_unhandled_request: UnhandledRequest,
+}
+
+impl Default for StartOptions {
+    fn default() -> Self {
+        StartOptions {
+            service_worker_url: format!("/{WORKER_SCRIPT_NAME}"),
+            scope: None,
+            mode: None,
+            quiet: false,
+            on_unhandled_request: UnhandledRequest::default(),
+        }
+    }
+}
+
+/// Why [`Worker::start`](worker::Worker::start) could not start.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum StartError {
+    /// The worker script URL answered 404.
+    #[error(
+        "the mocklib Service Worker script was not found at {url} (404). Put it into your app's \
+         public folder: run `mocklib init <public-dir>` (cargo install mocklib), or call \
+         mocklib::browser::write_worker_script(\"<public-dir>\") from your build script; or start \
+         with StartOptions {{ mode: Some(Mode::Fallback), .. }} to patch fetch instead"
+    )]
+    WorkerScriptMissing {
+        /// The script URL that was tried.
+        url: String,
+    },
+    /// Service Workers cannot run on this page and [`Mode::ServiceWorker`]
+    /// was required.
+    #[error("Service Workers are unavailable here and were required: {reason}")]
+    ServiceWorkerUnavailable {
+        /// What the browser said.
+        reason: String,
+    },
+    /// Registering the worker failed and [`Mode::ServiceWorker`] was required.
+    #[error("registering the mocklib Service Worker {url} failed: {reason}")]
+    ServiceWorkerFailed {
+        /// The script URL.
+        url: String,
+        /// What the browser said.
+        reason: String,
+    },
+    /// `start()` was called while an earlier `start()` was still running.
+    #[error("the worker is already starting; await the first start()")]
+    AlreadyStarting,
+}

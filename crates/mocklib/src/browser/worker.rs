@@ -1,0 +1,233 @@
+//! [`Worker`]: the handler list and the switch that makes it intercept.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::sync::Arc;
+
+use super::fallback::FetchPatch;
+use super::perform::FetchPerformer;
+use super::service_worker::{self, Connection, RegisterFailure};
+use super::{Mode, StartError, StartOptions};
+use crate::engine::{Engine, ListenOptions};
+use crate::events::Events;
+use crate::handler::Handler;
+
+/// Creates a worker with `handlers` as its initial handlers (spec:
+/// `setupWorker(...handlers)`). Nothing is intercepted until
+/// [`Worker::start`].
+#[doc(alias = "setupWorker")]
+pub fn setup_worker(handlers: impl IntoIterator<Item = Handler>) -> Worker {
+    Worker {
+        engine: Engine::new(handlers.into_iter().collect()),
+        state: Rc::default(),
+    }
+}
+
+/// A set of request handlers intercepting the page's requests once started.
+///
+/// Cloning is cheap and every clone is the same worker.
+#[derive(Clone)]
+pub struct Worker {
+    engine: Arc<Engine>,
+    state: Rc<RefCell<State>>,
+}
+
+#[derive(Default)]
+enum State {
+    #[default]
+    Stopped,
+    Starting,
+    Running {
+        mode: Mode,
+        quiet: bool,
+        _interception: Interception,
+    },
+}
+
+/// Held while started; dropping it undoes the interception.
+enum Interception {
+    Fallback { _patch: FetchPatch },
+    ServiceWorker { _connection: Connection },
+}
+
+impl Worker {
+    /// Starts intercepting with default [`StartOptions`]: the Service Worker
+    /// at `/mocklib-worker.js` when it can run, otherwise the `fetch` patch.
+    /// Returns the mode that is active.
+    pub async fn start(&self) -> Result<Mode, StartError> {
+        self.start_with(StartOptions::default()).await
+    }
+
+    /// Starts intercepting with `options`. A second call while started
+    /// warns and keeps the first activation.
+    pub async fn start_with(&self, options: StartOptions) -> Result<Mode, StartError> {
+        match &*self.state.borrow() {
+            State::Running { mode, .. } => {
+                crate::log::warn(
+                    "start() was called on a worker that is already started; it keeps its current \
+                     activation (call stop() first to start with other options)",
+                );
+                return Ok(*mode);
+            }
+            State::Starting => {
+                crate::log::warn("start() was called while the worker is starting");
+                return Err(StartError::AlreadyStarting);
+            }
+            State::Stopped => {}
+        }
+        *self.state.borrow_mut() = State::Starting;
+        self.engine.listen(ListenOptions {
+            on_unhandled_request: options.on_unhandled_request.clone(),
+            ..ListenOptions::default()
+        });
+        match self.intercept(&options).await {
+            Ok(interception) => {
+                let mode = match interception {
+                    Interception::Fallback { .. } => Mode::Fallback,
+                    Interception::ServiceWorker { .. } => Mode::ServiceWorker,
+                };
+                self.engine.set_performer(Arc::new(FetchPerformer {
+                    through_service_worker: mode == Mode::ServiceWorker,
+                }));
+                if !options.quiet {
+                    crate::log::info(&format!("Mocking enabled ({mode})."));
+                }
+                *self.state.borrow_mut() = State::Running {
+                    mode,
+                    quiet: options.quiet,
+                    _interception: interception,
+                };
+                Ok(mode)
+            }
+            Err(error) => {
+                self.engine.close();
+                *self.state.borrow_mut() = State::Stopped;
+                Err(error)
+            }
+        }
+    }
+
+    async fn intercept(&self, options: &StartOptions) -> Result<Interception, StartError> {
+        let url = &options.service_worker_url;
+        if options.mode != Some(Mode::Fallback) {
+            let connected = service_worker::connect(
+                Arc::clone(&self.engine),
+                url,
+                options.scope.clone(),
+                options.quiet,
+            )
+            .await;
+            match connected {
+                Ok(connection) => {
+                    return Ok(Interception::ServiceWorker {
+                        _connection: connection,
+                    });
+                }
+                Err(failure @ RegisterFailure::Missing) => {
+                    return Err(failure.into_start_error(url));
+                }
+                Err(failure) if options.mode == Some(Mode::ServiceWorker) => {
+                    return Err(failure.into_start_error(url));
+                }
+                Err(RegisterFailure::Unsupported(reason) | RegisterFailure::Failed(reason)) => {
+                    crate::log::warn(&format!(
+                        "the Service Worker could not start ({reason}); patching fetch instead: \
+                         requests made with fetch are intercepted, XHR and <img> are not"
+                    ));
+                }
+            }
+        }
+        Ok(Interception::Fallback {
+            _patch: FetchPatch::install(Arc::clone(&self.engine), options.quiet),
+        })
+    }
+
+    /// Stops intercepting: the `fetch` patch is removed or the Service Worker
+    /// stops asking this page. The handler list is kept; `start()` again
+    /// resumes. A second call warns.
+    pub fn stop(&self) {
+        let previous = std::mem::take(&mut *self.state.borrow_mut());
+        match previous {
+            State::Running { quiet, .. } => {
+                self.engine.close();
+                if !quiet {
+                    crate::log::info("Mocking disabled.");
+                }
+            }
+            State::Starting => {
+                crate::log::warn("stop() was called while the worker is starting; ignored");
+                *self.state.borrow_mut() = State::Starting;
+            }
+            State::Stopped => crate::log::warn(
+                "stop() was called on a worker that is not started; nothing to stop",
+            ),
+        }
+    }
+
+    /// The active mode, while started.
+    pub fn mode(&self) -> Option<Mode> {
+        match &*self.state.borrow() {
+            State::Running { mode, .. } => Some(*mode),
+            _ => None,
+        }
+    }
+
+    /// Prepends runtime handlers, ahead of every existing handler and in the
+    /// order given (spec: `worker.use(...handlers)`).
+    #[doc(alias = "use")]
+    pub fn use_handlers(&self, handlers: impl IntoIterator<Item = Handler>) {
+        self.engine
+            .current_scope()
+            .prepend(handlers.into_iter().collect());
+    }
+
+    /// Removes the runtime handlers; the initial handlers remain (spec:
+    /// `resetHandlers()`).
+    #[doc(alias = "resetHandlers")]
+    pub fn reset_handlers(&self) {
+        self.engine.current_scope().reset();
+    }
+
+    /// Replaces every handler: `next` becomes the initial list (spec:
+    /// `resetHandlers(...next)`).
+    #[doc(alias = "resetHandlers")]
+    pub fn reset_handlers_to(&self, next: impl IntoIterator<Item = Handler>) {
+        self.engine
+            .current_scope()
+            .reset_to(next.into_iter().collect());
+    }
+
+    /// Re-arms every used `.once()` handler (spec: `restoreHandlers()`).
+    #[doc(alias = "restoreHandlers")]
+    pub fn restore_handlers(&self) {
+        self.engine.current_scope().restore();
+    }
+
+    /// The handlers in lookup order (spec: `listHandlers()`).
+    #[doc(alias = "listHandlers")]
+    pub fn list_handlers(&self) -> Vec<Handler> {
+        self.engine
+            .current_scope()
+            .snapshot()
+            .iter()
+            .cloned()
+            .collect()
+    }
+
+    /// Life-cycle events: subscribe with [`Events::on`].
+    pub fn events(&self) -> &Events {
+        self.engine.events()
+    }
+}
+
+impl std::fmt::Debug for Worker {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Worker")
+            .field("mode", &self.mode())
+            .field(
+                "handlers",
+                &self.engine.current_scope().snapshot().iter().count(),
+            )
+            .finish()
+    }
+}
