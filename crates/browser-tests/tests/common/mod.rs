@@ -43,6 +43,14 @@ export function fetchFromWebWorker(url) {
     worker.onmessage = (event) => { worker.terminate(); resolve(event.data); };
   });
 }
+export function frameText(url) {
+  return new Promise((resolve) => {
+    const frame = document.createElement('iframe');
+    frame.onload = () => { const text = frame.contentDocument.body.textContent; frame.remove(); resolve(text); };
+    frame.src = url;
+    document.body.appendChild(frame);
+  });
+}
 export function setCookie(cookie) { document.cookie = cookie; }
 export function getCookies() { return document.cookie; }
 export function nowMs() { return performance.now(); }
@@ -58,6 +66,8 @@ extern "C" {
     fn image_size_promise(url: &str) -> Promise;
     #[wasm_bindgen(js_name = fetchFromWebWorker)]
     fn web_worker_promise(url: &str) -> Promise;
+    #[wasm_bindgen(js_name = frameText)]
+    fn frame_text_promise(url: &str) -> Promise;
     #[wasm_bindgen(js_name = setCookie)]
     pub fn set_cookie(cookie: &str);
     #[wasm_bindgen(js_name = getCookies)]
@@ -130,6 +140,15 @@ pub async fn fetch_from_web_worker(url: &str) -> String {
         .unwrap()
         .as_string()
         .unwrap()
+}
+
+/// The text of the page a frame navigated to `url` shows.
+pub async fn frame_text(url: &str) -> String {
+    JsFuture::from(frame_text_promise(url))
+        .await
+        .unwrap()
+        .as_string()
+        .unwrap_or_default()
 }
 
 pub fn origin() -> String {

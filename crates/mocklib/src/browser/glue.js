@@ -102,10 +102,24 @@ export function connectServiceWorker(worker, onRequest) {
   });
 }
 
-export function disconnectServiceWorker(worker, connection) {
+/**
+ * Tells the worker to stop asking this page. Requests it already sent us
+ * (or sends before it reads this) are still answered — as passthrough, the
+ * engine being stopped — until it acknowledges; only then is the channel
+ * closed and `onRequest` released.
+ */
+export function disconnectServiceWorker(worker, connection, onRequest) {
   clearInterval(connection.keepalive);
-  connection.port.close();
-  worker.postMessage({ type: 'mocklib:deactivate' });
+  const ack = new MessageChannel();
+  const close = () => {
+    ack.port1.close();
+    connection.port.close();
+    connection.onRequest = undefined;
+  };
+  connection.onRequest = onRequest;
+  ack.port1.onmessage = close;
+  setTimeout(close, 5000); // a worker that is gone never acknowledges
+  worker.postMessage({ type: 'mocklib:deactivate' }, [ack.port2]);
 }
 
 /** `postMessage` with the body transferred, not copied. */

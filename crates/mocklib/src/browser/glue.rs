@@ -35,7 +35,11 @@ extern "C" {
     pub(super) fn connect_service_worker(worker: &JsValue, on_request: &JsValue) -> Promise;
 
     #[wasm_bindgen(js_name = disconnectServiceWorker)]
-    pub(super) fn disconnect_service_worker(worker: &JsValue, connection: &JsValue);
+    pub(super) fn disconnect_service_worker(
+        worker: &JsValue,
+        connection: &JsValue,
+        on_request: JsValue,
+    );
 
     #[wasm_bindgen(js_name = postAnswer)]
     pub(super) fn post_answer(port: &JsValue, answer: &JsValue);

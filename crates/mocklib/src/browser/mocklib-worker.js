@@ -8,7 +8,7 @@
  *
  * Protocol (version 1), page -> worker messages:
  *   { type: 'mocklib:activate', protocol } + ports [requests, reply]
- *   { type: 'mocklib:deactivate' } | { type: 'mocklib:keepalive' }
+ *   { type: 'mocklib:deactivate' } + port [ack] | { type: 'mocklib:keepalive' }
  * worker -> page, on the `requests` port, one per intercepted request:
  *   { type: 'mocklib:request', url, method, headers, body, credentials, redirect }
  *   + port [answer]; the page answers on it with
@@ -38,6 +38,7 @@ self.addEventListener('message', (event) => {
     }
     case 'mocklib:deactivate':
       pages.delete(clientId);
+      if (event.ports[0]) event.ports[0].postMessage({ type: 'mocklib:deactivated' });
       break;
     default:
       // 'mocklib:keepalive' only keeps this worker from being stopped while idle.

@@ -24,12 +24,18 @@ use crate::engine::Engine;
 pub(super) struct Connection {
     worker: JsValue,
     connection: JsValue,
-    _on_request: Closure<dyn Fn(JsValue, JsValue)>,
+    /// Answers the worker's requests; handed to JavaScript on disconnect so
+    /// it outlives us until the worker has acknowledged.
+    on_request: Option<Closure<dyn Fn(JsValue, JsValue)>>,
 }
 
 impl Drop for Connection {
     fn drop(&mut self) {
-        glue::disconnect_service_worker(&self.worker, &self.connection);
+        let on_request = self
+            .on_request
+            .take()
+            .map_or(JsValue::UNDEFINED, Closure::into_js_value);
+        glue::disconnect_service_worker(&self.worker, &self.connection, on_request);
     }
 }
 
@@ -81,7 +87,7 @@ pub(super) async fn connect(
     Ok(Connection {
         worker,
         connection,
-        _on_request: on_request,
+        on_request: Some(on_request),
     })
 }
 

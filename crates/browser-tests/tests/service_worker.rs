@@ -1,0 +1,248 @@
+//! Service Worker mode in headless Chromium: our worker script (written by
+//! this crate's build script with `write_worker_script`, served by the test
+//! runner as `/mocklib-worker.js`) intercepts fetch, XHR, `<img>` and the
+//! page's Web Workers, and never navigations.
+#![cfg(target_arch = "wasm32")]
+
+mod common;
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use common::*;
+use mocklib::browser::{Mode, StartError, StartOptions, Worker, setup_worker};
+use mocklib::{EventKind, HttpResponse, UnhandledRequest, bypass, http, passthrough};
+use serde_json::{Value, json};
+use wasm_bindgen::JsValue;
+use wasm_bindgen_test::*;
+
+wasm_bindgen_test_configure!(run_in_browser);
+
+fn service_worker() -> StartOptions {
+    StartOptions {
+        mode: Some(Mode::ServiceWorker),
+        quiet: true,
+        ..StartOptions::default()
+    }
+}
+
+async fn started(handlers: impl IntoIterator<Item = mocklib::Handler>) -> Worker {
+    let worker = setup_worker(handlers);
+    assert_eq!(
+        worker.start_with(service_worker()).await,
+        Ok(Mode::ServiceWorker)
+    );
+    worker
+}
+
+fn user_handler() -> mocklib::Handler {
+    http::get("/api/user", |_| {
+        HttpResponse::json(&json!({ "name": "John" }))
+    })
+}
+
+#[wasm_bindgen_test]
+async fn start_picks_the_service_worker_when_the_script_is_there() {
+    let worker = setup_worker([user_handler()]);
+    let quiet = StartOptions {
+        quiet: true,
+        ..StartOptions::default()
+    };
+    assert_eq!(
+        worker.start_with(quiet.clone()).await,
+        Ok(Mode::ServiceWorker)
+    );
+    // Twice: warns and keeps the one activation.
+    assert_eq!(worker.start_with(quiet).await, Ok(Mode::ServiceWorker));
+    let response = js_fetch("/api/user", JsValue::UNDEFINED).await;
+    assert_eq!(
+        (response.status, response.body.as_str()),
+        (200, r#"{"name":"John"}"#)
+    );
+    assert_eq!(response.url, format!("{}/api/user", origin()));
+    worker.stop();
+    worker.stop(); // warns, nothing else
+    // Stopped: the worker lets the page's requests through to the runner.
+    assert_eq!(js_fetch("/api/user", JsValue::UNDEFINED).await.status, 404);
+}
+
+#[wasm_bindgen_test]
+async fn xhr_is_intercepted() {
+    let worker = started([user_handler()]).await;
+    assert_eq!(
+        xhr("/api/user").await,
+        (200, r#"{"name":"John"}"#.to_owned())
+    );
+    worker.stop();
+}
+
+#[wasm_bindgen_test]
+async fn images_are_intercepted() {
+    let worker = started([http::get("/images/pixel.png", |_| {
+        HttpResponse::bytes(PIXEL_PNG).header("content-type", "image/png")
+    })])
+    .await;
+    assert_eq!(image_size("/images/pixel.png").await, Ok((1, 1)));
+    worker.stop();
+    // Without mocking the runner has no such image.
+    assert!(image_size("/images/pixel.png?after-stop").await.is_err());
+}
+
+#[wasm_bindgen_test]
+async fn requests_of_the_pages_web_workers_are_intercepted() {
+    let worker = started([http::get("/api/from-worker", |_| {
+        HttpResponse::text("mocked for a Web Worker")
+    })])
+    .await;
+    assert_eq!(
+        fetch_from_web_worker("/api/from-worker").await,
+        "mocked for a Web Worker"
+    );
+    worker.stop();
+}
+
+#[wasm_bindgen_test]
+async fn navigations_are_never_intercepted() {
+    let calls = Arc::new(AtomicUsize::new(0));
+    let counted = Arc::clone(&calls);
+    let worker = started([http::get("/api/page", move |_| {
+        counted.fetch_add(1, Ordering::SeqCst);
+        HttpResponse::html("<p>mocked page</p>")
+    })])
+    .await;
+    let text = frame_text("/api/page").await;
+    assert!(!text.contains("mocked page"), "the frame showed {text:?}");
+    assert_eq!(calls.load(Ordering::SeqCst), 0);
+    // The same URL fetched (not navigated to) is mocked.
+    assert_eq!(
+        js_fetch("/api/page", JsValue::UNDEFINED).await.body,
+        "<p>mocked page</p>"
+    );
+    worker.stop();
+}
+
+#[wasm_bindgen_test]
+async fn clients_get_the_mocked_responses() {
+    let worker = started([user_handler()]).await;
+    let gloo: Value = gloo_net::http::Request::get("/api/user")
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(gloo, json!({ "name": "John" }));
+    let response = reqwest::get(format!("{}/api/user", origin()))
+        .await
+        .unwrap();
+    assert_eq!(response.url().path(), "/api/user");
+    assert_eq!(
+        response.json::<Value>().await.unwrap(),
+        json!({ "name": "John" })
+    );
+    worker.stop();
+}
+
+#[wasm_bindgen_test]
+async fn passthrough_and_unhandled_requests_reach_the_real_server() {
+    let worker = setup_worker([http::get(REAL_FILE, |_| passthrough())]);
+    let options = StartOptions {
+        on_unhandled_request: UnhandledRequest::Bypass,
+        ..service_worker()
+    };
+    worker.start_with(options).await.unwrap();
+    let bypassed = Arc::new(Mutex::new(Vec::new()));
+    let seen = Arc::clone(&bypassed);
+    worker.events().on(EventKind::ResponseBypass, move |event| {
+        seen.lock()
+            .unwrap()
+            .push(event.response.as_ref().unwrap().status.as_u16());
+    });
+    let passed = js_fetch(REAL_FILE, JsValue::UNDEFINED).await;
+    assert_eq!((passed.status, passed.body.as_str()), (200, REAL_BODY));
+    let unhandled = js_fetch("/Cargo.toml", JsValue::UNDEFINED).await;
+    assert!(unhandled.body.contains("mocklib-browser-tests"));
+    // The worker reports the real response heads back to the page.
+    assert_eq!(*bypassed.lock().unwrap(), [200, 200]);
+    worker.stop();
+}
+
+#[wasm_bindgen_test]
+async fn network_errors_reject_with_a_type_error() {
+    let worker = started([http::get("/api/down", |_| HttpResponse::error())]).await;
+    assert!(js_fetch_error("/api/down").await.starts_with("TypeError"));
+    worker.stop();
+}
+
+#[wasm_bindgen_test]
+async fn mocked_redirects_are_followed_by_the_browser() {
+    let worker = started([
+        http::get("/api/old", |_| {
+            HttpResponse::empty()
+                .status(301)
+                .header("location", "/api/new")
+        }),
+        http::get("/api/new", |_| HttpResponse::text("new")),
+    ])
+    .await;
+    let followed = js_fetch("/api/old", JsValue::UNDEFINED).await;
+    assert_eq!(followed.body, "new");
+    assert!(followed.redirected);
+    assert_eq!(followed.url, format!("{}/api/new", origin()));
+    worker.stop();
+}
+
+#[wasm_bindgen_test]
+async fn a_panicking_resolver_is_a_500() {
+    let worker = started([
+        http::get("/api/panic", |_| -> HttpResponse {
+            panic!("broken in the worker mode")
+        }),
+        user_handler(),
+    ])
+    .await;
+    let response = js_fetch("/api/panic", JsValue::UNDEFINED).await;
+    assert_eq!(
+        (response.status, response.status_text.as_str()),
+        (500, "Request Handler Error")
+    );
+    assert!(response.body.contains("broken in the worker mode"));
+    assert_eq!(js_fetch("/api/user", JsValue::UNDEFINED).await.status, 200);
+    worker.stop();
+}
+
+#[wasm_bindgen_test]
+async fn bypass_goes_through_the_worker_to_the_real_server() {
+    let worker = started([http::get(REAL_FILE, |args| async move {
+        let real = bypass(&args.request).await?;
+        let mut body: Value = serde_json::from_slice(real.body())?;
+        body["altered"] = json!(true);
+        Ok::<_, Box<dyn std::error::Error>>(HttpResponse::json(&body))
+    })])
+    .await;
+    let body: Value =
+        serde_json::from_str(&js_fetch(REAL_FILE, JsValue::UNDEFINED).await.body).unwrap();
+    assert_eq!(
+        body,
+        json!({ "source": "the real server", "altered": true })
+    );
+    worker.stop();
+}
+
+#[wasm_bindgen_test]
+async fn a_missing_script_says_how_to_install_it() {
+    let worker = setup_worker([]);
+    let options = StartOptions {
+        service_worker_url: "/no-such-folder/mocklib-worker.js".to_owned(),
+        ..service_worker()
+    };
+    let error = worker.start_with(options).await.unwrap_err();
+    assert_eq!(
+        error,
+        StartError::WorkerScriptMissing {
+            url: "/no-such-folder/mocklib-worker.js".to_owned()
+        }
+    );
+    assert!(error.to_string().contains("mocklib init <public-dir>"));
+    assert_eq!(worker.mode(), None);
+}
