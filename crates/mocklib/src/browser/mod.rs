@@ -66,9 +66,7 @@ mod task;
 #[cfg(target_arch = "wasm32")]
 mod worker;
 
-#[cfg(not(target_arch = "wasm32"))]
-pub use script::write_worker_script;
-pub use script::{WORKER_SCRIPT, WORKER_SCRIPT_NAME};
+pub use script::{WORKER_SCRIPT, WORKER_SCRIPT_NAME, write_worker_script};
 #[cfg(target_arch = "wasm32")]
 pub use worker::{Worker, setup_worker};
 

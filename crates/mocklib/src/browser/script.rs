@@ -17,7 +17,6 @@ pub const WORKER_SCRIPT: &str = include_str!("mocklib-worker.js");
 /// // build.rs of a Trunk / Leptos / Dioxus app
 /// mocklib::browser::write_worker_script("public").expect("write the mocklib worker script");
 /// ```
-#[cfg(not(target_arch = "wasm32"))]
 pub fn write_worker_script(
     public_dir: impl AsRef<std::path::Path>,
 ) -> std::io::Result<std::path::PathBuf> {
@@ -44,7 +43,6 @@ mod tests {
         );
     }
 
-    #[cfg(not(target_arch = "wasm32"))]
     #[test]
     fn writes_the_script_into_a_new_folder() {
         let dir = tempfile::tempdir().unwrap();
