@@ -82,12 +82,12 @@ export async function registerServiceWorker(url, scope, originalFetch) {
 }
 
 /**
- * Opens the request channel to `worker`; `onRequest(data, answerPort)` is
- * called for every intercepted request. Resolves to the worker's version.
+ * Opens the request channel to `worker`; `onRequest(data, port)` is called
+ * for every message the worker sends on it. Resolves to the worker's version.
  */
 export function connectServiceWorker(worker, onRequest) {
   const requests = new MessageChannel();
-  requests.port1.onmessage = (event) => onRequest(event.data, event.ports[0]);
+  requests.port1.onmessage = (event) => onRequest(event.data, requests.port1);
   const reply = new MessageChannel();
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(failure('failed', 'the Service Worker did not answer the activation within 5 s')), 5000);

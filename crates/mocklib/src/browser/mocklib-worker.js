@@ -9,11 +9,13 @@
  * Protocol (version 1), page -> worker messages:
  *   { type: 'mocklib:activate', protocol } + ports [requests, reply]
  *   { type: 'mocklib:deactivate' } + port [ack] | { type: 'mocklib:keepalive' }
- * worker -> page, on the `requests` port, one per intercepted request:
- *   { type: 'mocklib:request', url, method, headers, body, credentials, redirect }
- *   + port [answer]; the page answers on it with
- *   { kind: 'mocked', status, statusText, headers, body } | { kind: 'passthrough' }
- *   | { kind: 'network-error' }
+ * On the page's long-lived `requests` port (no port per request: setting one
+ * up costs more than the whole answer):
+ *   worker -> page { type: 'mocklib:request', id, url, method, headers, body, credentials, redirect }
+ *   page -> worker { id, kind: 'mocked', status, statusText, headers, body }
+ *                | { id, kind: 'passthrough' } | { id, kind: 'network-error' }
+ *   worker -> page { type: 'mocklib:response', id, status, headers } (the real
+ *   response head of a passthrough, for the page's `response:bypass` listeners)
  */
 const MOCKLIB_VERSION = '0.1.0';
 const PROTOCOL = 1;
@@ -21,6 +23,9 @@ const BYPASS_HEADER = 'x-mocklib-intention';
 
 /** clientId -> MessagePort of the pages that started mocking. */
 const pages = new Map();
+/** request id -> resolves the page's answer. */
+const pending = new Map();
+let nextId = 0;
 
 self.addEventListener('install', () => self.skipWaiting());
 self.addEventListener('activate', (event) => event.waitUntil(self.clients.claim()));
@@ -32,6 +37,11 @@ self.addEventListener('message', (event) => {
   switch (data.type) {
     case 'mocklib:activate': {
       const [requests, reply] = event.ports;
+      requests.onmessage = (message) => {
+        const settle = pending.get(message.data.id);
+        pending.delete(message.data.id);
+        if (settle) settle(message.data);
+      };
       pages.set(clientId, requests);
       reply.postMessage({ version: MOCKLIB_VERSION, protocol: PROTOCOL });
       break;
@@ -86,13 +96,12 @@ async function answer(event, original) {
   const request = event.request;
   const body =
     request.method === 'GET' || request.method === 'HEAD' ? null : await request.arrayBuffer();
-  const channel = new MessageChannel();
-  const reply = new Promise((resolve) => {
-    channel.port1.onmessage = (message) => resolve(message.data);
-  });
+  const id = nextId++;
+  const reply = new Promise((resolve) => pending.set(id, resolve));
   page.postMessage(
     {
       type: 'mocklib:request',
+      id,
       url: request.url,
       method: request.method,
       headers: [...request.headers],
@@ -100,25 +109,21 @@ async function answer(event, original) {
       credentials: request.credentials,
       redirect: request.redirect,
     },
-    body ? [channel.port2, body] : [channel.port2],
+    body ? [body] : [],
   );
   const outcome = await reply;
   switch (outcome.kind) {
     case 'mocked':
-      channel.port1.close();
       return new Response(outcome.body, {
         status: outcome.status,
         statusText: outcome.statusText,
         headers: outcome.headers,
       });
     case 'network-error':
-      channel.port1.close();
       return Response.error();
     default: {
       const response = await fetch(original);
-      // The page reports the real response head to its `response:bypass` listeners.
-      channel.port1.postMessage({ status: response.status, headers: [...response.headers] });
-      channel.port1.close();
+      page.postMessage({ type: 'mocklib:response', id, status: response.status, headers: [...response.headers] });
       return response;
     }
   }

@@ -18,7 +18,7 @@ use super::answer::{Answer, answer, report_passthrough};
 use super::convert::{BrowserRequest, MockedResponse};
 use super::perform::js_message;
 use super::{StartError, glue, task};
-use crate::engine::Engine;
+use crate::engine::{Engine, Passthrough};
 
 /// An open request channel to the worker; closed when dropped.
 pub(super) struct Connection {
@@ -120,19 +120,35 @@ fn get(object: &JsValue, key: &str) -> JsValue {
     Reflect::get(object, &JsValue::from_str(key)).unwrap_or(JsValue::UNDEFINED)
 }
 
-/// One request posted by the worker; `port` takes the answer.
+thread_local! {
+    /// Passthroughs waiting for the worker's report of the real response.
+    static PASSTHROUGHS: std::cell::RefCell<std::collections::HashMap<u32, Passthrough>> =
+        std::cell::RefCell::default();
+}
+
+/// A message from the worker: a request to answer on `port`, or the real
+/// response head of an earlier passthrough.
 fn on_request(engine: Arc<Engine>, quiet: bool, data: JsValue, port: JsValue) {
+    let id = get(&data, "id");
+    let key = id.as_f64().unwrap_or(-1.0) as u32;
+    if get(&data, "type").as_string().as_deref() == Some("mocklib:response") {
+        if let Some(passthrough) = PASSTHROUGHS.with(|p| p.borrow_mut().remove(&key)) {
+            let status = get(&data, "status").as_f64().unwrap_or(0.0) as u16;
+            report_passthrough(passthrough, status, &pairs(&get(&data, "headers")));
+        }
+        return;
+    }
     let request = match read_request(&data) {
         Ok(request) => request,
         Err(message) => {
             crate::log::error(&format!(
                 "a malformed request from the Service Worker: {message}"
             ));
-            glue::post_answer(&port, &kind_only("passthrough"));
+            glue::post_answer(&port, &kind_only(&id, "passthrough"));
             return;
         }
     };
-    let panic_port = port.clone();
+    let (panic_port, panic_id) = (port.clone(), id.clone());
     task::spawn(
         async move {
             let message = match answer(&engine, &request, quiet).await {
@@ -141,33 +157,28 @@ fn on_request(engine: Arc<Engine>, quiet: bool, data: JsValue, port: JsValue) {
                         "a browser response cannot have status {} (allowed: 200-599); the request fails",
                         mocked.status
                     ));
-                    kind_only("network-error")
+                    kind_only(&id, "network-error")
                 }
                 Ok(Answer::Mocked(mocked)) => {
                     mocked.store_cookies();
-                    mocked_message(&mocked)
+                    mocked_message(&id, &mocked)
                 }
                 Ok(Answer::Passthrough(passthrough)) => {
                     // The worker performs it and reports the real response head.
-                    let reported = Closure::once_into_js(move |event: web_sys::MessageEvent| {
-                        let data = event.data();
-                        let status = get(&data, "status").as_f64().unwrap_or(0.0) as u16;
-                        report_passthrough(passthrough, status, &pairs(&get(&data, "headers")));
-                    });
-                    let _ = Reflect::set(&port, &JsValue::from_str("onmessage"), &reported);
-                    kind_only("passthrough")
+                    PASSTHROUGHS.with(|p| p.borrow_mut().insert(key, passthrough));
+                    kind_only(&id, "passthrough")
                 }
-                Ok(Answer::NetworkError) => kind_only("network-error"),
+                Ok(Answer::NetworkError) => kind_only(&id, "network-error"),
                 Err(message) => {
                     crate::log::error(&message);
-                    kind_only("network-error")
+                    kind_only(&id, "network-error")
                 }
             };
             glue::post_answer(&port, &message);
         },
         move |message| {
             let mocked = MockedResponse::handler_panicked(&message);
-            glue::post_answer(&panic_port, &mocked_message(&mocked));
+            glue::post_answer(&panic_port, &mocked_message(&panic_id, &mocked));
         },
     );
 }
@@ -207,8 +218,10 @@ fn pairs(value: &JsValue) -> Vec<(String, String)> {
         .collect()
 }
 
-fn kind_only(kind: &str) -> JsValue {
+/// An answer to request `id` that carries only its kind.
+fn kind_only(id: &JsValue, kind: &str) -> JsValue {
     let message = Object::new();
+    let _ = Reflect::set(&message, &JsValue::from_str("id"), id);
     let _ = Reflect::set(
         &message,
         &JsValue::from_str("kind"),
@@ -217,8 +230,8 @@ fn kind_only(kind: &str) -> JsValue {
     message.into()
 }
 
-fn mocked_message(mocked: &MockedResponse) -> JsValue {
-    let message = kind_only("mocked");
+fn mocked_message(id: &JsValue, mocked: &MockedResponse) -> JsValue {
+    let message = kind_only(id, "mocked");
     let headers: Array = mocked
         .headers
         .iter()
