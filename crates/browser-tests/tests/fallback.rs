@@ -8,10 +8,8 @@ mod common;
 use std::sync::{Arc, Mutex};
 
 use common::*;
-use mocklib::browser::{Mode, StartOptions, Worker, setup_worker};
-use mocklib::{
-    Delay, EventKind, HttpResponse, UnhandledRequest, bypass, delay, graphql, http, passthrough,
-};
+use mocklib::browser::{Mode, StartOptions, setup_worker};
+use mocklib::{Delay, EventKind, HttpResponse, UnhandledRequest, delay, graphql, http};
 use serde_json::{Value, json};
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
@@ -19,25 +17,7 @@ use wasm_bindgen_test::*;
 
 wasm_bindgen_test_configure!(run_in_browser);
 
-fn fallback() -> StartOptions {
-    StartOptions {
-        mode: Some(Mode::Fallback),
-        quiet: true,
-        ..StartOptions::default()
-    }
-}
-
-async fn started(handlers: impl IntoIterator<Item = mocklib::Handler>) -> Worker {
-    let worker = setup_worker(handlers);
-    assert_eq!(worker.start_with(fallback()).await, Ok(Mode::Fallback));
-    worker
-}
-
-fn user_handler() -> mocklib::Handler {
-    http::get("/api/user", |_| {
-        HttpResponse::json(&json!({ "name": "John" }))
-    })
-}
+const MODE: Mode = Mode::Fallback;
 
 async fn web_sys_fetch(url: &str) -> Result<web_sys::Response, JsValue> {
     let window = web_sys::window().unwrap();
@@ -55,7 +35,7 @@ async fn text_of(response: &web_sys::Response) -> String {
 
 #[wasm_bindgen_test]
 async fn web_sys_fetch_gets_the_mocked_response_with_its_url() {
-    let worker = started([user_handler()]).await;
+    let worker = started(MODE, [user_handler()]).await;
     let response = web_sys_fetch("/api/user").await.unwrap();
     assert_eq!(response.status(), 200);
     assert_eq!(response.url(), format!("{}/api/user", origin()));
@@ -69,7 +49,7 @@ async fn web_sys_fetch_gets_the_mocked_response_with_its_url() {
 
 #[wasm_bindgen_test]
 async fn gloo_net_gets_the_mocked_json() {
-    let worker = started([user_handler()]).await;
+    let worker = started(MODE, [user_handler()]).await;
     let response = gloo_net::http::Request::get("/api/user")
         .send()
         .await
@@ -82,13 +62,18 @@ async fn gloo_net_gets_the_mocked_json() {
 
 #[wasm_bindgen_test]
 async fn reqwest_wasm_gets_and_posts() {
-    let worker = started([
-        user_handler(),
-        http::post("/api/echo", |args| async move {
-            let body: Value = args.request.json()?;
-            Ok::<_, mocklib::BodyError>(HttpResponse::json(&json!({ "echo": body })).status(201))
-        }),
-    ])
+    let worker = started(
+        MODE,
+        [
+            user_handler(),
+            http::post("/api/echo", |args| async move {
+                let body: Value = args.request.json()?;
+                Ok::<_, mocklib::BodyError>(
+                    HttpResponse::json(&json!({ "echo": body })).status(201),
+                )
+            }),
+        ],
+    )
     .await;
     let client = reqwest::Client::new();
     let user: Value = client
@@ -117,7 +102,7 @@ async fn reqwest_wasm_gets_and_posts() {
 
 #[wasm_bindgen_test]
 async fn plain_javascript_fetch_is_mocked() {
-    let worker = started([user_handler()]).await;
+    let worker = started(MODE, [user_handler()]).await;
     let response = js_fetch("/api/user", JsValue::UNDEFINED).await;
     assert_eq!(
         (response.status, response.body.as_str()),
@@ -129,30 +114,7 @@ async fn plain_javascript_fetch_is_mocked() {
 
 #[wasm_bindgen_test]
 async fn passthrough_and_unhandled_requests_reach_the_real_server() {
-    let worker = setup_worker([http::get(REAL_FILE, |_| passthrough())]);
-    let options = StartOptions {
-        on_unhandled_request: UnhandledRequest::Bypass,
-        ..fallback()
-    };
-    worker.start_with(options).await.unwrap();
-    let bypassed = Arc::new(Mutex::new(Vec::new()));
-    let seen = Arc::clone(&bypassed);
-    worker.events().on(EventKind::ResponseBypass, move |event| {
-        seen.lock()
-            .unwrap()
-            .push(event.response.as_ref().unwrap().status.as_u16());
-    });
-    let passed = js_fetch(REAL_FILE, JsValue::UNDEFINED).await;
-    assert_eq!((passed.status, passed.body.as_str()), (200, REAL_BODY));
-    let unhandled = js_fetch("/Cargo.toml", JsValue::UNDEFINED).await;
-    assert_eq!(unhandled.status, 200);
-    assert!(
-        unhandled.body.contains("mocklib-browser-tests"),
-        "{}",
-        unhandled.body
-    );
-    assert_eq!(*bypassed.lock().unwrap(), [200, 200]);
-    worker.stop();
+    check_passthrough_and_unhandled_reach_the_real_server(MODE).await;
 }
 
 #[wasm_bindgen_test]
@@ -160,7 +122,7 @@ async fn network_errors_reject_with_a_type_error() {
     let worker = setup_worker([http::get("/api/down", |_| HttpResponse::error())]);
     let options = StartOptions {
         on_unhandled_request: UnhandledRequest::Error,
-        ..fallback()
+        ..quiet(MODE)
     };
     worker.start_with(options).await.unwrap();
     assert!(js_fetch_error("/api/down").await.starts_with("TypeError"));
@@ -175,26 +137,29 @@ async fn network_errors_reject_with_a_type_error() {
 
 #[wasm_bindgen_test]
 async fn mocked_redirects_are_followed_as_the_browser_would() {
-    let worker = started([
-        http::get("/api/old", |_| {
-            HttpResponse::empty()
-                .status(302)
-                .header("location", "/api/new")
-        }),
-        http::post("/api/form", |_| {
-            HttpResponse::empty()
-                .status(303)
-                .header("location", "/api/new")
-        }),
-        http::get("/api/new", |args| {
-            HttpResponse::text(format!("new via {}", args.request.method()))
-        }),
-        http::get("/api/loop", |_| {
-            HttpResponse::empty()
-                .status(307)
-                .header("location", "/api/loop")
-        }),
-    ])
+    let worker = started(
+        MODE,
+        [
+            http::get("/api/old", |_| {
+                HttpResponse::empty()
+                    .status(302)
+                    .header("location", "/api/new")
+            }),
+            http::post("/api/form", |_| {
+                HttpResponse::empty()
+                    .status(303)
+                    .header("location", "/api/new")
+            }),
+            http::get("/api/new", |args| {
+                HttpResponse::text(format!("new via {}", args.request.method()))
+            }),
+            http::get("/api/loop", |_| {
+                HttpResponse::empty()
+                    .status(307)
+                    .header("location", "/api/loop")
+            }),
+        ],
+    )
     .await;
     let followed = js_fetch("/api/old", JsValue::UNDEFINED).await;
     assert_eq!(followed.body, "new via GET");
@@ -212,18 +177,21 @@ async fn mocked_redirects_are_followed_as_the_browser_would() {
 
 #[wasm_bindgen_test]
 async fn a_panicking_resolver_is_a_500_and_the_page_keeps_working() {
-    let worker = started([
-        http::get("/api/panic", |_| -> HttpResponse {
-            panic!("the resolver broke")
-        }),
-        http::get("/api/panic-later", |_| async {
-            delay(1).await;
-            panic!("broke after awaiting");
-            #[allow(unreachable_code)]
-            HttpResponse::empty()
-        }),
-        user_handler(),
-    ])
+    let worker = started(
+        MODE,
+        [
+            http::get("/api/panic", |_| -> HttpResponse {
+                panic!("the resolver broke")
+            }),
+            http::get("/api/panic-later", |_| async {
+                delay(1).await;
+                panic!("broke after awaiting");
+                #[allow(unreachable_code)]
+                HttpResponse::empty()
+            }),
+            user_handler(),
+        ],
+    )
     .await;
     let response = js_fetch("/api/panic", JsValue::UNDEFINED).await;
     assert_eq!(
@@ -254,10 +222,13 @@ async fn a_panicking_resolver_is_a_500_and_the_page_keeps_working() {
 
 #[wasm_bindgen_test]
 async fn realistic_delay_waits_100_to_400_ms() {
-    let worker = started([http::get("/api/slow", |_| async {
-        delay(Delay::Real).await;
-        HttpResponse::text("slow")
-    })])
+    let worker = started(
+        MODE,
+        [http::get("/api/slow", |_| async {
+            delay(Delay::Real).await;
+            HttpResponse::text("slow")
+        })],
+    )
     .await;
     for _ in 0..3 {
         let start = now_ms();
@@ -270,9 +241,9 @@ async fn realistic_delay_waits_100_to_400_ms() {
 
 #[wasm_bindgen_test]
 async fn start_and_stop_twice_keep_one_activation() {
-    let worker = started([user_handler()]).await;
+    let worker = started(MODE, [user_handler()]).await;
     // A second start keeps the first activation (and warns).
-    assert_eq!(worker.start_with(fallback()).await, Ok(Mode::Fallback));
+    assert_eq!(worker.start_with(quiet(MODE)).await, Ok(Mode::Fallback));
     assert_eq!(js_fetch("/api/user", JsValue::UNDEFINED).await.status, 200);
     worker.stop();
     assert_eq!(worker.mode(), None);
@@ -281,14 +252,14 @@ async fn start_and_stop_twice_keep_one_activation() {
     worker.stop(); // warns, nothing else
     assert_eq!(js_fetch("/api/user", JsValue::UNDEFINED).await.status, 404);
     // And it starts again with the same handlers.
-    assert_eq!(worker.start_with(fallback()).await, Ok(Mode::Fallback));
+    assert_eq!(worker.start_with(quiet(MODE)).await, Ok(Mode::Fallback));
     assert_eq!(js_fetch("/api/user", JsValue::UNDEFINED).await.status, 200);
     worker.stop();
 }
 
 #[wasm_bindgen_test]
 async fn runtime_handlers_reset_restore_and_list() {
-    let worker = started([user_handler()]).await;
+    let worker = started(MODE, [user_handler()]).await;
     worker.use_handlers([http::get("/api/user", |_| HttpResponse::text("override")).once()]);
     let headers: Vec<String> = worker
         .list_handlers()
@@ -321,7 +292,7 @@ async fn runtime_handlers_reset_restore_and_list() {
 
 #[wasm_bindgen_test]
 async fn life_cycle_events_are_emitted() {
-    let worker = started([user_handler()]).await;
+    let worker = started(MODE, [user_handler()]).await;
     let seen = Arc::new(Mutex::new(Vec::new()));
     let log = Arc::clone(&seen);
     worker
@@ -342,34 +313,24 @@ async fn life_cycle_events_are_emitted() {
 
 #[wasm_bindgen_test]
 async fn bypass_performs_the_real_request_and_alters_it() {
-    let worker = started([http::get(REAL_FILE, |args| async move {
-        let real = bypass(&args.request).await?;
-        let mut body: Value = serde_json::from_slice(real.body())?;
-        body["altered"] = json!(true);
-        Ok::<_, Box<dyn std::error::Error>>(HttpResponse::json(&body))
-    })])
-    .await;
-    let response = js_fetch(REAL_FILE, JsValue::UNDEFINED).await;
-    let body: Value = serde_json::from_str(&response.body).unwrap();
-    assert_eq!(
-        body,
-        json!({ "source": "the real server", "altered": true })
-    );
-    worker.stop();
+    check_bypass_alters_the_real_response(MODE).await;
 }
 
 #[wasm_bindgen_test]
 async fn cookies_come_from_and_go_to_document_cookie() {
     set_cookie("session=abc123");
-    let worker = started([
-        http::get("/api/me", |args| match args.cookies.get("session") {
-            Some(session) => HttpResponse::text(format!("session {session}")),
-            None => HttpResponse::empty().status(401),
-        }),
-        http::post("/api/login", |_| {
-            HttpResponse::empty().cookie("token", "t-1")
-        }),
-    ])
+    let worker = started(
+        MODE,
+        [
+            http::get("/api/me", |args| match args.cookies.get("session") {
+                Some(session) => HttpResponse::text(format!("session {session}")),
+                None => HttpResponse::empty().status(401),
+            }),
+            http::post("/api/login", |_| {
+                HttpResponse::empty().cookie("token", "t-1")
+            }),
+        ],
+    )
     .await;
     assert_eq!(
         js_fetch("/api/me", JsValue::UNDEFINED).await.body,
@@ -384,10 +345,13 @@ async fn cookies_come_from_and_go_to_document_cookie() {
 
 #[wasm_bindgen_test]
 async fn graphql_handlers_work_in_the_browser() {
-    let worker = started([graphql::query("GetUser", |args| {
-        let id = args.variables["id"].clone();
-        HttpResponse::json(&json!({ "data": { "user": { "id": id, "name": "John" } } }))
-    })])
+    let worker = started(
+        MODE,
+        [graphql::query("GetUser", |args| {
+            let id = args.variables["id"].clone();
+            HttpResponse::json(&json!({ "data": { "user": { "id": id, "name": "John" } } }))
+        })],
+    )
     .await;
     let response = gloo_net::http::Request::post("/graphql")
         .json(&json!({ "query": "query GetUser($id: ID!) { user(id: $id) { name } }", "variables": { "id": "1" } }))

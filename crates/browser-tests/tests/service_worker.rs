@@ -6,40 +6,19 @@
 
 mod common;
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
 
 use common::*;
-use mocklib::browser::{Mode, StartError, StartOptions, Worker, setup_worker};
-use mocklib::{EventKind, HttpResponse, UnhandledRequest, bypass, http, passthrough};
+use mocklib::browser::{Mode, StartError, StartOptions, setup_worker};
+use mocklib::{HttpResponse, http};
 use serde_json::{Value, json};
 use wasm_bindgen::JsValue;
 use wasm_bindgen_test::*;
 
 wasm_bindgen_test_configure!(run_in_browser);
 
-fn service_worker() -> StartOptions {
-    StartOptions {
-        mode: Some(Mode::ServiceWorker),
-        quiet: true,
-        ..StartOptions::default()
-    }
-}
-
-async fn started(handlers: impl IntoIterator<Item = mocklib::Handler>) -> Worker {
-    let worker = setup_worker(handlers);
-    assert_eq!(
-        worker.start_with(service_worker()).await,
-        Ok(Mode::ServiceWorker)
-    );
-    worker
-}
-
-fn user_handler() -> mocklib::Handler {
-    http::get("/api/user", |_| {
-        HttpResponse::json(&json!({ "name": "John" }))
-    })
-}
+const MODE: Mode = Mode::ServiceWorker;
 
 #[wasm_bindgen_test]
 async fn start_picks_the_service_worker_when_the_script_is_there() {
@@ -68,7 +47,7 @@ async fn start_picks_the_service_worker_when_the_script_is_there() {
 
 #[wasm_bindgen_test]
 async fn xhr_is_intercepted() {
-    let worker = started([user_handler()]).await;
+    let worker = started(MODE, [user_handler()]).await;
     assert_eq!(
         xhr("/api/user").await,
         (200, r#"{"name":"John"}"#.to_owned())
@@ -78,9 +57,12 @@ async fn xhr_is_intercepted() {
 
 #[wasm_bindgen_test]
 async fn images_are_intercepted() {
-    let worker = started([http::get("/images/pixel.png", |_| {
-        HttpResponse::bytes(PIXEL_PNG).header("content-type", "image/png")
-    })])
+    let worker = started(
+        MODE,
+        [http::get("/images/pixel.png", |_| {
+            HttpResponse::bytes(PIXEL_PNG).header("content-type", "image/png")
+        })],
+    )
     .await;
     assert_eq!(image_size("/images/pixel.png").await, Ok((1, 1)));
     worker.stop();
@@ -90,9 +72,12 @@ async fn images_are_intercepted() {
 
 #[wasm_bindgen_test]
 async fn requests_of_the_pages_web_workers_are_intercepted() {
-    let worker = started([http::get("/api/from-worker", |_| {
-        HttpResponse::text("mocked for a Web Worker")
-    })])
+    let worker = started(
+        MODE,
+        [http::get("/api/from-worker", |_| {
+            HttpResponse::text("mocked for a Web Worker")
+        })],
+    )
     .await;
     assert_eq!(
         fetch_from_web_worker("/api/from-worker").await,
@@ -105,10 +90,13 @@ async fn requests_of_the_pages_web_workers_are_intercepted() {
 async fn navigations_are_never_intercepted() {
     let calls = Arc::new(AtomicUsize::new(0));
     let counted = Arc::clone(&calls);
-    let worker = started([http::get("/api/page", move |_| {
-        counted.fetch_add(1, Ordering::SeqCst);
-        HttpResponse::html("<p>mocked page</p>")
-    })])
+    let worker = started(
+        MODE,
+        [http::get("/api/page", move |_| {
+            counted.fetch_add(1, Ordering::SeqCst);
+            HttpResponse::html("<p>mocked page</p>")
+        })],
+    )
     .await;
     let text = frame_text("/api/page").await;
     assert!(!text.contains("mocked page"), "the frame showed {text:?}");
@@ -123,7 +111,7 @@ async fn navigations_are_never_intercepted() {
 
 #[wasm_bindgen_test]
 async fn clients_get_the_mocked_responses() {
-    let worker = started([user_handler()]).await;
+    let worker = started(MODE, [user_handler()]).await;
     let gloo: Value = gloo_net::http::Request::get("/api/user")
         .send()
         .await
@@ -145,45 +133,29 @@ async fn clients_get_the_mocked_responses() {
 
 #[wasm_bindgen_test]
 async fn passthrough_and_unhandled_requests_reach_the_real_server() {
-    let worker = setup_worker([http::get(REAL_FILE, |_| passthrough())]);
-    let options = StartOptions {
-        on_unhandled_request: UnhandledRequest::Bypass,
-        ..service_worker()
-    };
-    worker.start_with(options).await.unwrap();
-    let bypassed = Arc::new(Mutex::new(Vec::new()));
-    let seen = Arc::clone(&bypassed);
-    worker.events().on(EventKind::ResponseBypass, move |event| {
-        seen.lock()
-            .unwrap()
-            .push(event.response.as_ref().unwrap().status.as_u16());
-    });
-    let passed = js_fetch(REAL_FILE, JsValue::UNDEFINED).await;
-    assert_eq!((passed.status, passed.body.as_str()), (200, REAL_BODY));
-    let unhandled = js_fetch("/Cargo.toml", JsValue::UNDEFINED).await;
-    assert!(unhandled.body.contains("mocklib-browser-tests"));
-    // The worker reports the real response heads back to the page.
-    assert_eq!(*bypassed.lock().unwrap(), [200, 200]);
-    worker.stop();
+    check_passthrough_and_unhandled_reach_the_real_server(MODE).await;
 }
 
 #[wasm_bindgen_test]
 async fn network_errors_reject_with_a_type_error() {
-    let worker = started([http::get("/api/down", |_| HttpResponse::error())]).await;
+    let worker = started(MODE, [http::get("/api/down", |_| HttpResponse::error())]).await;
     assert!(js_fetch_error("/api/down").await.starts_with("TypeError"));
     worker.stop();
 }
 
 #[wasm_bindgen_test]
 async fn mocked_redirects_are_followed_by_the_browser() {
-    let worker = started([
-        http::get("/api/old", |_| {
-            HttpResponse::empty()
-                .status(301)
-                .header("location", "/api/new")
-        }),
-        http::get("/api/new", |_| HttpResponse::text("new")),
-    ])
+    let worker = started(
+        MODE,
+        [
+            http::get("/api/old", |_| {
+                HttpResponse::empty()
+                    .status(301)
+                    .header("location", "/api/new")
+            }),
+            http::get("/api/new", |_| HttpResponse::text("new")),
+        ],
+    )
     .await;
     let followed = js_fetch("/api/old", JsValue::UNDEFINED).await;
     assert_eq!(followed.body, "new");
@@ -194,12 +166,15 @@ async fn mocked_redirects_are_followed_by_the_browser() {
 
 #[wasm_bindgen_test]
 async fn a_panicking_resolver_is_a_500() {
-    let worker = started([
-        http::get("/api/panic", |_| -> HttpResponse {
-            panic!("broken in the worker mode")
-        }),
-        user_handler(),
-    ])
+    let worker = started(
+        MODE,
+        [
+            http::get("/api/panic", |_| -> HttpResponse {
+                panic!("broken in the worker mode")
+            }),
+            user_handler(),
+        ],
+    )
     .await;
     let response = js_fetch("/api/panic", JsValue::UNDEFINED).await;
     assert_eq!(
@@ -213,20 +188,7 @@ async fn a_panicking_resolver_is_a_500() {
 
 #[wasm_bindgen_test]
 async fn bypass_goes_through_the_worker_to_the_real_server() {
-    let worker = started([http::get(REAL_FILE, |args| async move {
-        let real = bypass(&args.request).await?;
-        let mut body: Value = serde_json::from_slice(real.body())?;
-        body["altered"] = json!(true);
-        Ok::<_, Box<dyn std::error::Error>>(HttpResponse::json(&body))
-    })])
-    .await;
-    let body: Value =
-        serde_json::from_str(&js_fetch(REAL_FILE, JsValue::UNDEFINED).await.body).unwrap();
-    assert_eq!(
-        body,
-        json!({ "source": "the real server", "altered": true })
-    );
-    worker.stop();
+    check_bypass_alters_the_real_response(MODE).await;
 }
 
 #[wasm_bindgen_test]
@@ -234,7 +196,7 @@ async fn a_missing_script_says_how_to_install_it() {
     let worker = setup_worker([]);
     let options = StartOptions {
         service_worker_url: "/no-such-folder/mocklib-worker.js".to_owned(),
-        ..service_worker()
+        ..quiet(MODE)
     };
     let error = worker.start_with(options).await.unwrap_err();
     assert_eq!(

@@ -245,6 +245,11 @@ impl Engine {
         boundary::current(self.id).unwrap_or_else(|| Arc::clone(&self.root))
     }
 
+    /// The current scope's handlers in lookup order (`list_handlers`).
+    pub fn list_handlers(&self) -> Vec<Handler> {
+        self.current_scope().snapshot().iter().cloned().collect()
+    }
+
     /// Whether `scope` is this engine's root (no boundary).
     #[cfg_attr(any(not(feature = "net"), target_arch = "wasm32"), allow(dead_code))]
     pub fn is_root(&self, scope: &Arc<Scope>) -> bool {

@@ -2,7 +2,12 @@
 //! JavaScript clients (XHR, `<img>`, a Web Worker, JS `fetch`).
 #![allow(dead_code)] // each test file uses its own subset
 
+use std::sync::{Arc, Mutex};
+
 use js_sys::Promise;
+use mocklib::browser::{Mode, StartOptions, Worker, setup_worker};
+use mocklib::{EventKind, Handler, HttpResponse, UnhandledRequest, bypass, http, passthrough};
+use serde_json::{Value, json};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 
@@ -163,3 +168,75 @@ pub const PIXEL_PNG: &[u8] = &[
     0x00, 0x05, 0x00, 0x01, 0x7a, 0x5e, 0xab, 0x3f, 0x00, 0x00, 0x00, 0x00, 0x49, 0x45, 0x4e, 0x44,
     0xae, 0x42, 0x60, 0x82,
 ];
+
+/// Start options for `mode`, without the per-request console lines.
+pub fn quiet(mode: Mode) -> StartOptions {
+    StartOptions {
+        mode: Some(mode),
+        quiet: true,
+        ..StartOptions::default()
+    }
+}
+
+/// A worker started in `mode` with `handlers`.
+pub async fn started(mode: Mode, handlers: impl IntoIterator<Item = Handler>) -> Worker {
+    let worker = setup_worker(handlers);
+    assert_eq!(worker.start_with(quiet(mode)).await, Ok(mode));
+    worker
+}
+
+pub fn user_handler() -> Handler {
+    http::get("/api/user", |_| {
+        HttpResponse::json(&json!({ "name": "John" }))
+    })
+}
+
+/// A passthrough handler and an unhandled request (bypass strategy) both
+/// reach the runner's real files, and `response:bypass` sees both.
+pub async fn check_passthrough_and_unhandled_reach_the_real_server(mode: Mode) {
+    let worker = setup_worker([http::get(REAL_FILE, |_| passthrough())]);
+    let options = StartOptions {
+        on_unhandled_request: UnhandledRequest::Bypass,
+        ..quiet(mode)
+    };
+    worker.start_with(options).await.unwrap();
+    let bypassed = Arc::new(Mutex::new(Vec::new()));
+    let seen = Arc::clone(&bypassed);
+    worker.events().on(EventKind::ResponseBypass, move |event| {
+        seen.lock()
+            .unwrap()
+            .push(event.response.as_ref().unwrap().status.as_u16());
+    });
+    let passed = js_fetch(REAL_FILE, JsValue::UNDEFINED).await;
+    assert_eq!((passed.status, passed.body.as_str()), (200, REAL_BODY));
+    let unhandled = js_fetch("/Cargo.toml", JsValue::UNDEFINED).await;
+    assert_eq!(unhandled.status, 200);
+    assert!(
+        unhandled.body.contains("mocklib-browser-tests"),
+        "{}",
+        unhandled.body
+    );
+    assert_eq!(*bypassed.lock().unwrap(), [200, 200]);
+    worker.stop();
+}
+
+/// A handler that fetches the real file with `bypass()` and alters it.
+pub async fn check_bypass_alters_the_real_response(mode: Mode) {
+    let worker = started(
+        mode,
+        [http::get(REAL_FILE, |args| async move {
+            let real = bypass(&args.request).await?;
+            let mut body: Value = serde_json::from_slice(real.body())?;
+            body["altered"] = json!(true);
+            Ok::<_, Box<dyn std::error::Error>>(HttpResponse::json(&body))
+        })],
+    )
+    .await;
+    let response = js_fetch(REAL_FILE, JsValue::UNDEFINED).await;
+    let body: Value = serde_json::from_str(&response.body).unwrap();
+    assert_eq!(
+        body,
+        json!({ "source": "the real server", "altered": true })
+    );
+    worker.stop();
+}

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use url::Url;
 use wasm_bindgen::JsValue;
 
-use super::convert::{BrowserRequest, MockedResponse};
+use super::convert::{BrowserRequest, MockedResponse, header_map};
 use crate::engine::{Engine, Outcome, Passthrough};
 
 /// What the page does with an intercepted request.
@@ -61,14 +61,5 @@ pub(super) fn report_passthrough(
     let Ok(status) = http::StatusCode::from_u16(status) else {
         return;
     };
-    let mut map = http::HeaderMap::with_capacity(headers.len());
-    for (name, value) in headers {
-        if let (Ok(name), Ok(value)) = (
-            http::HeaderName::from_bytes(name.as_bytes()),
-            http::HeaderValue::from_str(value),
-        ) {
-            map.append(name, value);
-        }
-    }
-    passthrough.report_response(status, &map);
+    passthrough.report_response(status, &header_map(headers));
 }

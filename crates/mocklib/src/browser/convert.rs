@@ -90,6 +90,21 @@ pub(super) fn header_pairs(headers: &web_sys::Headers) -> Vec<(String, String)> 
     pairs
 }
 
+/// Name/value pairs as a `HeaderMap`, skipping any the `http` crate refuses
+/// (the browser already vetted them; the engine only reports these).
+pub(super) fn header_map(pairs: &[(String, String)]) -> HeaderMap {
+    let mut map = HeaderMap::with_capacity(pairs.len());
+    for (name, value) in pairs {
+        if let (Ok(name), Ok(value)) = (
+            HeaderName::from_bytes(name.as_bytes()),
+            HeaderValue::from_str(value),
+        ) {
+            map.append(name, value);
+        }
+    }
+    map
+}
+
 fn document() -> Option<web_sys::HtmlDocument> {
     web_sys::window()?.document()?.dyn_into().ok()
 }

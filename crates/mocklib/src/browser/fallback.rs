@@ -30,17 +30,14 @@ pub(super) struct FetchPatch {
 impl FetchPatch {
     pub(super) fn install(engine: Arc<Engine>, quiet: bool) -> Self {
         let target: Object = js_sys::global();
-        let original_slot = std::rc::Rc::new(std::cell::OnceCell::<Function>::new());
-        let slot = std::rc::Rc::clone(&original_slot);
         let handler = Closure::<dyn Fn(JsValue, JsValue) -> Promise>::new(move |input, init| {
-            let original = slot
-                .get()
-                .expect("fetch is patched after the original is kept")
-                .clone();
-            intercept(Arc::clone(&engine), original, quiet, input, init)
+            // The original `fetch`, kept below before any call can arrive.
+            match super::perform::original_fetch() {
+                Ok(original) => intercept(Arc::clone(&engine), original, quiet, input, init),
+                Err(error) => Promise::reject(&error),
+            }
         });
         let original = glue::patch_fetch(&target, handler.as_ref());
-        let _ = original_slot.set(original.clone());
         super::perform::set_original_fetch(Some(original.clone()));
         FetchPatch {
             target,

@@ -7,7 +7,7 @@ use js_sys::{Function, Promise, Uint8Array};
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 
-use super::convert::header_pairs;
+use super::convert::{header_map, header_pairs};
 use crate::engine::{PerformFuture, Performer};
 use crate::request::Request;
 use crate::response::HttpResponse;
@@ -79,14 +79,7 @@ async fn perform(request: &Request, marked: bool) -> Result<HttpResponse, JsValu
     let mut real = http::Response::new(Bytes::from(Uint8Array::new(&body).to_vec()));
     *real.status_mut() = http::StatusCode::from_u16(response.status())
         .map_err(|_| JsValue::from_str("the real response has an invalid status"))?;
-    for (name, value) in header_pairs(&response.headers()) {
-        if let (Ok(name), Ok(value)) = (
-            http::HeaderName::from_bytes(name.as_bytes()),
-            http::HeaderValue::from_str(&value),
-        ) {
-            real.headers_mut().append(name, value);
-        }
-    }
+    *real.headers_mut() = header_map(&header_pairs(&response.headers()));
     Ok(HttpResponse::from(real))
 }
 

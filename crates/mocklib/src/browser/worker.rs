@@ -206,12 +206,7 @@ impl Worker {
     /// The handlers in lookup order (spec: `listHandlers()`).
     #[doc(alias = "listHandlers")]
     pub fn list_handlers(&self) -> Vec<Handler> {
-        self.engine
-            .current_scope()
-            .snapshot()
-            .iter()
-            .cloned()
-            .collect()
+        self.engine.list_handlers()
     }
 
     /// Life-cycle events: subscribe with [`Events::on`].
@@ -224,10 +219,7 @@ impl std::fmt::Debug for Worker {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Worker")
             .field("mode", &self.mode())
-            .field(
-                "handlers",
-                &self.engine.current_scope().snapshot().iter().count(),
-            )
+            .field("handlers", &self.engine.list_handlers().len())
             .finish()
     }
 }

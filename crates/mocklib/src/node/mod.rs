@@ -173,12 +173,7 @@ impl Server {
     /// Each prints as a header such as `GET https://api.example.com/user`.
     #[doc(alias = "listHandlers")]
     pub fn list_handlers(&self) -> Vec<Handler> {
-        self.engine
-            .current_scope()
-            .snapshot()
-            .iter()
-            .cloned()
-            .collect()
+        self.engine.list_handlers()
     }
 
     /// Wraps `callback` so that each call runs it in a new boundary (spec:
