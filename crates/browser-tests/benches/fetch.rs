@@ -1,7 +1,15 @@
 //! Mocked `fetch` round trips in headless Chromium, both interception modes,
-//! against a real `fetch` of a small file from the runner's loopback server
-//! in the same run. Run with `./scripts/bench` (or, from this folder,
-//! `cargo test --release --target wasm32-unknown-unknown --bench fetch`:
+//! against references measured in the same page and run:
+//!
+//! - a real `fetch` of a small file from the runner's loopback server;
+//! - the floor of Service Worker interception in this browser, with no
+//!   mocklib code (`reference-worker.js`): a worker answering by itself, and one
+//!   asking the page over a `MessagePort` as mocklib does, in plain JS;
+//! - Mock Service Worker itself (2.x and 3.x, Service Worker mode), when
+//!   `./scripts/bench` has downloaded it next to this crate's manifest.
+//!
+//! Run with `./scripts/bench` (or, from this folder,
+//! `cargo test --release --target wasm32-unknown-unknown --bench fetch -- --nocapture`:
 //! run as a test, since the runner's `--bench` mode expects Criterion
 //! benches); it prints medians and ratios for docs/BENCHMARKS.md.
 #![cfg(target_arch = "wasm32")]
@@ -14,58 +22,138 @@ use wasm_bindgen_test::{console_log, wasm_bindgen_test, wasm_bindgen_test_config
 
 wasm_bindgen_test_configure!(run_in_browser);
 
-const ROUNDS: usize = 2_000;
-const WARM_UP: usize = 200;
+/// Fetches timed per mode, after as many again to warm up.
+const FETCHES: usize = 2_000;
 
 #[wasm_bindgen(inline_js = r#"
-export async function timeFetches(url, rounds) {
-  const samples = new Float64Array(rounds);
-  for (let i = 0; i < rounds; i++) {
+// Each sample is the mean of `batch` sequential fetches: the page clock
+// ticks in 5 µs steps, too coarse for a single fallback-mode fetch.
+export async function timeFetches(url, samples, batch) {
+  const times = new Float64Array(samples);
+  for (let i = 0; i < samples; i++) {
     const start = performance.now();
-    const response = await fetch(url);
-    await response.arrayBuffer();
-    samples[i] = performance.now() - start;
+    for (let j = 0; j < batch; j++) {
+      const response = await fetch(url);
+      await response.arrayBuffer();
+    }
+    times[i] = (performance.now() - start) / batch;
   }
-  return samples;
+  return times;
+}
+
+async function controlledBy(script) {
+  const container = navigator.serviceWorker;
+  while (!container.controller || !container.controller.scriptURL.endsWith(script)) {
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+// Replaces the Service Worker of this page with reference-worker.js and
+// connects its echo port.
+export async function useReferenceWorker() {
+  await navigator.serviceWorker.register('/reference-worker.js', { scope: '/' });
+  await controlledBy('/reference-worker.js');
+  const requests = new MessageChannel();
+  const body = new TextEncoder().encode('{"name":"John"}');
+  requests.port1.onmessage = (event) => {
+    const answer = body.slice().buffer;
+    requests.port1.postMessage(
+      { id: event.data.id, status: 200, headers: [['content-type', 'application/json']], body: answer },
+      [answer],
+    );
+  };
+  const ready = new MessageChannel();
+  const connected = new Promise((resolve) => (ready.port1.onmessage = resolve));
+  navigator.serviceWorker.controller.postMessage('connect', [requests.port2, ready.port2]);
+  await connected;
+}
+
+// Starts MSW `major` (files written by ./scripts/bench) with the bench's
+// one handler; resolves to its version, or null when it is not there.
+export async function startMsw(major) {
+  const workerUrl = `/msw-${major}-worker.js`;
+  const script = await fetch(workerUrl);
+  if (!script.ok) return null;
+  const version = /PACKAGE_VERSION = '([^']+)'/.exec(await script.text())[1];
+  await new Promise((resolve, reject) => {
+    const element = document.createElement('script');
+    element.src = `/msw-${major}.js`;
+    element.onload = resolve;
+    element.onerror = reject;
+    document.head.append(element);
+  });
+  const { setupWorker, http, HttpResponse } = globalThis.MockServiceWorker;
+  const worker = setupWorker(http.get('/api/user', () => HttpResponse.json({ name: 'John' })));
+  await worker.start({ serviceWorker: { url: workerUrl }, quiet: true, onUnhandledRequest: 'bypass' });
+  await controlledBy(workerUrl);
+  globalThis.benchMsw = worker;
+  return version;
+}
+
+export function stopMsw() {
+  globalThis.benchMsw.stop();
 }
 "#)]
 extern "C" {
     #[wasm_bindgen(js_name = timeFetches)]
-    fn time_fetches(url: &str, rounds: usize) -> js_sys::Promise;
+    fn time_fetches(url: &str, samples: usize, batch: usize) -> js_sys::Promise;
+    #[wasm_bindgen(js_name = useReferenceWorker)]
+    fn use_reference_worker() -> js_sys::Promise;
+    #[wasm_bindgen(js_name = startMsw)]
+    fn start_msw(major: u32) -> js_sys::Promise;
+    #[wasm_bindgen(js_name = stopMsw)]
+    fn stop_msw();
 }
 
-/// Median and 90th percentile in microseconds of `rounds` sequential fetches.
-async fn measure(url: &str) -> (f64, f64) {
-    JsFuture::from(time_fetches(url, WARM_UP)).await.unwrap();
-    let samples = JsFuture::from(time_fetches(url, ROUNDS)).await.unwrap();
-    let mut samples = js_sys::Float64Array::new(&samples).to_vec();
-    samples.sort_by(f64::total_cmp);
-    let at = |q: f64| samples[((samples.len() - 1) as f64 * q) as usize] * 1000.0;
-    (at(0.5), at(0.9))
+/// Median and 90th percentile in microseconds.
+#[derive(Clone, Copy)]
+struct Timing {
+    median: f64,
+    p90: f64,
 }
 
-fn report(name: &str, (median, p90): (f64, f64), real: f64) {
+/// Times `FETCHES` sequential fetches of `url`, `batch` to a sample.
+async fn measure(url: &str, batch: usize) -> Timing {
+    let samples = FETCHES / batch;
+    JsFuture::from(time_fetches(url, samples, batch))
+        .await
+        .unwrap();
+    let times = JsFuture::from(time_fetches(url, samples, batch))
+        .await
+        .unwrap();
+    let mut times = js_sys::Float64Array::new(&times).to_vec();
+    times.sort_by(f64::total_cmp);
+    let at = |q: f64| times[((times.len() - 1) as f64 * q) as usize] * 1000.0;
+    Timing {
+        median: at(0.5),
+        p90: at(0.9),
+    }
+}
+
+fn report(name: &str, timing: Timing, real: Timing) {
     console_log!(
-        "bench browser_fetch/{name}: median {median:.1} µs, p90 {p90:.1} µs, {:.3}x a real loopback fetch",
-        median / real
+        "bench browser_fetch/{name}: median {:.1} µs, p90 {:.1} µs, {:.3}x a real loopback fetch",
+        timing.median,
+        timing.p90,
+        timing.median / real.median
     );
 }
 
 #[wasm_bindgen_test]
 async fn mocked_fetch_round_trip() {
     // Reference: the runner's own server, for real, in this browser.
-    let real = measure("/Cargo.toml").await;
-    console_log!(
-        "bench browser_fetch/real_loopback_fetch: median {:.1} µs, p90 {:.1} µs",
-        real.0,
-        real.1
-    );
+    let real = measure("/Cargo.toml", 1).await;
+    report("real_loopback_fetch", real, real);
+
     let handlers = || {
         [http::get("/api/user", |_| {
             HttpResponse::json(&serde_json::json!({ "name": "John" }))
         })]
     };
-    for mode in [Mode::Fallback, Mode::ServiceWorker] {
+    for (mode, name, batch) in [
+        (Mode::Fallback, "fallback_mode", 10),
+        (Mode::ServiceWorker, "service_worker_mode", 1),
+    ] {
         let worker = setup_worker(handlers());
         let options = StartOptions {
             mode: Some(mode),
@@ -73,11 +161,32 @@ async fn mocked_fetch_round_trip() {
             ..StartOptions::default()
         };
         assert_eq!(worker.start_with(options).await, Ok(mode));
-        let name = match mode {
-            Mode::Fallback => "fallback_mode",
-            Mode::ServiceWorker => "service_worker_mode",
-        };
-        report(name, measure("/api/user").await, real.0);
+        report(name, measure("/api/user", batch).await, real);
         worker.stop();
+    }
+
+    JsFuture::from(use_reference_worker()).await.unwrap();
+    report(
+        "floor_worker_direct",
+        measure("/reference/direct", 1).await,
+        real,
+    );
+    report(
+        "floor_worker_page_echo",
+        measure("/reference/echo", 1).await,
+        real,
+    );
+
+    for major in [2, 3] {
+        let version = JsFuture::from(start_msw(major)).await.unwrap();
+        let Some(version) = version.as_string() else {
+            console_log!(
+                "bench browser_fetch/msw_{major}: not downloaded (./scripts/bench does it)"
+            );
+            continue;
+        };
+        let timing = measure("/api/user", 1).await;
+        report(&format!("msw_{version}_service_worker"), timing, real);
+        stop_msw();
     }
 }

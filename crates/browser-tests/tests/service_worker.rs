@@ -46,6 +46,31 @@ async fn start_picks_the_service_worker_when_the_script_is_there() {
 }
 
 #[wasm_bindgen_test]
+async fn a_worker_already_controlling_the_page_is_replaced_by_ours() {
+    use_reference_worker().await;
+    assert_eq!(
+        js_fetch("/reference/direct", JsValue::UNDEFINED).await.body,
+        r#"{"name":"John"}"#,
+        "the reference worker controls the page"
+    );
+    let worker = started(MODE, [user_handler()]).await;
+    // The very first request after start() is ours, not the old worker's
+    // (which would let it through to the runner: 404).
+    let response = js_fetch("/api/user", JsValue::UNDEFINED).await;
+    assert_eq!(
+        (response.status, response.body.as_str()),
+        (200, r#"{"name":"John"}"#)
+    );
+    assert_eq!(
+        js_fetch("/reference/direct", JsValue::UNDEFINED)
+            .await
+            .status,
+        404
+    );
+    worker.stop();
+}
+
+#[wasm_bindgen_test]
 async fn xhr_is_intercepted() {
     let worker = started(MODE, [user_handler()]).await;
     assert_eq!(

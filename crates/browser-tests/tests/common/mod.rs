@@ -59,6 +59,13 @@ export function frameText(url) {
 export function setCookie(cookie) { document.cookie = cookie; }
 export function getCookies() { return document.cookie; }
 export function nowMs() { return performance.now(); }
+export async function useReferenceWorker() {
+  const container = navigator.serviceWorker;
+  await container.register('/reference-worker.js', { scope: '/' });
+  while (!container.controller || !container.controller.scriptURL.endsWith('/reference-worker.js')) {
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
 "#)]
 extern "C" {
     #[wasm_bindgen(js_name = jsFetchText)]
@@ -79,6 +86,17 @@ extern "C" {
     pub fn get_cookies() -> String;
     #[wasm_bindgen(js_name = nowMs)]
     pub fn now_ms() -> f64;
+    #[wasm_bindgen(js_name = useReferenceWorker)]
+    fn use_reference_worker_promise() -> Promise;
+}
+
+/// Makes `reference-worker.js` (no mocklib code; it answers
+/// `/reference/direct` itself) the Service Worker controlling this page, as
+/// an app's own worker would be.
+pub async fn use_reference_worker() {
+    JsFuture::from(use_reference_worker_promise())
+        .await
+        .expect("register reference-worker.js");
 }
 
 /// What plain JavaScript `fetch` saw.

@@ -74,9 +74,23 @@ export async function registerServiceWorker(url, scope, originalFetch) {
     });
   }
   const controlled = location.href.startsWith(registration.scope);
-  if (controlled && !container.controller) {
-    // clients.claim() in the worker's activate handler makes it control us.
-    await new Promise((resolve) => container.addEventListener('controllerchange', resolve, { once: true }));
+  if (controlled) {
+    // clients.claim() in the worker's activate handler makes it control us,
+    // also when another worker (an earlier script at this scope) did. Chromium
+    // hands over control before reporting 'activated'; the spec does not
+    // promise that order, so wait for our worker to be the controller.
+    await new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(failure('failed', 'the Service Worker did not take control of this page within 5 s')), 5000);
+      const check = () => {
+        if (container.controller && container.controller.scriptURL === worker.scriptURL) {
+          clearTimeout(timer);
+          container.removeEventListener('controllerchange', check);
+          resolve();
+        }
+      };
+      container.addEventListener('controllerchange', check);
+      check();
+    });
   }
   return { worker, scope: registration.scope, controlled };
 }
