@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 
 use common::*;
 use mocklib::browser::{Mode, StartOptions, setup_worker};
-use mocklib::{Delay, EventKind, HttpResponse, UnhandledRequest, delay, graphql, http};
+use mocklib::{Delay, EventKind, HttpResponse, UnhandledRequest, delay, http};
 use serde_json::{Value, json};
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
@@ -345,24 +345,5 @@ async fn cookies_come_from_and_go_to_document_cookie() {
 
 #[wasm_bindgen_test]
 async fn graphql_handlers_work_in_the_browser() {
-    let worker = started(
-        MODE,
-        [graphql::query("GetUser", |args| {
-            let id = args.variables["id"].clone();
-            HttpResponse::json(&json!({ "data": { "user": { "id": id, "name": "John" } } }))
-        })],
-    )
-    .await;
-    let response = gloo_net::http::Request::post("/graphql")
-        .json(&json!({ "query": "query GetUser($id: ID!) { user(id: $id) { name } }", "variables": { "id": "1" } }))
-        .unwrap()
-        .send()
-        .await
-        .unwrap();
-    let body: Value = response.json().await.unwrap();
-    assert_eq!(
-        body,
-        json!({ "data": { "user": { "id": "1", "name": "John" } } })
-    );
-    worker.stop();
+    check_graphql_handlers(MODE).await;
 }

@@ -217,6 +217,11 @@ async fn bypass_goes_through_the_worker_to_the_real_server() {
 }
 
 #[wasm_bindgen_test]
+async fn graphql_handlers_work_through_the_worker() {
+    check_graphql_handlers(MODE).await;
+}
+
+#[wasm_bindgen_test]
 async fn a_missing_script_says_how_to_install_it() {
     let worker = setup_worker([]);
     let options = StartOptions {
@@ -228,6 +233,27 @@ async fn a_missing_script_says_how_to_install_it() {
         error,
         StartError::WorkerScriptMissing {
             url: "/no-such-folder/mocklib-worker.js".to_owned()
+        }
+    );
+    assert!(error.to_string().contains("mocklib init <public-dir>"));
+    assert_eq!(worker.mode(), None);
+}
+
+#[wasm_bindgen_test]
+async fn a_script_from_an_older_mocklib_says_to_write_it_again() {
+    let worker = setup_worker([]);
+    // Without insisting on a mode: falling back would hide the stale file.
+    let options = StartOptions {
+        service_worker_url: "/tests/fixtures/outdated-worker.js".to_owned(),
+        quiet: true,
+        ..StartOptions::default()
+    };
+    let error = worker.start_with(options).await.unwrap_err();
+    assert_eq!(
+        error,
+        StartError::WorkerScriptOutdated {
+            url: "/tests/fixtures/outdated-worker.js".to_owned(),
+            version: "0.0.1".to_owned(),
         }
     );
     assert!(error.to_string().contains("mocklib init <public-dir>"));

@@ -258,3 +258,28 @@ pub async fn check_bypass_alters_the_real_response(mode: Mode) {
     );
     worker.stop();
 }
+
+/// A GraphQL query sent with gloo-net (a POST with a JSON body) reaches a
+/// `graphql::query` handler, variables and all.
+pub async fn check_graphql_handlers(mode: Mode) {
+    let worker = started(
+        mode,
+        [mocklib::graphql::query("GetUser", |args| {
+            let id = args.variables["id"].clone();
+            HttpResponse::json(&json!({ "data": { "user": { "id": id, "name": "John" } } }))
+        })],
+    )
+    .await;
+    let response = gloo_net::http::Request::post("/graphql")
+        .json(&json!({ "query": "query GetUser($id: ID!) { user(id: $id) { name } }", "variables": { "id": "1" } }))
+        .unwrap()
+        .send()
+        .await
+        .unwrap();
+    let body: Value = response.json().await.unwrap();
+    assert_eq!(
+        body,
+        json!({ "data": { "user": { "id": "1", "name": "John" } } })
+    );
+    worker.stop();
+}

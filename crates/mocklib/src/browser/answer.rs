@@ -1,9 +1,9 @@
 //! One request through the engine, as both interception modes need it.
 
+use std::cell::RefCell;
 use std::sync::Arc;
 
 use url::Url;
-use wasm_bindgen::JsValue;
 
 use super::convert::{BrowserRequest, MockedResponse, header_map};
 use crate::engine::{Engine, Outcome, Passthrough};
@@ -26,8 +26,9 @@ pub(super) async fn answer(
     quiet: bool,
 ) -> Result<Answer, String> {
     let (method, url) = (&request.method, &request.url);
+    let base_url = page_url(&request.page);
     let request = request.to_core()?;
-    let outcome = engine.handle(request, page_url()).await;
+    let outcome = engine.handle(request, base_url).await;
     Ok(match outcome {
         Outcome::Mocked(response) => {
             let response = MockedResponse::new(response);
@@ -44,12 +45,19 @@ pub(super) async fn answer(
     })
 }
 
-fn page_url() -> Option<Url> {
-    let href = js_sys::Reflect::get(&js_sys::global(), &JsValue::from_str("location"))
-        .ok()
-        .and_then(|location| js_sys::Reflect::get(&location, &JsValue::from_str("href")).ok())?
-        .as_string()?;
-    Url::parse(&href).ok()
+thread_local! {
+    /// The page's URL, parsed: it rarely changes between requests.
+    static PAGE_URL: RefCell<Option<Url>> = const { RefCell::new(None) };
+}
+
+fn page_url(href: &str) -> Option<Url> {
+    PAGE_URL.with(|cached| {
+        let mut cached = cached.borrow_mut();
+        if cached.as_ref().is_none_or(|url| url.as_str() != href) {
+            *cached = Url::parse(href).ok();
+        }
+        cached.clone()
+    })
 }
 
 /// Emits `response:bypass` for a real response the browser received.

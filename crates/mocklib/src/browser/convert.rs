@@ -2,12 +2,10 @@
 
 use bytes::Bytes;
 use http::{HeaderMap, HeaderName, HeaderValue, Method, header};
-use js_sys::{Array, Uint8Array};
 use url::Url;
 use wasm_bindgen::{JsCast, JsValue};
-use wasm_bindgen_futures::JsFuture;
 
-use super::glue;
+use super::glue::{self, RequestDescription};
 use crate::request::Request;
 use crate::response::StatusText;
 
@@ -17,32 +15,33 @@ pub(super) struct BrowserRequest {
     pub url: String,
     pub headers: Vec<(String, String)>,
     pub body: Bytes,
-    /// The request's credentials mode: `omit`, `same-origin` or `include`.
-    pub credentials: String,
+    /// What the browser sends as `Cookie` (from `document.cookie`, by the
+    /// credentials mode); empty when nothing. Scripts never see it among a
+    /// request's headers.
+    pub cookie: String,
+    /// The page's URL, against which relative predicates match.
+    pub page: String,
 }
 
 impl BrowserRequest {
-    /// Reads a `fetch` request, body included.
-    pub(super) async fn read(request: &web_sys::Request) -> Result<Self, JsValue> {
-        let method = request.method();
-        let body = if method == "GET" || method == "HEAD" {
-            Bytes::new()
-        } else {
-            let buffer = JsFuture::from(request.array_buffer()?).await?;
-            Bytes::from(Uint8Array::new(&buffer).to_vec())
-        };
-        Ok(BrowserRequest {
-            method,
-            url: request.url(),
-            headers: header_pairs(&request.headers()),
+    /// A request as `glue.js` described it, with `body`.
+    pub(super) fn new(description: &RequestDescription, body: Bytes) -> Self {
+        BrowserRequest {
+            method: description.method(),
+            url: description.url(),
+            headers: pairs(description.headers()),
             body,
-            credentials: credentials_name(request.credentials()).to_owned(),
-        })
+            cookie: description.cookie(),
+            page: description.page(),
+        }
     }
 
-    /// The engine's request. Cookies the browser would send (they never
-    /// appear among a request's readable headers) are added from
-    /// `document.cookie` when the credentials mode lets them go.
+    /// Whether the method allows a body (`fetch` refuses one on GET and HEAD).
+    pub(super) fn may_have_body(&self) -> bool {
+        !matches!(self.method.as_str(), "GET" | "HEAD")
+    }
+
+    /// The engine's request, with the `Cookie` header the browser would send.
     pub(super) fn to_core(&self) -> Result<Request, String> {
         let method = Method::from_bytes(self.method.as_bytes())
             .map_err(|_| format!("invalid request method {:?}", self.method))?;
@@ -58,36 +57,37 @@ impl BrowserRequest {
             };
             headers.append(name, value);
         }
-        let cookies = document_cookies(&url, &self.credentials)
-            .and_then(|cookies| HeaderValue::from_str(&cookies).ok());
-        if let Some(cookies) = cookies {
-            headers.insert(header::COOKIE, cookies);
+        let cookie = (!self.cookie.is_empty())
+            .then(|| HeaderValue::from_str(&self.cookie).ok())
+            .flatten();
+        if let Some(cookie) = cookie {
+            headers.insert(header::COOKIE, cookie);
         }
         Ok(Request::from_parts(method, url, headers, self.body.clone()))
     }
 }
 
-fn credentials_name(credentials: web_sys::RequestCredentials) -> &'static str {
-    match credentials {
-        web_sys::RequestCredentials::Omit => "omit",
-        web_sys::RequestCredentials::Include => "include",
-        _ => "same-origin",
+/// `[name, value, name, value, ...]` as pairs.
+pub(super) fn pairs(flat: Vec<String>) -> Vec<(String, String)> {
+    let mut flat = flat.into_iter();
+    let mut pairs = Vec::with_capacity(flat.len() / 2);
+    while let (Some(name), Some(value)) = (flat.next(), flat.next()) {
+        pairs.push((name, value));
     }
+    pairs
+}
+
+/// Pairs as `[name, value, name, value, ...]`.
+fn flat(pairs: &[(String, String)]) -> Vec<String> {
+    pairs
+        .iter()
+        .flat_map(|(name, value)| [name.clone(), value.clone()])
+        .collect()
 }
 
 /// A `Headers` object as name/value pairs.
 pub(super) fn header_pairs(headers: &web_sys::Headers) -> Vec<(String, String)> {
-    let mut pairs = Vec::new();
-    if let Ok(Some(entries)) = js_sys::try_iter(headers) {
-        for entry in entries.flatten() {
-            let entry: Array = entry.unchecked_into();
-            if let (Some(name), Some(value)) = (entry.get(0).as_string(), entry.get(1).as_string())
-            {
-                pairs.push((name, value));
-            }
-        }
-    }
-    pairs
+    pairs(glue::flat_headers(headers))
 }
 
 /// Name/value pairs as a `HeaderMap`, skipping any the `http` crate refuses
@@ -107,17 +107,6 @@ pub(super) fn header_map(pairs: &[(String, String)]) -> HeaderMap {
 
 fn document() -> Option<web_sys::HtmlDocument> {
     web_sys::window()?.document()?.dyn_into().ok()
-}
-
-fn document_cookies(url: &Url, credentials: &str) -> Option<String> {
-    let location = web_sys::window()?.location().origin().ok()?;
-    let same_origin = url.origin().ascii_serialization() == location;
-    let sends = credentials == "include" || (credentials == "same-origin" && same_origin);
-    if !sends {
-        return None;
-    }
-    let cookies = document()?.cookie().ok()?;
-    (!cookies.is_empty()).then_some(cookies)
 }
 
 /// A mocked response, ready for the browser.
@@ -204,12 +193,14 @@ impl MockedResponse {
         }
     }
 
-    pub(super) fn headers_object(&self) -> Result<web_sys::Headers, JsValue> {
-        let headers = web_sys::Headers::new()?;
-        for (name, value) in &self.headers {
-            headers.append(name, value)?;
-        }
-        Ok(headers)
+    /// The headers as `[name, value, name, value, ...]`.
+    pub(super) fn flat_headers(&self) -> Vec<String> {
+        flat(&self.headers)
+    }
+
+    /// The body, or `None` for the statuses that may not carry one.
+    pub(super) fn body(&self) -> Option<&[u8]> {
+        (!self.is_null_body()).then_some(&self.body[..])
     }
 
     /// A `Response` whose `url` is `url` (reqwest's wasm backend needs it).
@@ -220,16 +211,13 @@ impl MockedResponse {
                 self.status
             )));
         }
-        let init = web_sys::ResponseInit::new();
-        init.set_status(self.status);
-        init.set_status_text(&self.status_text);
-        init.set_headers(&self.headers_object()?.into());
-        let response = if self.is_null_body() {
-            web_sys::Response::new_with_opt_u8_array_and_init(None, &init)?
-        } else {
-            let body = Uint8Array::from(&self.body[..]);
-            web_sys::Response::new_with_opt_buffer_source_and_init(Some(&body), &init)?
-        };
-        Ok(glue::set_response_url(&response, url, redirected))
+        Ok(glue::mocked_response(
+            self.status,
+            &self.status_text,
+            self.flat_headers(),
+            self.body(),
+            url,
+            redirected,
+        ))
     }
 }

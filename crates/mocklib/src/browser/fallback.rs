@@ -8,6 +8,8 @@
 
 use std::sync::Arc;
 
+use bytes::Bytes;
+
 use js_sys::{Function, Object, Promise, Uint8Array};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
@@ -24,19 +26,19 @@ const MAX_REDIRECTS: u32 = 20;
 pub(super) struct FetchPatch {
     target: Object,
     original: Function,
-    _handler: Closure<dyn Fn(JsValue, JsValue) -> Promise>,
+    _handler: Closure<dyn Fn(web_sys::Request, Function, Function)>,
 }
 
 impl FetchPatch {
     pub(super) fn install(engine: Arc<Engine>, quiet: bool) -> Self {
         let target: Object = js_sys::global();
-        let handler = Closure::<dyn Fn(JsValue, JsValue) -> Promise>::new(move |input, init| {
-            // The original `fetch`, kept below before any call can arrive.
-            match super::perform::original_fetch() {
-                Ok(original) => intercept(Arc::clone(&engine), original, quiet, input, init),
-                Err(error) => Promise::reject(&error),
-            }
-        });
+        // Called by the replacement (`patchFetch` in glue.js) with the
+        // request and the functions settling the promise it returned.
+        let handler = Closure::<dyn Fn(web_sys::Request, Function, Function)>::new(
+            move |request, resolve, reject| {
+                intercept(Arc::clone(&engine), quiet, request, resolve, reject);
+            },
+        );
         let original = glue::patch_fetch(&target, handler.as_ref());
         super::perform::set_original_fetch(Some(original.clone()));
         FetchPatch {
@@ -54,50 +56,33 @@ impl Drop for FetchPatch {
     }
 }
 
-/// The patched `fetch(input, init)`.
+/// One call of the patched `fetch`, settled through `resolve` or `reject`.
 fn intercept(
     engine: Arc<Engine>,
-    original: Function,
     quiet: bool,
-    input: JsValue,
-    init: JsValue,
-) -> Promise {
-    // `new Request(input, init)` validates exactly as `fetch` would.
-    let request = match new_request(&input, &init) {
-        Ok(request) => request,
-        Err(error) => return Promise::reject(&error),
+    request: web_sys::Request,
+    resolve: Function,
+    reject: Function,
+) {
+    // The original `fetch`, kept before any call could arrive.
+    let original = match super::perform::original_fetch() {
+        Ok(original) => original,
+        Err(error) => return settle(&resolve, &reject, Err(error)),
     };
-    let mut executor = move |resolve: Function, reject: Function| {
-        let url = request.url();
-        let on_panic = {
-            let (resolve, reject) = (resolve.clone(), reject.clone());
-            move |message: String| {
-                settle(
-                    &resolve,
-                    &reject,
-                    MockedResponse::handler_panicked(&message)
-                        .to_js(&url, false)
-                        .map(JsValue::from),
-                )
-            }
-        };
-        let (engine, original, request) = (
-            Arc::clone(&engine),
-            original.clone(),
-            Clone::clone(&request),
-        );
-        task::spawn(
-            async move {
-                settle(
-                    &resolve,
-                    &reject,
-                    respond(&engine, &original, quiet, request).await,
-                )
-            },
-            on_panic,
-        );
+    let on_panic = {
+        let (resolve, reject, url) = (resolve.clone(), reject.clone(), request.url());
+        move |message: String| {
+            let response = MockedResponse::handler_panicked(&message).to_js(&url, false);
+            settle(&resolve, &reject, response.map(JsValue::from));
+        }
     };
-    Promise::new(&mut executor)
+    task::spawn(
+        async move {
+            let response = respond(&engine, &original, quiet, request).await;
+            settle(&resolve, &reject, response);
+        },
+        on_panic,
+    );
 }
 
 fn settle(resolve: &Function, reject: &Function, result: Result<JsValue, JsValue>) {
@@ -105,13 +90,6 @@ fn settle(resolve: &Function, reject: &Function, result: Result<JsValue, JsValue
         Ok(response) => resolve.call1(&JsValue::UNDEFINED, &response),
         Err(error) => reject.call1(&JsValue::UNDEFINED, &error),
     };
-}
-
-fn new_request(input: &JsValue, init: &JsValue) -> Result<web_sys::Request, JsValue> {
-    let constructor: Function =
-        js_sys::Reflect::get(&js_sys::global(), &JsValue::from_str("Request"))?.dyn_into()?;
-    let arguments = js_sys::Array::of2(input, init);
-    js_sys::Reflect::construct(&constructor, &arguments)?.dyn_into()
 }
 
 /// Answers one `fetch`, following mocked redirects as the browser would.
@@ -123,10 +101,17 @@ async fn respond(
 ) -> Result<JsValue, JsValue> {
     let mut redirects = 0;
     loop {
-        // Kept unread for a passthrough: reading the body consumes it
+        let mut browser = BrowserRequest::new(&glue::describe_request(&request), Bytes::new());
+        // Reading the body consumes it: a passthrough sends an unread copy
         // (`Request.clone()` of the Fetch API).
-        let unread = request.clone()?;
-        let browser = BrowserRequest::read(&request).await?;
+        let unread = if browser.may_have_body() {
+            let unread = request.clone()?;
+            let buffer = JsFuture::from(request.array_buffer()?).await?;
+            browser.body = Bytes::from(Uint8Array::new(&buffer).to_vec());
+            unread
+        } else {
+            Clone::clone(&request)
+        };
         let answer = answer(engine, &browser, quiet)
             .await
             .map_err(|message| glue::type_error(&message))?;

@@ -13,13 +13,66 @@ export function schedulePoll(poll, failed, id) {
   });
 }
 
-/** Replaces `fetch` on `target`; returns the original. */
+/**
+ * Replaces `fetch` on `target`; returns the original. The replacement builds
+ * the `Request` (validating its arguments exactly as `fetch` would) and
+ * hands it to `handler(request, resolve, reject)`.
+ */
 export function patchFetch(target, handler) {
   const original = target.fetch;
   target.fetch = function fetch(input, init) {
-    return handler(input, init);
+    let request;
+    try {
+      request = new Request(input, init);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return new Promise((resolve, reject) => handler(request, resolve, reject));
   };
   return original;
+}
+
+// Requests and responses cross into Rust in one call each: every crossing
+// costs about a microsecond, a request's fields one by one add up to more
+// than the engine's whole answer.
+
+/** `headers` (a `Headers` or name/value pairs) as [name, value, name, value, ...]. */
+export function flatHeaders(headers) {
+  const flat = [];
+  for (const [name, value] of headers) flat.push(name, value);
+  return flat;
+}
+
+function headersOf(flat) {
+  const headers = new Headers();
+  for (let i = 0; i < flat.length; i += 2) headers.append(flat[i], flat[i + 1]);
+  return headers;
+}
+
+/**
+ * What the engine needs of a request. `cookie` is what the browser would
+ * send along (scripts never see a request's Cookie header): `document.cookie`
+ * when the credentials mode lets it go. `page` is the page's URL, against
+ * which relative predicates match.
+ */
+function describe(method, url, headers, credentials, body) {
+  const sendsCookies =
+    credentials === 'include' ||
+    (credentials !== 'omit' && url.startsWith(location.origin + '/'));
+  const cookie = sendsCookies && typeof document !== 'undefined' ? document.cookie : '';
+  return { method, url, headers, credentials, body, cookie, page: location.href };
+}
+
+/** Describes a `Request` of the patched `fetch`, all but its body. */
+export function describeRequest(request) {
+  return describe(request.method, request.url, flatHeaders(request.headers), request.credentials, null);
+}
+
+/** A mocked `Response` with the `url` (and `redirected`) a real one has. */
+export function mockedResponse(status, statusText, headers, body, url, redirected) {
+  const init = { status, statusText, headers: headersOf(headers) };
+  // `body` is a view of wasm memory: copy it out.
+  return setResponseUrl(new Response(body ? body.slice() : null, init), url, redirected);
 }
 
 export function restoreFetch(target, original) {
@@ -36,6 +89,9 @@ export function setResponseUrl(response, url, redirected) {
 export function typeError(message) {
   return new TypeError(message);
 }
+
+/** The version of the page <-> worker protocol (see mocklib-worker.js). */
+const PROTOCOL = 2;
 
 function failure(kind, message) {
   const error = new Error(message);
@@ -96,23 +152,42 @@ export async function registerServiceWorker(url, scope, originalFetch) {
 }
 
 /**
- * Opens the request channel to `worker`; `onRequest(data, port)` is called
- * for every message the worker sends on it. Resolves to the worker's version.
+ * Opens the request channel to `worker`. For each request the worker asks
+ * about, `onRequest(description, id, port)` is called (the answer goes back
+ * with `postMocked` or `postOutcome`); for the real response of an earlier
+ * passthrough, `onResponse(id, status, headers)`. Resolves to the worker's
+ * version; rejects ('outdated') when its script speaks another protocol.
  */
-export function connectServiceWorker(worker, onRequest) {
+export function connectServiceWorker(worker, onRequest, onResponse) {
   const requests = new MessageChannel();
-  requests.port1.onmessage = (event) => onRequest(event.data, requests.port1);
+  requests.port1.onmessage = ({ data }) => {
+    if (data.type === 'mocklib:response') {
+      onResponse(data.id, data.status, data.headers);
+    } else {
+      const body = data.body ? new Uint8Array(data.body) : null;
+      onRequest(describe(data.method, data.url, data.headers, data.credentials, body), data.id, requests.port1);
+    }
+  };
   const reply = new MessageChannel();
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(failure('failed', 'the Service Worker did not answer the activation within 5 s')), 5000);
     reply.port1.onmessage = (event) => {
       clearTimeout(timer);
       reply.port1.close();
+      const { version, protocol } = event.data;
+      if (protocol !== PROTOCOL) {
+        worker.postMessage({ type: 'mocklib:deactivate' });
+        requests.port1.close();
+        const error = failure('outdated', `the script is from mocklib ${version} and speaks protocol ${protocol}; this page speaks ${PROTOCOL}`);
+        error.version = version;
+        reject(error);
+        return;
+      }
       // Idle workers are stopped by the browser (and forget the page): ping.
       const keepalive = setInterval(() => worker.postMessage({ type: 'mocklib:keepalive' }), 5000);
-      resolve({ version: event.data.version, port: requests.port1, keepalive });
+      resolve({ version, port: requests.port1, keepalive });
     };
-    worker.postMessage({ type: 'mocklib:activate', protocol: 1 }, [requests.port2, reply.port2]);
+    worker.postMessage({ type: 'mocklib:activate', protocol: PROTOCOL }, [requests.port2, reply.port2]);
   });
 }
 
@@ -120,23 +195,33 @@ export function connectServiceWorker(worker, onRequest) {
  * Tells the worker to stop asking this page. Requests it already sent us
  * (or sends before it reads this) are still answered — as passthrough, the
  * engine being stopped — until it acknowledges; only then is the channel
- * closed and `onRequest` released.
+ * closed and the `callbacks` (which answer them) released.
  */
-export function disconnectServiceWorker(worker, connection, onRequest) {
+export function disconnectServiceWorker(worker, connection, callbacks) {
   clearInterval(connection.keepalive);
   const ack = new MessageChannel();
   const close = () => {
     ack.port1.close();
     connection.port.close();
-    connection.onRequest = undefined;
+    connection.callbacks = undefined;
   };
-  connection.onRequest = onRequest;
+  connection.callbacks = callbacks;
   ack.port1.onmessage = close;
   setTimeout(close, 5000); // a worker that is gone never acknowledges
   worker.postMessage({ type: 'mocklib:deactivate' }, [ack.port2]);
 }
 
-/** `postMessage` with the body transferred, not copied. */
-export function postAnswer(port, answer) {
-  port.postMessage(answer, answer.body ? [answer.body] : []);
+/** Answers request `id` with a mocked response. */
+export function postMocked(port, id, status, statusText, headers, body) {
+  // `body` is a view of wasm memory: copy it out, then transfer the copy.
+  const buffer = body ? body.slice().buffer : null;
+  port.postMessage(
+    { id, kind: 'mocked', status, statusText, headers, body: buffer },
+    buffer ? [buffer] : [],
+  );
+}
+
+/** Answers request `id` with 'passthrough' or 'network-error'. */
+export function postOutcome(port, id, kind) {
+  port.postMessage({ id, kind });
 }

@@ -11,6 +11,22 @@ extern "C" {
     #[wasm_bindgen(js_name = patchFetch)]
     pub(super) fn patch_fetch(target: &Object, handler: &JsValue) -> Function;
 
+    #[wasm_bindgen(js_name = flatHeaders)]
+    pub(super) fn flat_headers(headers: &JsValue) -> Vec<String>;
+
+    #[wasm_bindgen(js_name = describeRequest)]
+    pub(super) fn describe_request(request: &web_sys::Request) -> RequestDescription;
+
+    #[wasm_bindgen(js_name = mockedResponse)]
+    pub(super) fn mocked_response(
+        status: u16,
+        status_text: &str,
+        headers: Vec<String>,
+        body: Option<&[u8]>,
+        url: &str,
+        redirected: bool,
+    ) -> web_sys::Response;
+
     #[wasm_bindgen(js_name = restoreFetch)]
     pub(super) fn restore_fetch(target: &Object, original: &Function);
 
@@ -32,15 +48,61 @@ extern "C" {
     ) -> Promise;
 
     #[wasm_bindgen(js_name = connectServiceWorker)]
-    pub(super) fn connect_service_worker(worker: &JsValue, on_request: &JsValue) -> Promise;
+    pub(super) fn connect_service_worker(
+        worker: &JsValue,
+        on_request: &JsValue,
+        on_response: &JsValue,
+    ) -> Promise;
 
     #[wasm_bindgen(js_name = disconnectServiceWorker)]
     pub(super) fn disconnect_service_worker(
         worker: &JsValue,
         connection: &JsValue,
-        on_request: JsValue,
+        callbacks: JsValue,
     );
 
-    #[wasm_bindgen(js_name = postAnswer)]
-    pub(super) fn post_answer(port: &JsValue, answer: &JsValue);
+    #[wasm_bindgen(js_name = postMocked)]
+    pub(super) fn post_mocked(
+        port: &JsValue,
+        id: u32,
+        status: u16,
+        status_text: &str,
+        headers: Vec<String>,
+        body: Option<&[u8]>,
+    );
+
+    #[wasm_bindgen(js_name = postOutcome)]
+    pub(super) fn post_outcome(port: &JsValue, id: u32, kind: &str);
+}
+
+#[wasm_bindgen]
+extern "C" {
+    /// A request as `glue.js` describes it (`describe` there), read field
+    /// by field without looking names up at run time.
+    pub(super) type RequestDescription;
+
+    #[wasm_bindgen(method, getter)]
+    pub(super) fn method(this: &RequestDescription) -> String;
+
+    #[wasm_bindgen(method, getter)]
+    pub(super) fn url(this: &RequestDescription) -> String;
+
+    /// `[name, value, name, value, ...]`.
+    #[wasm_bindgen(method, getter)]
+    pub(super) fn headers(this: &RequestDescription) -> Vec<String>;
+
+    #[wasm_bindgen(method, getter)]
+    pub(super) fn credentials(this: &RequestDescription) -> String;
+
+    /// The body, when the description carries one (Service Worker mode).
+    #[wasm_bindgen(method, getter)]
+    pub(super) fn body(this: &RequestDescription) -> Option<Vec<u8>>;
+
+    /// What the browser sends as `Cookie`; empty when nothing.
+    #[wasm_bindgen(method, getter)]
+    pub(super) fn cookie(this: &RequestDescription) -> String;
+
+    /// The page's URL.
+    #[wasm_bindgen(method, getter)]
+    pub(super) fn page(this: &RequestDescription) -> String;
 }

@@ -6,19 +6,20 @@
  * mocking it asks that page (over a MessageChannel) what to answer, and the
  * page's wasm module resolves the request with its handlers.
  *
- * Protocol (version 1), page -> worker messages:
+ * Protocol (version 2), page -> worker messages:
  *   { type: 'mocklib:activate', protocol } + ports [requests, reply]
  *   { type: 'mocklib:deactivate' } + port [ack] | { type: 'mocklib:keepalive' }
  * On the page's long-lived `requests` port (no port per request: setting one
  * up costs more than the whole answer):
- *   worker -> page { type: 'mocklib:request', id, url, method, headers, body, credentials, redirect }
+ *   worker -> page { type: 'mocklib:request', id, url, method, headers, body, credentials }
  *   page -> worker { id, kind: 'mocked', status, statusText, headers, body }
+ *                    (headers flat: [name, value, name, value, ...])
  *                | { id, kind: 'passthrough' } | { id, kind: 'network-error' }
  *   worker -> page { type: 'mocklib:response', id, status, headers } (the real
  *   response head of a passthrough, for the page's `response:bypass` listeners)
  */
 const MOCKLIB_VERSION = '0.1.0';
-const PROTOCOL = 1;
+const PROTOCOL = 2;
 const BYPASS_HEADER = 'x-mocklib-intention';
 
 /** clientId -> MessagePort of the pages that started mocking. */
@@ -65,7 +66,7 @@ self.addEventListener('fetch', (event) => {
     return;
   }
   if (pages.size === 0) return;
-  event.respondWith(answer(event, request.clone()));
+  event.respondWith(answer(event));
 });
 
 /** A request the page performs itself (`bypass()`): strip the marker, send. */
@@ -90,12 +91,14 @@ async function pageFor(event) {
   return undefined;
 }
 
-async function answer(event, original) {
-  const page = await pageFor(event);
-  if (!page) return fetch(original);
+async function answer(event) {
   const request = event.request;
-  const body =
-    request.method === 'GET' || request.method === 'HEAD' ? null : await request.arrayBuffer();
+  const page = await pageFor(event);
+  if (!page) return fetch(request);
+  // Reading the body consumes it: a passthrough sends an unread copy.
+  const hasBody = request.method !== 'GET' && request.method !== 'HEAD';
+  const original = hasBody ? request.clone() : request;
+  const body = hasBody ? await request.arrayBuffer() : null;
   const id = nextId++;
   const reply = new Promise((resolve) => pending.set(id, resolve));
   page.postMessage(
@@ -104,10 +107,9 @@ async function answer(event, original) {
       id,
       url: request.url,
       method: request.method,
-      headers: [...request.headers],
+      headers: flatHeaders(request.headers),
       body,
       credentials: request.credentials,
-      redirect: request.redirect,
     },
     body ? [body] : [],
   );
@@ -117,14 +119,26 @@ async function answer(event, original) {
       return new Response(outcome.body, {
         status: outcome.status,
         statusText: outcome.statusText,
-        headers: outcome.headers,
+        headers: headersOf(outcome.headers),
       });
     case 'network-error':
       return Response.error();
     default: {
       const response = await fetch(original);
-      page.postMessage({ type: 'mocklib:response', id, status: response.status, headers: [...response.headers] });
+      page.postMessage({ type: 'mocklib:response', id, status: response.status, headers: flatHeaders(response.headers) });
       return response;
     }
   }
+}
+
+function flatHeaders(headers) {
+  const flat = [];
+  for (const [name, value] of headers) flat.push(name, value);
+  return flat;
+}
+
+function headersOf(flat) {
+  const headers = new Headers();
+  for (let i = 0; i < flat.length; i += 2) headers.append(flat[i], flat[i + 1]);
+  return headers;
 }

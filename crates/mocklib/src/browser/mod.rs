@@ -136,6 +136,19 @@ pub enum StartError {
         /// The script URL that was tried.
         url: String,
     },
+    /// The worker script is from another mocklib version whose protocol
+    /// this page does not speak.
+    #[error(
+        "the mocklib Service Worker script at {url} is from mocklib {version}, which speaks \
+         another protocol than this page; write it again: run `mocklib init <public-dir>`, or \
+         call mocklib::browser::write_worker_script(\"<public-dir>\") from your build script"
+    )]
+    WorkerScriptOutdated {
+        /// The script URL.
+        url: String,
+        /// The mocklib version the script says it is from.
+        version: String,
+    },
     /// Service Workers cannot run on this page and [`Mode::ServiceWorker`]
     /// was required.
     #[error("Service Workers are unavailable here and were required: {reason}")]

@@ -3,19 +3,23 @@
 //! Our worker script (`mocklib-worker.js`) sees every request of the pages
 //! it controls — `fetch`, XHR, `<img>`, requests of the page's Web Workers —
 //! except navigations. For each it posts the request to the page that
-//! started mocking and waits for the answer on a fresh `MessageChannel`:
-//! mocked (status, headers, body), passthrough (the worker performs it) or a
-//! network error. This file answers those messages with the engine.
+//! started mocking, over the one `MessagePort` the page opened at start, and
+//! waits for the answer: mocked (status, headers, body), passthrough (the
+//! worker performs it) or a network error. This file answers those messages
+//! with the engine.
 
+use std::cell::RefCell;
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use bytes::Bytes;
-use js_sys::{Array, ArrayBuffer, Object, Reflect, Uint8Array};
+use js_sys::{Array, Reflect};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 
 use super::answer::{Answer, answer, report_passthrough};
-use super::convert::{BrowserRequest, MockedResponse};
+use super::convert::{BrowserRequest, MockedResponse, pairs};
+use super::glue::RequestDescription;
 use super::perform::js_message;
 use super::{StartError, glue, task};
 use crate::engine::{Engine, Passthrough};
@@ -24,18 +28,26 @@ use crate::engine::{Engine, Passthrough};
 pub(super) struct Connection {
     worker: JsValue,
     connection: JsValue,
-    /// Answers the worker's requests; handed to JavaScript on disconnect so
-    /// it outlives us until the worker has acknowledged.
-    on_request: Option<Closure<dyn Fn(JsValue, JsValue)>>,
+    /// Answer the worker's messages; handed to JavaScript on disconnect so
+    /// they outlive us until the worker has acknowledged.
+    callbacks: Option<Callbacks>,
+}
+
+struct Callbacks {
+    on_request: Closure<dyn Fn(RequestDescription, u32, JsValue)>,
+    on_response: Closure<dyn Fn(u32, u16, Vec<String>)>,
 }
 
 impl Drop for Connection {
     fn drop(&mut self) {
-        let on_request = self
-            .on_request
-            .take()
-            .map_or(JsValue::UNDEFINED, Closure::into_js_value);
-        glue::disconnect_service_worker(&self.worker, &self.connection, on_request);
+        let callbacks = self.callbacks.take().map_or(JsValue::UNDEFINED, |c| {
+            Array::of2(
+                &c.on_request.into_js_value(),
+                &c.on_response.into_js_value(),
+            )
+            .into()
+        });
+        glue::disconnect_service_worker(&self.worker, &self.connection, callbacks);
     }
 }
 
@@ -45,6 +57,10 @@ pub(super) enum RegisterFailure {
     Unsupported(String),
     /// The script URL answered 404.
     Missing,
+    /// The script is from a mocklib speaking another protocol.
+    Outdated {
+        version: String,
+    },
     Failed(String),
 }
 
@@ -69,13 +85,19 @@ pub(super) async fn connect(
              under it (and their frames and Web Workers) are intercepted"
         ));
     }
-    let on_request =
-        Closure::<dyn Fn(JsValue, JsValue)>::new(move |data: JsValue, port: JsValue| {
-            on_request(Arc::clone(&engine), quiet, data, port);
-        });
-    let connection = JsFuture::from(glue::connect_service_worker(&worker, on_request.as_ref()))
-        .await
-        .map_err(classify)?;
+    let callbacks = Callbacks {
+        on_request: Closure::new(move |request, id, port| {
+            on_request(Arc::clone(&engine), quiet, request, id, port);
+        }),
+        on_response: Closure::new(on_response),
+    };
+    let connection = JsFuture::from(glue::connect_service_worker(
+        &worker,
+        callbacks.on_request.as_ref(),
+        callbacks.on_response.as_ref(),
+    ))
+    .await
+    .map_err(classify)?;
     let version = get(&connection, "version").as_string().unwrap_or_default();
     if version != env!("CARGO_PKG_VERSION") {
         crate::log::warn(&format!(
@@ -87,16 +109,18 @@ pub(super) async fn connect(
     Ok(Connection {
         worker,
         connection,
-        on_request: Some(on_request),
+        callbacks: Some(callbacks),
     })
 }
 
 fn classify(error: JsValue) -> RegisterFailure {
     let kind = get(&error, "mocklibKind").as_string().unwrap_or_default();
+    let version = get(&error, "version").as_string().unwrap_or_default();
     let message = js_message(error);
     match kind.as_str() {
         "unsupported" => RegisterFailure::Unsupported(message),
         "missing" => RegisterFailure::Missing,
+        "outdated" => RegisterFailure::Outdated { version },
         _ => RegisterFailure::Failed(message),
     }
 }
@@ -106,6 +130,10 @@ impl RegisterFailure {
         match self {
             RegisterFailure::Missing => StartError::WorkerScriptMissing {
                 url: script_url.to_owned(),
+            },
+            RegisterFailure::Outdated { version } => StartError::WorkerScriptOutdated {
+                url: script_url.to_owned(),
+                version,
             },
             RegisterFailure::Unsupported(reason) => StartError::ServiceWorkerUnavailable { reason },
             RegisterFailure::Failed(reason) => StartError::ServiceWorkerFailed {
@@ -122,138 +150,64 @@ fn get(object: &JsValue, key: &str) -> JsValue {
 
 thread_local! {
     /// Passthroughs waiting for the worker's report of the real response.
-    static PASSTHROUGHS: std::cell::RefCell<std::collections::HashMap<u32, Passthrough>> =
-        std::cell::RefCell::default();
+    static PASSTHROUGHS: RefCell<HashMap<u32, Passthrough>> = RefCell::default();
 }
 
-/// A message from the worker: a request to answer on `port`, or the real
-/// response head of an earlier passthrough.
-fn on_request(engine: Arc<Engine>, quiet: bool, data: JsValue, port: JsValue) {
-    let id = get(&data, "id");
-    let key = id.as_f64().unwrap_or(-1.0) as u32;
-    if get(&data, "type").as_string().as_deref() == Some("mocklib:response") {
-        if let Some(passthrough) = PASSTHROUGHS.with(|p| p.borrow_mut().remove(&key)) {
-            let status = get(&data, "status").as_f64().unwrap_or(0.0) as u16;
-            report_passthrough(passthrough, status, &pairs(&get(&data, "headers")));
-        }
-        return;
-    }
-    let request = match read_request(&data) {
-        Ok(request) => request,
-        Err(message) => {
-            crate::log::error(&format!(
-                "a malformed request from the Service Worker: {message}"
-            ));
-            glue::post_answer(&port, &kind_only(&id, "passthrough"));
-            return;
-        }
-    };
-    let (panic_port, panic_id) = (port.clone(), id.clone());
+/// The worker asks about request `id`; the answer goes back on `port`.
+fn on_request(
+    engine: Arc<Engine>,
+    quiet: bool,
+    description: RequestDescription,
+    id: u32,
+    port: JsValue,
+) {
+    let body = description.body().map(Bytes::from).unwrap_or_default();
+    let request = BrowserRequest::new(&description, body);
+    let panic_port = port.clone();
     task::spawn(
         async move {
-            let message = match answer(&engine, &request, quiet).await {
+            match answer(&engine, &request, quiet).await {
                 Ok(Answer::Mocked(mocked)) if !mocked.has_browser_status() => {
                     crate::log::error(&format!(
                         "a browser response cannot have status {} (allowed: 200-599); the request fails",
                         mocked.status
                     ));
-                    kind_only(&id, "network-error")
+                    glue::post_outcome(&port, id, "network-error");
                 }
                 Ok(Answer::Mocked(mocked)) => {
                     mocked.store_cookies();
-                    mocked_message(&id, &mocked)
+                    post_mocked(&port, id, &mocked);
                 }
                 Ok(Answer::Passthrough(passthrough)) => {
                     // The worker performs it and reports the real response head.
-                    PASSTHROUGHS.with(|p| p.borrow_mut().insert(key, passthrough));
-                    kind_only(&id, "passthrough")
+                    PASSTHROUGHS.with(|p| p.borrow_mut().insert(id, passthrough));
+                    glue::post_outcome(&port, id, "passthrough");
                 }
-                Ok(Answer::NetworkError) => kind_only(&id, "network-error"),
+                Ok(Answer::NetworkError) => glue::post_outcome(&port, id, "network-error"),
                 Err(message) => {
                     crate::log::error(&message);
-                    kind_only(&id, "network-error")
+                    glue::post_outcome(&port, id, "network-error");
                 }
-            };
-            glue::post_answer(&port, &message);
+            }
         },
-        move |message| {
-            let mocked = MockedResponse::handler_panicked(&message);
-            glue::post_answer(&panic_port, &mocked_message(&panic_id, &mocked));
-        },
+        move |message| post_mocked(&panic_port, id, &MockedResponse::handler_panicked(&message)),
     );
 }
 
-fn read_request(data: &JsValue) -> Result<BrowserRequest, String> {
-    let text = |key: &str| {
-        get(data, key)
-            .as_string()
-            .ok_or_else(|| format!("no {key}"))
-    };
-    let body = get(data, "body");
-    let body = if body.is_instance_of::<ArrayBuffer>() {
-        Bytes::from(Uint8Array::new(&body).to_vec())
-    } else {
-        Bytes::new()
-    };
-    Ok(BrowserRequest {
-        method: text("method")?,
-        url: text("url")?,
-        headers: pairs(&get(data, "headers")),
-        body,
-        credentials: text("credentials").unwrap_or_else(|_| "same-origin".to_owned()),
-    })
-}
-
-/// `[[name, value], ...]` as pairs.
-fn pairs(value: &JsValue) -> Vec<(String, String)> {
-    let Some(array) = value.dyn_ref::<Array>() else {
-        return Vec::new();
-    };
-    array
-        .iter()
-        .filter_map(|entry| {
-            let entry: Array = entry.dyn_into().ok()?;
-            Some((entry.get(0).as_string()?, entry.get(1).as_string()?))
-        })
-        .collect()
-}
-
-/// An answer to request `id` that carries only its kind.
-fn kind_only(id: &JsValue, kind: &str) -> JsValue {
-    let message = Object::new();
-    let _ = Reflect::set(&message, &JsValue::from_str("id"), id);
-    let _ = Reflect::set(
-        &message,
-        &JsValue::from_str("kind"),
-        &JsValue::from_str(kind),
-    );
-    message.into()
-}
-
-fn mocked_message(id: &JsValue, mocked: &MockedResponse) -> JsValue {
-    let message = kind_only(id, "mocked");
-    let headers: Array = mocked
-        .headers
-        .iter()
-        .map(|(name, value)| {
-            JsValue::from(Array::of2(
-                &JsValue::from_str(name),
-                &JsValue::from_str(value),
-            ))
-        })
-        .collect();
-    let body = if mocked.is_null_body() {
-        JsValue::NULL
-    } else {
-        Uint8Array::from(&mocked.body[..]).buffer().into()
-    };
-    for (key, value) in [
-        ("status", JsValue::from(mocked.status)),
-        ("statusText", JsValue::from_str(&mocked.status_text)),
-        ("headers", headers.into()),
-        ("body", body),
-    ] {
-        let _ = Reflect::set(&message, &JsValue::from_str(key), &value);
+/// The real response head of the passthrough `id`, for `response:bypass`.
+fn on_response(id: u32, status: u16, headers: Vec<String>) {
+    if let Some(passthrough) = PASSTHROUGHS.with(|p| p.borrow_mut().remove(&id)) {
+        report_passthrough(passthrough, status, &pairs(headers));
     }
-    message
+}
+
+fn post_mocked(port: &JsValue, id: u32, mocked: &MockedResponse) {
+    glue::post_mocked(
+        port,
+        id,
+        mocked.status,
+        &mocked.status_text,
+        mocked.flat_headers(),
+        mocked.body(),
+    );
 }

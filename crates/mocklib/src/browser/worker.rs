@@ -123,7 +123,8 @@ impl Worker {
                         _connection: connection,
                     });
                 }
-                Err(failure @ RegisterFailure::Missing) => {
+                // The app's public folder needs fixing: say so, whatever the mode.
+                Err(failure @ (RegisterFailure::Missing | RegisterFailure::Outdated { .. })) => {
                     return Err(failure.into_start_error(url));
                 }
                 Err(failure) if options.mode == Some(Mode::ServiceWorker) => {
