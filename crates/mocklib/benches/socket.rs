@@ -168,7 +168,9 @@ fn main() {
 const WIREMOCK: &str = "wiremock-rs, HTTP";
 const MOCKLIB_BASE: &str = "mocklib base URL, HTTP";
 const MOCKLIB_HTTPS: &str = "mocklib HTTPS via proxy (CONNECT + TLS)";
+const MOCKLIB_HTTPS_H1: &str = "mocklib HTTPS via proxy, client limited to HTTP/1.1";
 const BARE: &str = "reference: bare hyper server, no mocking";
+const BARE_H2C: &str = "reference: bare hyper server, HTTP/2 with prior knowledge";
 
 async fn latency() {
     let mut cases = Vec::new();
@@ -177,10 +179,20 @@ async fn latency() {
         cases.push(wiremock_case(decoys).await);
         cases.push(mocklib_base_url_case(decoys));
         cases.push(mocklib_https_case(decoys));
+        cases.push(mocklib_https_http1_case(decoys));
         cases.push(httpmock_case(decoys).await);
         cases.push(mockito_case(decoys).await);
     }
     cases.push(bare_case());
+    // What HTTP/2 itself costs (client and server): the same bare server.
+    cases.push(Case {
+        name: BARE_H2C,
+        client: reqwest::Client::builder()
+            .http2_prior_knowledge()
+            .build()
+            .unwrap(),
+        ..bare_case()
+    });
     let results = measure(&cases).await;
 
     let median_of = |name: &str, handlers: usize| {
@@ -310,6 +322,32 @@ fn mocklib_https_case(decoys: usize) -> Case {
         client: server.reqwest_client(),
         url: "https://api.example.com/user".to_owned(),
         _keep: Box::new(Listening(server)),
+    }
+}
+
+/// The HTTPS case with a client that offers only HTTP/1.1 in the tunnel,
+/// to tell the cost of HTTP/2 from that of TLS.
+fn mocklib_https_http1_case(decoys: usize) -> Case {
+    let case = mocklib_https_case(decoys);
+    let server = &case
+        ._keep
+        .downcast_ref::<Listening>()
+        .expect("the HTTPS case keeps its server")
+        .0;
+    let certificate = reqwest::Certificate::from_pem(server.ca_certificate_pem().as_bytes())
+        .expect("the mocklib CA certificate is valid PEM");
+    let client = reqwest::Client::builder()
+        .use_rustls_tls()
+        .proxy(reqwest::Proxy::all(server.proxy_url().as_str()).unwrap())
+        .tls_built_in_root_certs(false)
+        .add_root_certificate(certificate)
+        .http1_only()
+        .build()
+        .unwrap();
+    Case {
+        name: MOCKLIB_HTTPS_H1,
+        client,
+        ..case
     }
 }
 
