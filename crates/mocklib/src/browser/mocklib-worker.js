@@ -131,6 +131,8 @@ async function answer(event) {
   }
 }
 
+// Header lists travel flat ([name, value, ...]), as in glue.js; this
+// script stands alone, so it has its own copies of the two helpers.
 function flatHeaders(headers) {
   const flat = [];
   for (const [name, value] of headers) flat.push(name, value);

@@ -22,11 +22,15 @@
 //!   module what to answer. Navigations always reach the network. Put the
 //!   script into your public folder with `mocklib init <public-dir>`
 //!   (`cargo install mocklib`) or [`write_worker_script`] in a build script;
-//!   a missing script is a [`StartError::WorkerScriptMissing`] saying so.
+//!   a missing script is a [`StartError::WorkerScriptMissing`] saying so,
+//!   and one left there by an older mocklib a
+//!   [`StartError::WorkerScriptOutdated`]. Each request costs a hop to the
+//!   worker and back — in headless Chromium on a small machine about what a
+//!   worker answering by itself costs (~1.3–1.7 ms), half of MSW's time.
 //! - **Fallback**: `fetch` is patched in the page. Chosen when Service
 //!   Workers are unavailable (a `file:` page, an insecure origin) or their
 //!   registration fails, or when [`StartOptions::mode`] asks for it. Only
-//!   `fetch` is seen.
+//!   `fetch` is seen, and answered in the page's own task (~33 µs).
 //!
 //! [`Worker::start`] reports which mode is active.
 //!
@@ -47,6 +51,10 @@
 //!   hundred panicking requests — fix the panic before the next hundred.)
 //! - Cookies: a request's cookies come from `document.cookie` when its
 //!   credentials mode sends them; a mocked `Set-Cookie` is stored there.
+
+// `setup_worker` and `Worker` exist only on wasm32; in the docs built for
+// other targets, links to them render as plain text.
+#![cfg_attr(not(target_arch = "wasm32"), allow(rustdoc::broken_intra_doc_links))]
 
 #[cfg(target_arch = "wasm32")]
 mod answer;
