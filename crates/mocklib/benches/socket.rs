@@ -334,13 +334,8 @@ fn mocklib_https_http1_case(decoys: usize) -> Case {
         .downcast_ref::<Listening>()
         .expect("the HTTPS case keeps its server")
         .0;
-    let certificate = reqwest::Certificate::from_pem(server.ca_certificate_pem().as_bytes())
-        .expect("the mocklib CA certificate is valid PEM");
-    let client = reqwest::Client::builder()
-        .use_rustls_tls()
-        .proxy(reqwest::Proxy::all(server.proxy_url().as_str()).unwrap())
-        .tls_built_in_root_certs(false)
-        .add_root_certificate(certificate)
+    let client = server
+        .reqwest_client_builder()
         .http1_only()
         .build()
         .unwrap();

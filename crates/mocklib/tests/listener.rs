@@ -48,6 +48,28 @@ async fn base_url_mode_answers_relative_predicates_at_the_listener_origin() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_from_the_reqwest_builder_keeps_its_own_settings() {
+    let server = user_api();
+    server.listen();
+    let client = server
+        .reqwest_client_builder()
+        .http1_only()
+        .build()
+        .unwrap();
+    let response = client
+        .get("https://api.example.com/user")
+        .header("cookie", "session=abc")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.version(), reqwest::Version::HTTP_11);
+    assert_eq!(
+        response.json::<Value>().await.unwrap(),
+        json!({ "name": "John" })
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_reqwest_client_reaches_https_handlers_over_http2() {
     let server = user_api();
     server.listen();

@@ -9,7 +9,6 @@
 use std::sync::Arc;
 
 use bytes::Bytes;
-
 use js_sys::{Function, Object, Promise, Uint8Array};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;

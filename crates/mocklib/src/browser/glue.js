@@ -60,7 +60,7 @@ function describe(method, url, headers, credentials, body) {
     credentials === 'include' ||
     (credentials !== 'omit' && url.startsWith(location.origin + '/'));
   const cookie = sendsCookies && typeof document !== 'undefined' ? document.cookie : '';
-  return { method, url, headers, credentials, body, cookie, page: location.href };
+  return { method, url, headers, body, cookie, page: location.href };
 }
 
 /** Describes a `Request` of the patched `fetch`, all but its body. */

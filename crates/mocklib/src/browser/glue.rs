@@ -91,9 +91,6 @@ extern "C" {
     #[wasm_bindgen(method, getter)]
     pub(super) fn headers(this: &RequestDescription) -> Vec<String>;
 
-    #[wasm_bindgen(method, getter)]
-    pub(super) fn credentials(this: &RequestDescription) -> String;
-
     /// The body, when the description carries one (Service Worker mode).
     #[wasm_bindgen(method, getter)]
     pub(super) fn body(this: &RequestDescription) -> Option<Vec<u8>>;

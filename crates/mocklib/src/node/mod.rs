@@ -358,6 +358,19 @@ impl Server {
     /// When the server is not listening.
     #[cfg(feature = "reqwest")]
     pub fn reqwest_client(&self) -> ::reqwest::Client {
+        self.reqwest_client_builder()
+            .build()
+            .expect("a reqwest client with a proxy and one root certificate builds")
+    }
+
+    /// The builder behind [`reqwest_client`](Self::reqwest_client), for a
+    /// client with more settings of your own (timeouts, `http1_only`, ...).
+    /// Keep the proxy and the root certificate it sets.
+    ///
+    /// # Panics
+    /// When the server is not listening.
+    #[cfg(feature = "reqwest")]
+    pub fn reqwest_client_builder(&self) -> ::reqwest::ClientBuilder {
         let certificate = ::reqwest::Certificate::from_pem(self.ca_certificate_pem().as_bytes())
             .expect("the mocklib CA certificate is valid PEM");
         let proxy = ::reqwest::Proxy::all(self.proxy_url().as_str())
@@ -368,8 +381,6 @@ impl Server {
             .proxy(proxy)
             .tls_built_in_root_certs(false)
             .add_root_certificate(certificate)
-            .build()
-            .expect("a reqwest client with a proxy and one root certificate builds")
     }
 }
 
