@@ -23,32 +23,16 @@ fn server() -> Server {
     server
 }
 
-fn ring() -> Arc<rustls::crypto::CryptoProvider> {
-    Arc::new(rustls::crypto::ring::default_provider())
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn reqwest_013_reaches_the_handlers_over_https_and_http2() {
-    use rustls_pki_types::pem::PemObject;
+async fn reqwest_013_as_users_configure_it_reaches_the_handlers_over_https_and_http2() {
+    // Default features (rustls on aws-lc-rs) while mocklib brings ring: both
+    // providers are in this binary, as in a user's.
     let server = server();
-    let mut roots = rustls::RootCertStore::empty();
-    roots
-        .add(
-            rustls_pki_types::CertificateDer::from_pem_slice(
-                server.ca_certificate_pem().as_bytes(),
-            )
-            .unwrap(),
-        )
-        .unwrap();
-    let mut tls = rustls::ClientConfig::builder_with_provider(ring())
-        .with_safe_default_protocol_versions()
-        .unwrap()
-        .with_root_certificates(roots)
-        .with_no_client_auth();
-    tls.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
-    let client = reqwest013::Client::builder()
-        .proxy(reqwest013::Proxy::all(server.proxy_url().as_str()).unwrap())
-        .tls_backend_preconfigured(tls)
+    let client = reqwest::Client::builder()
+        .proxy(reqwest::Proxy::all(server.proxy_url().as_str()).unwrap())
+        .tls_certs_only([
+            reqwest::Certificate::from_pem(server.ca_certificate_pem().as_bytes()).unwrap(),
+        ])
         .build()
         .unwrap();
     let response = client
@@ -57,18 +41,18 @@ async fn reqwest_013_reaches_the_handlers_over_https_and_http2() {
         .send()
         .await
         .unwrap();
-    assert_eq!(response.version(), reqwest013::Version::HTTP_2);
+    assert_eq!(response.version(), reqwest::Version::HTTP_2);
     assert_eq!(response.text().await.unwrap(), "hello reqwest 0.13");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn reqwest_over_native_tls_reaches_the_handlers() {
+async fn reqwest_012_over_native_tls_reaches_the_handlers() {
     let server = server();
-    let client = reqwest::Client::builder()
+    let client = reqwest012::Client::builder()
         .use_native_tls()
-        .proxy(reqwest::Proxy::all(server.proxy_url().as_str()).unwrap())
+        .proxy(reqwest012::Proxy::all(server.proxy_url().as_str()).unwrap())
         .add_root_certificate(
-            reqwest::Certificate::from_pem(server.ca_certificate_pem().as_bytes()).unwrap(),
+            reqwest012::Certificate::from_pem(server.ca_certificate_pem().as_bytes()).unwrap(),
         )
         .build()
         .unwrap();
@@ -80,6 +64,49 @@ async fn reqwest_over_native_tls_reaches_the_handlers() {
         .unwrap();
     assert_eq!(response.status(), 200);
     assert_eq!(response.text().await.unwrap(), "hello native-tls");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reqwest_012_client_of_the_server_reaches_the_handlers() {
+    let server = server();
+    let response = server
+        .reqwest_client_0_12()
+        .get("https://api.example.com/user")
+        .header("x-client", "reqwest 0.12")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.version(), reqwest012::Version::HTTP_2);
+    assert_eq!(response.text().await.unwrap(), "hello reqwest 0.12");
+}
+
+#[tokio::test]
+async fn reqwest_middleware_04_reaches_the_handlers_and_reports_network_errors() {
+    let server = server();
+    server.use_handlers([http::get("https://api.example.com/down", |_| {
+        HttpResponse::error()
+    })]);
+    let client = reqwest_middleware04::ClientBuilder::new(reqwest012::Client::new())
+        .with(server.middleware())
+        .build();
+    let response = client
+        .get("https://api.example.com/user")
+        .header("x-client", "middleware 0.4")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.url().as_str(), "https://api.example.com/user");
+    assert_eq!(response.text().await.unwrap(), "hello middleware 0.4");
+    let error = client
+        .get("https://api.example.com/down")
+        .send()
+        .await
+        .unwrap_err();
+    assert!(mocklib::NetworkError::from_middleware_0_4_error(&error).is_some());
+}
+
+fn ring() -> Arc<rustls::crypto::CryptoProvider> {
+    Arc::new(rustls::crypto::ring::default_provider())
 }
 
 /// The `child_fetch` example, which `cargo test` builds next to the tests.

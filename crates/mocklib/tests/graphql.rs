@@ -214,7 +214,8 @@ async fn graphql_client_in_process() {
 async fn graphql_client_through_the_listener() {
     let server = api();
     server.listen_with(common::error_on_unhandled());
-    let client = server.reqwest_client();
+    // graphql_client 0.16 is built on reqwest 0.12: the `reqwest-0-12` path.
+    let client = server.reqwest_client_0_12();
 
     let response = graphql_client::reqwest::post_graphql::<GetUser, _>(
         &client,

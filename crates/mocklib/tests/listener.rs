@@ -70,10 +70,21 @@ async fn a_client_from_the_reqwest_builder_keeps_its_own_settings() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_reqwest_client_reaches_https_handlers_over_http2() {
+async fn the_reqwest_client_reaches_https_handlers_over_http1_and_on_request_http2() {
     let server = user_api();
     server.listen();
-    let client = server.reqwest_client();
+    let default = server
+        .reqwest_client()
+        .get("https://api.example.com/user")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(default.version(), reqwest::Version::HTTP_11);
+    let client = server
+        .reqwest_client_builder()
+        .http2_prior_knowledge()
+        .build()
+        .unwrap();
     let anonymous = client
         .get("https://api.example.com/user")
         .send()

@@ -567,8 +567,7 @@ async fn an_8_mib_request_body_reaches_the_resolver_intact() {
 
     // HTTPS through CONNECT, HTTP/2 (flow control windows far below 8 MiB).
     let response = tokio::time::timeout(EXCHANGE_GUARD, async {
-        server
-            .reqwest_client()
+        h2_client(&server)
             .post("https://api.example.com/upload")
             .body(body.clone())
             .send()
@@ -675,8 +674,7 @@ async fn the_resolver_sees_the_http_version_the_client_used() {
     assert_eq!(status, 200);
     assert_eq!(body, "HTTP/2.0", "h2c in base URL mode");
 
-    let over_tls = server
-        .reqwest_client()
+    let over_tls = h2_client(&server)
         .get("https://api.example.com/version")
         .send()
         .await
@@ -701,7 +699,7 @@ async fn the_posts_api_over_https_through_the_listener() {
     const API: &str = "https://api.example.com";
     let server = common::reference_api();
     server.listen_with(common::error_on_unhandled());
-    let client = server.reqwest_client();
+    let client = h2_client(&server);
 
     let listed = client.get(format!("{API}/posts")).send().await.unwrap();
     assert_eq!(listed.status(), 200);
@@ -941,4 +939,13 @@ async fn passthrough_over_tls_trusts_extra_upstream_roots_and_only_those() {
         let text = response.text().await.unwrap();
         assert!(text.to_ascii_lowercase().contains("certificate"), "{text}");
     }
+}
+
+/// The server's reqwest client speaking HTTP/2 inside its tunnels.
+fn h2_client(server: &mocklib::node::Server) -> reqwest::Client {
+    server
+        .reqwest_client_builder()
+        .http2_prior_knowledge()
+        .build()
+        .unwrap()
 }

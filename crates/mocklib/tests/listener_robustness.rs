@@ -550,10 +550,9 @@ async fn clients_that_do_not_trust_the_ca_fail_and_the_listener_keeps_serving() 
         // Another mocklib server's CA.
         reqwest::Client::builder()
             .proxy(proxy())
-            .tls_built_in_root_certs(false)
-            .add_root_certificate(
+            .tls_certs_only([
                 reqwest::Certificate::from_pem(other.ca_certificate_pem().as_bytes()).unwrap(),
-            )
+            ])
             .build()
             .unwrap(),
     ];

@@ -15,7 +15,7 @@
 
 #[cfg(feature = "net")]
 mod net;
-#[cfg(feature = "reqwest")]
+#[cfg(any(feature = "reqwest", feature = "reqwest-0-12"))]
 mod reqwest;
 #[cfg(feature = "tower")]
 mod tower;
@@ -32,7 +32,7 @@ use crate::request::Request;
 
 #[cfg(feature = "net")]
 pub use self::net::ListenError;
-#[cfg(feature = "reqwest")]
+#[cfg(any(feature = "reqwest", feature = "reqwest-0-12"))]
 pub use self::reqwest::MockMiddleware;
 #[cfg(feature = "tower")]
 pub use self::tower::{MockBody, MockLayer, MockService, NoUpstream};
@@ -300,7 +300,12 @@ impl Server {
     /// When the server is not listening.
     pub fn ca_certificate_pem(&self) -> String {
         self.with_network("ca_certificate_pem", |network| {
-            network.ca_certificate_pem().to_owned()
+            match network.ca_certificate_pem() {
+                Ok(pem) => pem.to_owned(),
+                Err(error) => {
+                    panic!("mocklib could not generate its certificate authority: {error}")
+                }
+            }
         })
     }
 
@@ -321,13 +326,20 @@ impl Server {
     ///     .status();
     /// ```
     ///
+    /// The bundle is written on the first call (loading the system's root
+    /// certificates), not by `listen()`.
+    ///
     /// # Panics
-    /// When the server is not listening.
+    /// When the server is not listening, or the bundle cannot be written.
     pub fn env(&self) -> Vec<(String, String)> {
         let scope = self.engine.current_scope();
         self.with_network("env", |network| {
             let proxy = network.proxy_url(&scope).to_string();
-            let bundle = network.bundle_path().display().to_string();
+            let bundle = network
+                .bundle_path()
+                .unwrap_or_else(|error| panic!("server.env(): {error}"))
+                .display()
+                .to_string();
             let mut env = Vec::new();
             for name in ["HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"] {
                 env.push((name.to_owned(), proxy.clone()));
@@ -348,11 +360,25 @@ impl Server {
         })
     }
 
-    /// A plain `reqwest::Client` routed through this server's listener and
-    /// trusting its CA (only its CA: every TLS connection it makes ends at the
-    /// listener). Requests made with it reach the handlers; the rest are
-    /// performed for real by the listener. Made inside a boundary, its
-    /// requests resolve in that boundary.
+    /// A plain `reqwest::Client` (reqwest 0.13) routed through this server's
+    /// listener and trusting its CA (only its CA: every TLS connection it
+    /// makes ends at the listener). Requests made with it reach the handlers;
+    /// the rest are performed for real by the listener. Made inside a
+    /// boundary, its requests resolve in that boundary.
+    ///
+    /// ```
+    /// use mocklib::{http, HttpResponse, node::setup_server};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), reqwest::Error> {
+    /// let server = setup_server([http::get("https://api.example.com/user", |_| HttpResponse::text("John"))]);
+    /// server.listen();
+    /// let client = server.reqwest_client();
+    /// let body = client.get("https://api.example.com/user").send().await?.text().await?;
+    /// assert_eq!(body, "John");
+    /// # Ok(())
+    /// # }
+    /// ```
     ///
     /// # Panics
     /// When the server is not listening.
@@ -360,22 +386,55 @@ impl Server {
     pub fn reqwest_client(&self) -> ::reqwest::Client {
         self.reqwest_client_builder()
             .build()
-            .expect("a reqwest client with a proxy and one root certificate builds")
+            .expect("a reqwest client with a proxy and a ready TLS configuration builds")
     }
 
     /// The builder behind [`reqwest_client`](Self::reqwest_client), for a
     /// client with more settings of your own (timeouts, `http1_only`, ...).
-    /// Keep the proxy and the root certificate it sets.
+    /// Keep the proxy and the TLS configuration it sets: it is a rustls
+    /// configuration of mocklib's own (the ring provider, this server's CA as
+    /// the only root), so it works whichever rustls provider your reqwest
+    /// has, and root certificates added to the builder are not used.
+    ///
+    /// Inside the tunnels the client speaks HTTP/1.1; call
+    /// `.http2_prior_knowledge()` for HTTP/2.
     ///
     /// # Panics
     /// When the server is not listening.
     #[cfg(feature = "reqwest")]
     pub fn reqwest_client_builder(&self) -> ::reqwest::ClientBuilder {
-        let certificate = ::reqwest::Certificate::from_pem(self.ca_certificate_pem().as_bytes())
-            .expect("the mocklib CA certificate is valid PEM");
         let proxy = ::reqwest::Proxy::all(self.proxy_url().as_str())
             .expect("the listener URL is a valid proxy URL");
         ::reqwest::Client::builder()
+            .proxy(proxy)
+            .tls_backend_preconfigured(net::client_tls_config(&self.ca_certificate_pem()))
+    }
+
+    /// [`reqwest_client`](Self::reqwest_client) for reqwest 0.12 (feature
+    /// `reqwest-0-12`).
+    ///
+    /// # Panics
+    /// When the server is not listening.
+    #[cfg(feature = "reqwest-0-12")]
+    pub fn reqwest_client_0_12(&self) -> ::reqwest012::Client {
+        self.reqwest_client_builder_0_12()
+            .build()
+            .expect("a reqwest client with a proxy and one root certificate builds")
+    }
+
+    /// [`reqwest_client_builder`](Self::reqwest_client_builder) for reqwest
+    /// 0.12 (feature `reqwest-0-12`). Keep the proxy and the root certificate
+    /// it sets.
+    ///
+    /// # Panics
+    /// When the server is not listening.
+    #[cfg(feature = "reqwest-0-12")]
+    pub fn reqwest_client_builder_0_12(&self) -> ::reqwest012::ClientBuilder {
+        let certificate = ::reqwest012::Certificate::from_pem(self.ca_certificate_pem().as_bytes())
+            .expect("the mocklib CA certificate is valid PEM");
+        let proxy = ::reqwest012::Proxy::all(self.proxy_url().as_str())
+            .expect("the listener URL is a valid proxy URL");
+        ::reqwest012::Client::builder()
             // Explicit: another crate may enable reqwest's native-tls too.
             .use_rustls_tls()
             .proxy(proxy)

@@ -1,5 +1,9 @@
 //! The `reqwest-middleware` front door.
 //!
+//! Feature `reqwest` serves reqwest 0.13 with reqwest-middleware 0.5;
+//! feature `reqwest-0-12` serves reqwest 0.12 with reqwest-middleware 0.4.
+//! With both on, [`MockMiddleware`] implements both middleware traits.
+//!
 //! Put [`Server::middleware`] into a `reqwest_middleware::ClientBuilder` and
 //! every request of that client goes through the handlers first; requests to
 //! perform as they are continue down the middleware stack to the network.
@@ -29,15 +33,15 @@
 use bytes::Bytes;
 use http::Extensions;
 use http_body_util::BodyExt;
-use reqwest::ResponseBuilderExt;
-use reqwest_middleware::{Middleware, Next};
 
 use super::Server;
 use crate::engine::Outcome;
 use crate::request::Request;
 
 impl Server {
-    /// A `reqwest_middleware::Middleware` answering from this server's handlers.
+    /// A `reqwest_middleware::Middleware` answering from this server's
+    /// handlers (reqwest-middleware 0.5 with feature `reqwest`, 0.4 with
+    /// feature `reqwest-0-12`).
     pub fn middleware(&self) -> MockMiddleware {
         MockMiddleware {
             server: self.clone(),
@@ -52,83 +56,121 @@ pub struct MockMiddleware {
     server: Server,
 }
 
-#[async_trait::async_trait]
-impl Middleware for MockMiddleware {
-    async fn handle(
-        &self,
-        mut request: reqwest::Request,
-        extensions: &mut Extensions,
-        next: Next<'_>,
-    ) -> reqwest_middleware::Result<reqwest::Response> {
-        if !self.server.is_listening() {
-            return next.run(request, extensions).await;
-        }
-        let body = buffer_body(&mut request).await?;
-        let intercepted = Request::from_parts(
-            request.method().clone(),
-            request.url().clone(),
-            request.headers().clone(),
-            body,
-        )
-        .with_version(request.version());
-        match self.server.handle(intercepted, None).await {
-            Outcome::Mocked(response) => {
-                let (mut parts, body) = response.into_parts();
-                // reqwest reports this URL as `Response::url()`.
-                let carrier = http::Response::builder()
-                    .url(request.url().clone())
-                    .body(())
-                    .map_err(anyhow::Error::new)?;
-                parts.extensions.extend(carrier.into_parts().0.extensions);
-                Ok(reqwest::Response::from(http::Response::from_parts(
-                    parts, body,
-                )))
-            }
-            Outcome::NetworkError(error) => Err(reqwest_middleware::Error::Middleware(
-                anyhow::Error::new(error),
-            )),
-            Outcome::Passthrough(passthrough) => {
-                let response = next.run(request, extensions).await?;
-                passthrough.report_response(response.status(), response.headers());
-                Ok(response)
+/// The middleware and its helpers for one major version of reqwest: the
+/// two majors have the same API but distinct types, so the code is written
+/// once over the crate paths.
+macro_rules! reqwest_front_door {
+    ($reqwest:ident, $middleware:ident, $from_error:ident, $version:literal, $crate_name:literal) => {
+        #[async_trait::async_trait]
+        impl $middleware::Middleware for MockMiddleware {
+            async fn handle(
+                &self,
+                mut request: $reqwest::Request,
+                extensions: &mut Extensions,
+                next: $middleware::Next<'_>,
+            ) -> $middleware::Result<$reqwest::Response> {
+                if !self.server.is_listening() {
+                    return next.run(request, extensions).await;
+                }
+                let body = buffer_body(&mut request).await?;
+                let intercepted = Request::from_parts(
+                    request.method().clone(),
+                    request.url().clone(),
+                    request.headers().clone(),
+                    body,
+                )
+                .with_version(request.version());
+                match self.server.handle(intercepted, None).await {
+                    Outcome::Mocked(response) => mocked(response, request.url()),
+                    Outcome::NetworkError(error) => Err($middleware::Error::Middleware(
+                        anyhow::Error::new(error),
+                    )),
+                    Outcome::Passthrough(passthrough) => {
+                        let response = next.run(request, extensions).await?;
+                        passthrough.report_response(response.status(), response.headers());
+                        Ok(response)
+                    }
+                }
             }
         }
-    }
-}
 
-impl crate::NetworkError {
-    /// The mocklib network error behind a `reqwest-middleware` error, if that
-    /// is what made the request fail.
-    ///
-    /// ```
-    /// # fn check(error: &reqwest_middleware::Error) {
-    /// if let Some(network_error) = mocklib::NetworkError::from_middleware_error(error) {
-    ///     println!("mocked network failure: {network_error}");
-    /// }
-    /// # }
-    /// ```
-    pub fn from_middleware_error(error: &reqwest_middleware::Error) -> Option<&Self> {
-        match error {
-            reqwest_middleware::Error::Middleware(error) => error.downcast_ref(),
-            reqwest_middleware::Error::Reqwest(_) => None,
+        impl crate::NetworkError {
+            #[doc = concat!("The mocklib network error behind a `reqwest-middleware` ", $version, " error, if that")]
+            /// is what made the request fail.
+            ///
+            /// ```
+            #[doc = concat!("# fn check(error: &", $crate_name, "::Error) {")]
+            #[doc = concat!("if let Some(network_error) = mocklib::NetworkError::", stringify!($from_error), "(error) {")]
+            ///     println!("mocked network failure: {network_error}");
+            /// }
+            /// # }
+            /// ```
+            pub fn $from_error(error: &$middleware::Error) -> Option<&Self> {
+                match error {
+                    $middleware::Error::Middleware(error) => error.downcast_ref(),
+                    $middleware::Error::Reqwest(_) => None,
+                }
+            }
         }
-    }
+
+        /// A mocked response as reqwest's, reporting the request's URL as
+        /// `Response::url()`.
+        fn mocked(
+            response: http::Response<Bytes>,
+            url: &url::Url,
+        ) -> $middleware::Result<$reqwest::Response> {
+            use $reqwest::ResponseBuilderExt;
+            let (mut parts, body) = response.into_parts();
+            let carrier = http::Response::builder()
+                .url(url.clone())
+                .body(())
+                .map_err(anyhow::Error::new)?;
+            parts.extensions.extend(carrier.into_parts().0.extensions);
+            Ok($reqwest::Response::from(http::Response::from_parts(
+                parts, body,
+            )))
+        }
+
+        /// Reads the request body into memory once, leaving an equal body in
+        /// place for passthrough.
+        async fn buffer_body(request: &mut $reqwest::Request) -> $middleware::Result<Bytes> {
+            let Some(body) = request.body_mut().take() else {
+                return Ok(Bytes::new());
+            };
+            let bytes = match body.as_bytes() {
+                Some(bytes) => Bytes::copy_from_slice(bytes),
+                None => body
+                    .collect()
+                    .await
+                    .map_err($middleware::Error::Reqwest)?
+                    .to_bytes(),
+            };
+            *request.body_mut() = Some($reqwest::Body::from(bytes.clone()));
+            Ok(bytes)
+        }
+    };
 }
 
-/// Reads the request body into memory once, leaving an equal body in place
-/// for passthrough.
-async fn buffer_body(request: &mut reqwest::Request) -> reqwest_middleware::Result<Bytes> {
-    let Some(body) = request.body_mut().take() else {
-        return Ok(Bytes::new());
-    };
-    let bytes = match body.as_bytes() {
-        Some(bytes) => Bytes::copy_from_slice(bytes),
-        None => body
-            .collect()
-            .await
-            .map_err(reqwest_middleware::Error::Reqwest)?
-            .to_bytes(),
-    };
-    *request.body_mut() = Some(reqwest::Body::from(bytes.clone()));
-    Ok(bytes)
+#[cfg(feature = "reqwest")]
+mod v0_13 {
+    use super::*;
+    reqwest_front_door!(
+        reqwest,
+        reqwest_middleware,
+        from_middleware_error,
+        "0.5",
+        "reqwest_middleware"
+    );
+}
+
+#[cfg(feature = "reqwest-0-12")]
+mod v0_12 {
+    use super::*;
+    reqwest_front_door!(
+        reqwest012,
+        reqwest_middleware04,
+        from_middleware_0_4_error,
+        "0.4",
+        "reqwest_middleware04"
+    );
 }

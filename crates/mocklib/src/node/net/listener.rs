@@ -52,7 +52,7 @@ enum Entry {
     },
 }
 
-/// Accepts connections until the runtime stops — or, for a boundary's own
+/// Accepts connections until the server closes — or, for a boundary's own
 /// port (`scope` set), until that boundary is gone.
 pub(super) async fn accept_loop(
     listener: tokio::net::TcpListener,
@@ -63,6 +63,7 @@ pub(super) async fn accept_loop(
     loop {
         let accepted = tokio::select! {
             accepted = listener.accept() => accepted,
+            () = shared.closed() => break,
             _ = liveness.tick() => {
                 if scope.as_ref().is_some_and(|scope| scope.strong_count() == 0) {
                     break;
@@ -103,11 +104,17 @@ async fn serve<I>(io: I, shared: Arc<Shared>, entry: Entry)
 where
     I: hyper::rt::Read + hyper::rt::Write + Unpin + Send + 'static,
 {
+    let closing = Arc::clone(&shared);
     let service = service_fn(move |request| answer(Arc::clone(&shared), entry.clone(), request));
-    if let Err(error) = auto::Builder::new(TokioExecutor::new())
-        .serve_connection_with_upgrades(io, service)
-        .await
-    {
+    let builder = auto::Builder::new(TokioExecutor::new());
+    let connection = builder.serve_connection_with_upgrades(io, service);
+    let result = tokio::select! {
+        result = connection => result,
+        // The runtime is shared by every server: a closed one drops its
+        // connections (and the tunnels inside them) itself.
+        () = closing.closed() => return,
+    };
+    if let Err(error) = result {
         // Clients that vanish, garbage, resets by `HttpResponse::error()`:
         // one connection's trouble, nothing to escalate.
         tracing::debug!(target: "mocklib", %error, "connection ended with an error");
@@ -199,7 +206,11 @@ async fn perform_for_real(
     outgoing
         .headers_mut()
         .append(http::header::VIA, shared.via.clone());
-    match shared.upstream.perform(outgoing).await {
+    let upstream = match shared.upstream.get() {
+        Ok(upstream) => upstream,
+        Err(error) => return plain(StatusCode::BAD_GATEWAY, &format!("mocklib: {error}\n")),
+    };
+    match upstream.perform(outgoing).await {
         Ok(response) => {
             passthrough.report_response(response.status(), response.headers());
             let (mut parts, body) = response.into_parts();
@@ -398,7 +409,14 @@ where
         inner: io,
     };
     if first[0] == TLS_HANDSHAKE {
-        let acceptor = shared.ca.acceptor(authority.host());
+        let acceptor = match shared.ca() {
+            Ok(ca) => ca.acceptor(authority.host()),
+            Err(error) => {
+                // The client sees its handshake fail; this says why.
+                crate::log::error(&format!("cannot terminate TLS for {authority}: {error}"));
+                return;
+            }
+        };
         match acceptor.accept(io).await {
             Ok(tls) => {
                 serve(

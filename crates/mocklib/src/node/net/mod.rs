@@ -35,9 +35,18 @@
 //! A credential whose boundary has ended is refused with `407` and a message
 //! saying so.
 //!
-//! The listener runs on a tokio runtime this server owns (its own threads), so
-//! a server kept in a `static` and shared by tests that each run their own
+//! The listeners of every server in the process run on one tokio runtime that
+//! mocklib owns (its own two threads, started by the first `listen()`), so a
+//! server kept in a `static` and shared by tests that each run their own
 //! runtime keeps working after any of those runtimes ends.
+//!
+//! **Nothing is done before it is needed**, so that a test that starts its
+//! own server pays for a socket and little else: `listen()` binds the port
+//! and starts accepting. The certificate authority is generated on the first
+//! `CONNECT` (or the first call that hands it out), the system's root
+//! certificates are loaded on the first request performed for real (once per
+//! process), and the CA bundle for child processes is written on the first
+//! [`env`](super::Server::env).
 
 mod base64;
 mod listener;
@@ -47,7 +56,7 @@ mod upstream;
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, PoisonError, Weak};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError, Weak};
 
 use url::Url;
 
@@ -86,28 +95,89 @@ pub enum ListenError {
     Bundle(std::io::Error),
 }
 
-/// A running listener and what it owns. Dropping it stops everything and
-/// removes the CA bundle's private directory.
+/// A running listener and what it owns. Dropping it stops its accept loops
+/// and connections and removes the CA bundle's private directory.
 pub(crate) struct Network {
-    runtime: Option<tokio::runtime::Runtime>,
     address: SocketAddr,
-    ca: Arc<CertificateAuthority>,
-    bundle_path: PathBuf,
     shared: Arc<Shared>,
-    // Declared last: removed after the runtime stops writing anything.
-    _bundle_dir: tempfile::TempDir,
+    /// Written on the first [`bundle_path`](Self::bundle_path).
+    bundle: Mutex<Option<Bundle>>,
+}
+
+/// The CA bundle file for child processes and its private directory.
+struct Bundle {
+    path: PathBuf,
+    // Removed with the bundle.
+    _dir: tempfile::TempDir,
 }
 
 /// What every connection task needs.
 pub(crate) struct Shared {
     pub engine: Arc<Engine>,
-    pub ca: Arc<CertificateAuthority>,
-    pub upstream: Upstream,
+    /// Generated on first use: most tests never see a `CONNECT`.
+    ca: OnceLock<Result<Arc<CertificateAuthority>, String>>,
+    pub upstream: Arc<LazyUpstream>,
     pub address: SocketAddr,
     pub scopes: ScopeRegistry,
     /// This listener's `Via` entry (`1.1 mocklib-<pid>-<port>`): unique on
     /// the machine while it runs.
     pub via: http::HeaderValue,
+    /// Set when the server closes: accept loops and connections end.
+    closed: tokio::sync::watch::Sender<bool>,
+}
+
+impl Shared {
+    /// This server's certificate authority, generated on the first call.
+    pub fn ca(&self) -> Result<&Arc<CertificateAuthority>, &str> {
+        self.ca
+            .get_or_init(|| {
+                CertificateAuthority::generate()
+                    .map(Arc::new)
+                    .map_err(|error| error.to_string())
+            })
+            .as_ref()
+            .map_err(String::as_str)
+    }
+
+    /// Resolves once the server has closed.
+    pub async fn closed(&self) {
+        let mut closed = self.closed.subscribe();
+        // An error means the sender is gone, which is closing too.
+        let _ = closed.wait_for(|closed| *closed).await;
+    }
+}
+
+/// The upstream client, built on the first request performed for real:
+/// building it loads the system's root certificates.
+pub(crate) struct LazyUpstream {
+    extra_roots: Vec<rustls_pki_types::CertificateDer<'static>>,
+    client: OnceLock<Result<Upstream, String>>,
+}
+
+impl LazyUpstream {
+    pub fn get(&self) -> Result<&Upstream, &str> {
+        self.client
+            .get_or_init(|| Upstream::new(&self.extra_roots).map_err(|error| error.to_string()))
+            .as_ref()
+            .map_err(String::as_str)
+    }
+}
+
+/// The runtime all listeners of the process run on, started by the first
+/// `listen()`. Never shut down: each listener stops its own tasks on close.
+fn runtime() -> Result<&'static tokio::runtime::Runtime, ListenError> {
+    static RUNTIME: OnceLock<Result<tokio::runtime::Runtime, String>> = OnceLock::new();
+    RUNTIME
+        .get_or_init(|| {
+            tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .thread_name("mocklib-listener")
+                .enable_all()
+                .build()
+                .map_err(|error| error.to_string())
+        })
+        .as_ref()
+        .map_err(|error| ListenError::Runtime(std::io::Error::other(error.clone())))
 }
 
 /// The user name of scope credentials: `mocklib:scope-N`.
@@ -200,46 +270,20 @@ impl Network {
         port: u16,
         extra_roots_pem: &[String],
     ) -> Result<Self, ListenError> {
-        let ca = Arc::new(
-            CertificateAuthority::generate()
-                .map_err(|e| ListenError::Certificate(e.to_string()))?,
-        );
         let extra_roots = parse_pem_certificates(extra_roots_pem)?;
-        let upstream =
-            Upstream::new(&extra_roots).map_err(|e| ListenError::Upstream(e.to_string()))?;
-
-        // Bound synchronously so `listen()` returns with the port ready.
-        let std_listener = std::net::TcpListener::bind(("127.0.0.1", port))
-            .map_err(|source| ListenError::Bind { port, source })?;
-        std_listener
-            .set_nonblocking(true)
-            .map_err(|source| ListenError::Bind { port, source })?;
-        let address = std_listener
-            .local_addr()
-            .map_err(|source| ListenError::Bind { port, source })?;
-
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .thread_name("mocklib-listener")
-            .enable_all()
-            .build()
-            .map_err(ListenError::Runtime)?;
-        let listener = {
-            let _entered = runtime.enter();
-            tokio::net::TcpListener::from_std(std_listener)
-                .map_err(|source| ListenError::Bind { port, source })?
-        };
-
-        let bundle_dir = private_dir().map_err(ListenError::Bundle)?;
-        let bundle_path = bundle_dir.path().join("ca-bundle.pem");
-        write_bundle(&bundle_path, ca.certificate_pem()).map_err(ListenError::Bundle)?;
-
+        upstream::check_roots(&extra_roots).map_err(|e| ListenError::Upstream(e.to_string()))?;
+        let runtime = runtime()?;
+        let (listener, address) = bind(runtime, port)?;
+        let upstream = Arc::new(LazyUpstream {
+            extra_roots,
+            client: OnceLock::new(),
+        });
         engine.set_performer(Arc::new(UpstreamPerformer {
-            upstream: upstream.clone(),
+            upstream: Arc::clone(&upstream),
         }));
         let shared = Arc::new(Shared {
             engine,
-            ca: Arc::clone(&ca),
+            ca: OnceLock::new(),
             upstream,
             address,
             scopes: ScopeRegistry::default(),
@@ -249,16 +293,14 @@ impl Network {
                 address.port()
             ))
             .expect("digits and letters make a valid header value"),
+            closed: tokio::sync::watch::Sender::new(false),
         });
         runtime.spawn(listener::accept_loop(listener, Arc::clone(&shared), None));
         tracing::debug!(target: "mocklib", %address, "listening");
         Ok(Network {
-            runtime: Some(runtime),
             address,
-            ca,
-            bundle_path,
             shared,
-            _bundle_dir: bundle_dir,
+            bundle: Mutex::new(None),
         })
     }
 
@@ -296,18 +338,8 @@ impl Network {
         if let Some(address) = ports.get(&scope.id()) {
             return Ok(*address);
         }
-        let bind_error = |source| ListenError::Bind { port: 0, source };
-        let std_listener = std::net::TcpListener::bind(("127.0.0.1", 0)).map_err(bind_error)?;
-        std_listener.set_nonblocking(true).map_err(bind_error)?;
-        let address = std_listener.local_addr().map_err(bind_error)?;
-        let runtime = self
-            .runtime
-            .as_ref()
-            .expect("the runtime runs until the network is dropped");
-        let listener = {
-            let _entered = runtime.enter();
-            tokio::net::TcpListener::from_std(std_listener).map_err(bind_error)?
-        };
+        let runtime = runtime()?;
+        let (listener, address) = bind(runtime, 0)?;
         runtime.spawn(listener::accept_loop(
             listener,
             Arc::clone(&self.shared),
@@ -317,23 +349,52 @@ impl Network {
         Ok(address)
     }
 
-    pub fn ca_certificate_pem(&self) -> &str {
-        self.ca.certificate_pem()
+    pub fn ca_certificate_pem(&self) -> Result<&str, &str> {
+        self.shared.ca().map(|ca| ca.certificate_pem())
     }
 
-    pub fn bundle_path(&self) -> &Path {
-        &self.bundle_path
+    /// The CA bundle for child processes, written on the first call.
+    pub fn bundle_path(&self) -> Result<PathBuf, ListenError> {
+        let mut bundle = self.bundle.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(bundle) = &*bundle {
+            return Ok(bundle.path.clone());
+        }
+        let ca_pem = self
+            .ca_certificate_pem()
+            .map_err(|error| ListenError::Certificate(error.to_owned()))?;
+        let dir = private_dir().map_err(ListenError::Bundle)?;
+        let path = dir.path().join("ca-bundle.pem");
+        write_bundle(&path, ca_pem).map_err(ListenError::Bundle)?;
+        tracing::debug!(target: "mocklib", path = %path.display(), "wrote the CA bundle for child processes");
+        *bundle = Some(Bundle {
+            path: path.clone(),
+            _dir: dir,
+        });
+        Ok(path)
     }
 }
 
 impl Drop for Network {
     fn drop(&mut self) {
-        // Not `drop(runtime)`: that blocks, and panics when called from
-        // inside another runtime (a `#[tokio::test]` calling `close()`).
-        if let Some(runtime) = self.runtime.take() {
-            runtime.shutdown_background();
-        }
+        // Not a blocking wait: `close()` may run inside another runtime (a
+        // `#[tokio::test]`); the tasks see the flag and end on their own.
+        self.shared.closed.send_replace(true);
     }
+}
+
+/// Binds a loopback port synchronously, so that `listen()` returns with the
+/// port ready, and registers it with `runtime`.
+fn bind(
+    runtime: &tokio::runtime::Runtime,
+    port: u16,
+) -> Result<(tokio::net::TcpListener, SocketAddr), ListenError> {
+    let bind_error = |source| ListenError::Bind { port, source };
+    let std_listener = std::net::TcpListener::bind(("127.0.0.1", port)).map_err(bind_error)?;
+    std_listener.set_nonblocking(true).map_err(bind_error)?;
+    let address = std_listener.local_addr().map_err(bind_error)?;
+    let _entered = runtime.enter();
+    let listener = tokio::net::TcpListener::from_std(std_listener).map_err(bind_error)?;
+    Ok((listener, address))
 }
 
 /// A temporary directory only this user can read (0700 on Unix).
@@ -368,8 +429,7 @@ fn parse_pem_certificates(
 fn write_bundle(path: &Path, ca_pem: &str) -> std::io::Result<()> {
     use std::io::Write;
     let mut bundle = String::new();
-    let native = rustls_native_certs::load_native_certs();
-    for certificate in native.certs {
+    for certificate in upstream::system_roots().certificates() {
         bundle.push_str(&pem_encode(certificate.as_ref()));
     }
     bundle.push_str(ca_pem);
@@ -388,18 +448,47 @@ fn pem_encode(der: &[u8]) -> String {
     pem
 }
 
+/// A rustls client configuration trusting only `ca_pem`, with the ring
+/// provider named explicitly (a process may have several compiled in).
+///
+/// ALPN offers HTTP/1.1 alone: reqwest leaves a ready configuration's ALPN
+/// as it is, so offering `h2` here would override the client's own
+/// `http1_only()`. HTTP/2 stays one `http2_prior_knowledge()` away (the
+/// listener tells the protocols apart by the connection preface), and one
+/// request at a time is faster over HTTP/1.1 (docs/BENCHMARKS.md).
+#[cfg(feature = "reqwest")]
+pub(crate) fn client_tls_config(ca_pem: &str) -> rustls::ClientConfig {
+    let mut roots = rustls::RootCertStore::empty();
+    for certificate in parse_pem_certificates(&[ca_pem.to_owned()])
+        .expect("the mocklib CA certificate is valid PEM")
+    {
+        roots
+            .add(certificate)
+            .expect("the mocklib CA certificate is a valid root");
+    }
+    let mut config = rustls::ClientConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .expect("ring supports the default protocol versions")
+    .with_root_certificates(roots)
+    .with_no_client_auth();
+    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    config
+}
+
 /// Performs `bypass()` requests through the upstream client.
 struct UpstreamPerformer {
-    upstream: Upstream,
+    upstream: Arc<LazyUpstream>,
 }
 
 impl crate::engine::Performer for UpstreamPerformer {
     fn perform(&self, request: &Request) -> crate::engine::PerformFuture {
-        let upstream = self.upstream.clone();
+        let upstream = self.upstream.get().cloned().map_err(str::to_owned);
         let outgoing = request.to_http().map(http_body_util::Full::new);
         Box::pin(async move {
             use http_body_util::BodyExt;
-            let response = upstream
+            let response = upstream?
                 .perform(outgoing)
                 .await
                 .map_err(|e| e.to_string())?;

@@ -142,24 +142,14 @@ impl Upstream {
     ///
     /// Does not need a tokio runtime; [`perform`](Self::perform) does.
     pub fn new(extra_roots: &[CertificateDer<'static>]) -> Result<Self, UpstreamError> {
-        let mut roots = rustls::RootCertStore::empty();
-
-        let native = rustls_native_certs::load_native_certs();
-        for error in &native.errors {
-            tracing::warn!(%error, "skipping system root certificates that failed to load");
-        }
-        let (_, ignored) = roots.add_parsable_certificates(native.certs);
-        if ignored > 0 {
-            tracing::warn!(
-                ignored,
-                "skipping system root certificates that failed to parse"
-            );
-        }
-        for (index, cert) in extra_roots.iter().enumerate() {
-            roots
-                .add(cert.clone())
-                .map_err(|source| UpstreamError::InvalidRoot { index, source })?;
-        }
+        let system = system_roots();
+        let roots = if extra_roots.is_empty() {
+            Arc::clone(&system.store)
+        } else {
+            let mut roots = (*system.store).clone();
+            add_roots(&mut roots, extra_roots)?;
+            Arc::new(roots)
+        };
         let trusted_roots = roots.len();
         if trusted_roots == 0 {
             tracing::warn!(
@@ -297,6 +287,61 @@ impl Upstream {
             UpstreamError::Request(failed)
         }
     }
+}
+
+/// The system's root certificates, loaded once per process on first use:
+/// loading them reads and parses a few hundred files (tens of milliseconds),
+/// which a test that never performs a request for real should not pay.
+pub(crate) struct SystemRoots {
+    certificates: Vec<CertificateDer<'static>>,
+    store: Arc<rustls::RootCertStore>,
+}
+
+impl SystemRoots {
+    /// The certificates as loaded, for the CA bundle of child processes.
+    pub(crate) fn certificates(&self) -> &[CertificateDer<'static>] {
+        &self.certificates
+    }
+}
+
+pub(crate) fn system_roots() -> &'static SystemRoots {
+    static ROOTS: std::sync::OnceLock<SystemRoots> = std::sync::OnceLock::new();
+    ROOTS.get_or_init(|| {
+        let native = rustls_native_certs::load_native_certs();
+        for error in &native.errors {
+            tracing::warn!(%error, "skipping system root certificates that failed to load");
+        }
+        let mut store = rustls::RootCertStore::empty();
+        let (_, ignored) = store.add_parsable_certificates(native.certs.iter().cloned());
+        if ignored > 0 {
+            tracing::warn!(
+                ignored,
+                "skipping system root certificates that failed to parse"
+            );
+        }
+        tracing::debug!(target: "mocklib", roots = store.len(), "loaded the system root certificates");
+        SystemRoots {
+            certificates: native.certs,
+            store: Arc::new(store),
+        }
+    })
+}
+
+/// Checks that `extra` can be trusted as roots, without loading the system's.
+pub(crate) fn check_roots(extra: &[CertificateDer<'static>]) -> Result<(), UpstreamError> {
+    add_roots(&mut rustls::RootCertStore::empty(), extra)
+}
+
+fn add_roots(
+    roots: &mut rustls::RootCertStore,
+    extra: &[CertificateDer<'static>],
+) -> Result<(), UpstreamError> {
+    for (index, cert) in extra.iter().enumerate() {
+        roots
+            .add(cert.clone())
+            .map_err(|source| UpstreamError::InvalidRoot { index, source })?;
+    }
+    Ok(())
 }
 
 /// Makes a `Content-Length` header agree with the (fully known) body.
