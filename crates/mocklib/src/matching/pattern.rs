@@ -33,6 +33,9 @@
 //! | `/users/John Doe` | `/users/John%20Doe` | | |
 //! | `https://*.example.com/x` | `https://api.example.com/x` | `https://example.com/x` | `"0" = "api"` |
 //! | `http://localhost:*/x` | `http://localhost/x`, `http://localhost:3000/x` | `https://localhost/x` | `"0" = "3000"` (absent without a port) |
+//! | `https://:tenant.example.com/x` | `https://acme.example.com/x` | `https://a.b.example.com/x` | `tenant = "acme"` |
+//! | `https://api.:region?.example.com/x` | `https://api.example.com/x`, `https://api.eu.example.com/x` | `https://api.eu.west.example.com/x` | `region = "eu"` (absent without it) |
+//! | `https://cdn-:zone.example.com/x` | `https://cdn-us1.example.com/x` | `https://cdn-.example.com/x` | `zone = "us1"` |
 //!
 //! The rules in words:
 //!
@@ -64,13 +67,44 @@
 //! * Parameter values are percent-decoded (when the result is valid UTF-8;
 //!   otherwise the raw text is kept). When a name repeats, the last value wins.
 //! * In an absolute URL, a `*` in the host matches any run of characters
-//!   *within the host* (dots included, never the path), and a `*` port
-//!   matches any port, including none. Default ports are equivalent to no
-//!   port (`https://x:443` is `https://x`).
+//!   *within the host* (dots included, never the port or path), and a `*`
+//!   port matches any port, including none. Default ports are equivalent to
+//!   no port (`https://x:443` is `https://x`).
+//! * A `:name` in the host matches **one label**: a whole one
+//!   (`https://:tenant.example.com`, `https://api.:region.example.com`) or
+//!   the rest of one (`https://cdn-:zone.example.com`), never a `.`, the port
+//!   or the path. After a `.` it may be optional or repeated
+//!   (`api.:region?.example.com` also matches `api.example.com`;
+//!   `:labels+` yields the labels as a list); `:name(regex)` gives it a
+//!   pattern of its own, which may span labels (`:sub(.+)`). Host params
+//!   come first in the params, then the port's `*`, then the path's. A name
+//!   used in the host may appear nowhere else in the pattern. The same holds
+//!   in the authority of a `*`-led pattern (`*://:tenant.example.com/x`).
+//! * The port is digits or `*`, never a name: `http://localhost::port` and
+//!   `http://localhost:port` are errors (the second would be a parameter glued
+//!   to the host name); write `:*` and read the unnamed param.
 //! * The request's query string and fragment never take part in matching.
 //!
-//! Known limits, on purpose: a host with a `*` is compared as ASCII text, so
-//! its literal labels should be written in their `xn--` form when non-ASCII;
+//! # Where host matching differs from MSW
+//!
+//! MSW runs one `path-to-regexp` regex over the whole URL, so what a host
+//! parameter can match depends on the character before it: after the
+//! scheme's `//` or inside a label it is the path default `[^/#?]+?`, which
+//! swallows dots and even the port (`https://:tenant.example.com` takes
+//! `tenant = "a.b"` from `a.b.example.com`; `https://:host/x` matches
+//! `https://localhost:3000/x` with `host = "localhost:3000"`), while after a
+//! `.` it cannot contain a dot. Here every host parameter is one label,
+//! matched against the host alone, so the port is always compared on its own.
+//! To span labels, use `*` or a custom pattern such as `:sub(.+)`.
+//! Patterns MSW accepts but which cannot mean what they say are errors here:
+//! `https://:sub?.example.com` (MSW makes the scheme's `/` optional, so it
+//! never matches without the label), `http://localhost:port` (MSW glues the
+//! parameter to "localhost" and captures `":3000"`) and a name shared by host
+//! and path (MSW silently keeps the path's value).
+//!
+//! Known limits, on purpose: a host with a `*` or a parameter is compared as
+//! ASCII text, so its literal labels must be written in their `xn--` form when
+//! non-ASCII (anything else is refused);
 //! `*`-led patterns see the URL as serialized, so `*://x:80/a` does not match
 //! `http://x/a` (the default port is never serialized) — write an absolute
 //! URL to get default-port equivalence. Base URLs only pin relative patterns.
