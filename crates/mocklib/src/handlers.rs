@@ -294,6 +294,12 @@ mod tests {
             "http://localhost:*/posts",
             "https://*.example.com/posts",
             "https://*/files/*",
+            "https://:sub.example.com/posts/:id",
+            "https://api.:region?.example.com/posts",
+            "http://:host:3000/posts/:id?",
+            "http://:host:*/files/*",
+            "https://:tenant.example.com/users/:name",
+            "*://:sub.example.com/posts",
             "http://127.0.0.1:8080/api/:version/items",
             "https://other.test/",
         ];
@@ -306,6 +312,9 @@ mod tests {
             "http://localhost:4000",
             "http://127.0.0.1:8080",
             "https://other.test",
+            "https://api.eu.example.com",
+            "https://a.b.example.com",
+            "http://localhost",
         ];
         const PATHS: &[&str] = &[
             "/",

@@ -14,6 +14,10 @@
 //!         Ok::<_, mocklib::BodyError>(HttpResponse::json(&post).status(201))
 //!     }),
 //!     http::delete("/posts/:id", |args| HttpResponse::text(format!("deleted {}", &args.params["id"]))),
+//!     // Parameters in the host: one label each (see `matching`).
+//!     http::get("https://:tenant.example.com/user", |args| {
+//!         HttpResponse::text(format!("tenant {}", &args.params["tenant"]))
+//!     }),
 //!     http::all("*", |args| {
 //!         println!("{} {}", args.request.method(), args.request.url());
 //!         // returning nothing lets the next matching handler answer

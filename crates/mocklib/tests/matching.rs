@@ -449,6 +449,149 @@ async fn wildcard_in_the_host_matches_subdomains() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn host_param_captures_one_label_of_the_host() {
+    let server = setup_server([http::get("https://:tenant.example.com/user", |args| {
+        HttpResponse::text(format!("tenant {}", &args.params["tenant"]))
+    })]);
+    server.listen_with(common::error_on_unhandled());
+    let client = client(&server);
+
+    assert_eq!(
+        get(&client, "https://acme.example.com/user").await.unwrap(),
+        "tenant acme"
+    );
+    assert_eq!(
+        get(&client, "https://Globex.Example.com/user?x=1")
+            .await
+            .unwrap(),
+        "tenant globex"
+    );
+    // One label only (MSW would take "a.b"; `*` spans labels).
+    assert_unmatched(&client, "https://a.b.example.com/user").await;
+    assert_unmatched(&client, "https://example.com/user").await;
+    assert_unmatched(&client, "https://acme.example.org/user").await;
+    assert_unmatched(&client, "https://acme.example.com:8443/user").await;
+    assert_unmatched(&client, "http://acme.example.com/user").await;
+    assert_unmatched(&client, "https://acme.example.com/users").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn host_param_between_labels_and_inside_a_label() {
+    let server = setup_server([
+        http::get("https://api.:region.example.com/*", echo_params),
+        http::get("https://cdn-:zone.example.com/x", echo_params),
+        http::get("https://edge.:pop?.example.net/x", echo_params),
+    ]);
+    server.listen_with(common::error_on_unhandled());
+    let client = client(&server);
+
+    assert_eq!(
+        params_of(&client, "https://api.eu.example.com/v1/items").await,
+        json!({ "region": "eu", "0": "v1/items" })
+    );
+    assert_unmatched(&client, "https://api.eu.west.example.com/v1").await;
+    assert_unmatched(&client, "https://api.example.com/v1").await;
+
+    assert_eq!(
+        params_of(&client, "https://cdn-us1.example.com/x").await,
+        json!({ "zone": "us1" })
+    );
+    assert_unmatched(&client, "https://cdn-.example.com/x").await;
+    assert_unmatched(&client, "https://cdn-us.east.example.com/x").await;
+
+    // An optional label after a '.'.
+    assert_eq!(
+        params_of(&client, "https://edge.example.net/x").await,
+        json!({})
+    );
+    assert_eq!(
+        params_of(&client, "https://edge.fra.example.net/x").await,
+        json!({ "pop": "fra" })
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn host_and_path_params_together() {
+    let server = setup_server([
+        http::get("https://:tenant.example.com/users/:id", echo_params),
+        http::get("http://:service.internal:*/v/:version/*", echo_params),
+    ]);
+    server.listen_with(common::error_on_unhandled());
+    let client = client(&server);
+
+    assert_eq!(
+        params_of(&client, "https://acme.example.com/users/7").await,
+        json!({ "tenant": "acme", "id": "7" })
+    );
+    assert_unmatched(&client, "https://acme.example.com/users").await;
+    assert_eq!(
+        params_of(&client, "http://billing.internal:9000/v/2/a/b").await,
+        json!({ "service": "billing", "0": "9000", "version": "2", "1": "a/b" })
+    );
+    assert_eq!(
+        params_of(&client, "http://billing.internal/v/2/a").await,
+        json!({ "service": "billing", "version": "2", "1": "a" })
+    );
+}
+
+/// Enough handlers for the lookup to use its index: a host-param handler
+/// must be found by path, never filed under a literal origin.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn host_params_are_found_among_many_indexed_handlers() {
+    let mut handlers: Vec<_> = (0..40)
+        .map(|i| {
+            http::get(format!("https://api.example.com/items/{i}"), move |_| {
+                HttpResponse::text(format!("literal {i}"))
+            })
+        })
+        .collect();
+    handlers.push(http::get("https://:tenant.example.com/items/:id", |args| {
+        HttpResponse::text(format!("{} {}", &args.params["tenant"], &args.params["id"]))
+    }));
+    let server = setup_server(handlers);
+    server.listen_with(common::error_on_unhandled());
+    let client = client(&server);
+
+    assert_eq!(
+        get(&client, "https://api.example.com/items/3")
+            .await
+            .unwrap(),
+        "literal 3"
+    );
+    assert_eq!(
+        get(&client, "https://api.example.com/items/99")
+            .await
+            .unwrap(),
+        "api 99"
+    );
+    assert_eq!(
+        get(&client, "https://acme.example.com/items/3")
+            .await
+            .unwrap(),
+        "acme 3"
+    );
+    assert_unmatched(&client, "https://acme.example.com/things/3").await;
+}
+
+/// Through the loopback listener: the host arrives with CONNECT and TLS,
+/// the handler still sees it as the request URL's host.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn host_param_through_the_listener() {
+    let server = setup_server([http::get("https://:tenant.example.com/user", echo_params)]);
+    server.listen_with(common::error_on_unhandled());
+    let client = server.reqwest_client();
+
+    let response = client
+        .get("https://acme.example.com/user")
+        .send()
+        .await
+        .expect("a mocked response");
+    assert_eq!(response.status(), 200);
+    let params: Value = response.json().await.expect("params JSON");
+    assert_eq!(params, json!({ "tenant": "acme" }));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn wildcard_port_matches_any_port_or_none() {
     let server = setup_server([http::get("http://localhost:*/x", echo_params)]);
     server.listen_with(common::error_on_unhandled());
@@ -645,6 +788,33 @@ fn invalid_port_panics_naming_its_position() {
 }
 
 #[test]
+#[should_panic(expected = "invalid path pattern \"https://:.example.com/user\" at position 8")]
+fn empty_host_param_name_panics_naming_its_position() {
+    let _ = http::get("https://:.example.com/user", |_| HttpResponse::empty());
+}
+
+#[test]
+fn invalid_host_params_are_refused_with_their_position() {
+    let cases = [
+        // Host and path are different parts of the URL.
+        ("https://:id.example.com/users/:id", 30, "used twice"),
+        (
+            "http://localhost::port/x",
+            17,
+            "cannot be a named parameter",
+        ),
+        ("http://localhost:port/x", 17, "is not a port"),
+        ("https://:sub?.example.com/x", 12, "right after a '.'"),
+    ];
+    for (pattern, position, reason) in cases {
+        let error = http::try_get(pattern, |_| HttpResponse::empty()).expect_err(pattern);
+        assert_eq!(error.pattern, pattern);
+        assert_eq!(error.position, position, "{error}");
+        assert!(error.reason.contains(reason), "{error}");
+    }
+}
+
+#[test]
 fn try_get_returns_the_pattern_error_with_its_position() {
     let error =
         http::try_get("/users/{id}", |_| HttpResponse::empty()).expect_err("'{' is not allowed");
@@ -670,6 +840,9 @@ async fn list_handlers_shows_method_and_predicate_headers() {
     let server = setup_server([
         http::get("https://api.example.com/user", |_| HttpResponse::empty()),
         http::post("/posts", |_| HttpResponse::empty()),
+        http::put("https://:Tenant.Example.com/users/:id", |_| {
+            HttpResponse::empty()
+        }),
         http::delete("/posts/:id", |_| HttpResponse::empty()),
         http::all("*", |_| ()),
         http::get(Regex::new(r"/items/\d+$").unwrap(), |_| {
@@ -691,6 +864,8 @@ async fn list_handlers_shows_method_and_predicate_headers() {
             "HEAD /ping",
             "GET https://api.example.com/user",
             "POST /posts",
+            // As written, not normalized.
+            "PUT https://:Tenant.Example.com/users/:id",
             "DELETE /posts/:id",
             "ALL *",
             r"GET //items/\d+$/",

@@ -6,6 +6,7 @@
 //! |---|---|---|
 //! | relative path | `"/posts/:id"` | that path on any origin, or on the base URL's origin when one is known |
 //! | absolute URL | `"https://api.example.com/user"` | that scheme, host, port and path |
+//! | host parameters | `"https://:tenant.example.com/users/:id"` | any one label there; `tenant` and `id` become params |
 //! | wildcard | `"*"`, `"*/user"`, `"https://*.example.com/*"` | `*` matches anything, including `/` |
 //! | [`regex::Regex`] | `Regex::new(r"/posts/(?<id>\d+)$")` | the clean URL (`origin` + path); named groups become params |
 //! | [`Predicate::custom`] | `Predicate::custom(\|req\| req.header("x-mock").is_some())` | whatever the closure says |
@@ -17,6 +18,39 @@
 //! unnamed `*` captures are the params `"0"`, `"1"`, …; values are
 //! percent-decoded. A predicate carrying a `?query` is accepted with a warning
 //! (match on the path and read `request.url().query_pairs()` instead).
+//!
+//! **Parameters in the host.** As in MSW, an absolute URL may name parts of
+//! its host. Each `:name` there matches one label — a whole one
+//! (`https://:tenant.example.com`, `https://api.:region.example.com`) or the
+//! rest of one (`https://cdn-:zone.example.com`) — and never a `.`, the port
+//! or the path; `*` matches any run of labels and `:*` any port. After a `.`
+//! a host parameter may be optional (`https://api.:region?.example.com` also
+//! matches `api.example.com`) or repeated (`:labels+`, a list), and
+//! `:name(regex)` gives it a pattern of its own (`:sub(.+)` spans labels).
+//!
+//! ```
+//! use mocklib::{http, node::setup_server, HttpResponse, Outcome, Request};
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() {
+//! let server = setup_server([http::get("https://:tenant.example.com/users/:id", |args| {
+//!     HttpResponse::text(format!("user {} of {}", &args.params["id"], &args.params["tenant"]))
+//! })]);
+//! server.listen();
+//! let url = "https://acme.example.com/users/7".parse().unwrap();
+//! let outcome = server.handle(Request::new(::http::Method::GET, url), None).await;
+//! let Outcome::Mocked(response) = outcome else { panic!("not mocked") };
+//! assert_eq!(response.body(), "user 7 of acme");
+//! # }
+//! ```
+//!
+//! Where MSW differs: its single regex over the whole URL lets a parameter
+//! that starts the host swallow dots and even the port (`https://:host/x`
+//! matches `https://localhost:3000/x` with `host = "localhost:3000"`), while
+//! one after a `.` cannot contain a dot. Here every host parameter is one
+//! label and the port is always compared on its own. A name used in the host
+//! may appear nowhere else in the pattern, and the port is digits or `*`:
+//! `http://localhost::port` and `http://localhost:port` are errors.
 //!
 //! **Relative predicates and the base URL.** A relative predicate matches
 //! against the base URL when one is known — the listener's own origin when a

@@ -33,6 +33,9 @@
 //! | `/users/John Doe` | `/users/John%20Doe` | | |
 //! | `https://*.example.com/x` | `https://api.example.com/x` | `https://example.com/x` | `"0" = "api"` |
 //! | `http://localhost:*/x` | `http://localhost/x`, `http://localhost:3000/x` | `https://localhost/x` | `"0" = "3000"` (absent without a port) |
+//! | `https://:tenant.example.com/x` | `https://acme.example.com/x` | `https://a.b.example.com/x` | `tenant = "acme"` |
+//! | `https://api.:region?.example.com/x` | `https://api.example.com/x`, `https://api.eu.example.com/x` | `https://api.eu.west.example.com/x` | `region = "eu"` (absent without it) |
+//! | `https://cdn-:zone.example.com/x` | `https://cdn-us1.example.com/x` | `https://cdn-.example.com/x` | `zone = "us1"` |
 //!
 //! The rules in words:
 //!
@@ -64,19 +67,51 @@
 //! * Parameter values are percent-decoded (when the result is valid UTF-8;
 //!   otherwise the raw text is kept). When a name repeats, the last value wins.
 //! * In an absolute URL, a `*` in the host matches any run of characters
-//!   *within the host* (dots included, never the path), and a `*` port
-//!   matches any port, including none. Default ports are equivalent to no
-//!   port (`https://x:443` is `https://x`).
+//!   *within the host* (dots included, never the port or path), and a `*`
+//!   port matches any port, including none. Default ports are equivalent to
+//!   no port (`https://x:443` is `https://x`).
+//! * A `:name` in the host matches **one label**: a whole one
+//!   (`https://:tenant.example.com`, `https://api.:region.example.com`) or
+//!   the rest of one (`https://cdn-:zone.example.com`), never a `.`, the port
+//!   or the path. After a `.` it may be optional or repeated
+//!   (`api.:region?.example.com` also matches `api.example.com`;
+//!   `:labels+` yields the labels as a list); `:name(regex)` gives it a
+//!   pattern of its own, which may span labels (`:sub(.+)`). Host params
+//!   come first in the params, then the port's `*`, then the path's. A name
+//!   used in the host may appear nowhere else in the pattern. The same holds
+//!   in the authority of a `*`-led pattern (`*://:tenant.example.com/x`).
+//! * The port is digits or `*`, never a name: `http://localhost::port` and
+//!   `http://localhost:port` are errors (the second would be a parameter glued
+//!   to the host name); write `:*` and read the unnamed param.
 //! * The request's query string and fragment never take part in matching.
 //!
-//! Known limits, on purpose: a host with a `*` is compared as ASCII text, so
-//! its literal labels should be written in their `xn--` form when non-ASCII;
+//! # Where host matching differs from MSW
+//!
+//! MSW runs one `path-to-regexp` regex over the whole URL, so what a host
+//! parameter can match depends on the character before it: after the
+//! scheme's `//` or inside a label it is the path default `[^/#?]+?`, which
+//! swallows dots and even the port (`https://:tenant.example.com` takes
+//! `tenant = "a.b"` from `a.b.example.com`; `https://:host/x` matches
+//! `https://localhost:3000/x` with `host = "localhost:3000"`), while after a
+//! `.` it cannot contain a dot. Here every host parameter is one label,
+//! matched against the host alone, so the port is always compared on its own.
+//! To span labels, use `*` or a custom pattern such as `:sub(.+)`.
+//! Patterns MSW accepts but which cannot mean what they say are errors here:
+//! `https://:sub?.example.com` (MSW makes the scheme's `/` optional, so it
+//! never matches without the label), `http://localhost:port` (MSW glues the
+//! parameter to "localhost" and captures `":3000"`) and a name shared by host
+//! and path (MSW silently keeps the path's value).
+//!
+//! Known limits, on purpose: a host with a `*` or a parameter is compared as
+//! ASCII text, so its literal labels must be written in their `xn--` form when
+//! non-ASCII (anything else is refused);
 //! `*`-led patterns see the URL as serialized, so `*://x:80/a` does not match
 //! `http://x/a` (the default port is never serialized) — write an absolute
 //! URL to get default-port equivalence. Base URLs only pin relative patterns.
 
 use std::borrow::Cow;
 use std::fmt::Write as _;
+use std::ops::Range;
 
 use percent_encoding::{AsciiSet, CONTROLS, percent_decode_str, utf8_percent_encode};
 use regex::Regex;
@@ -102,6 +137,10 @@ const SEGMENT_PATTERN: &str = "[^/#?]+?";
 const WILDCARD_PATTERN: &str = ".*";
 /// A `:*` port wildcard inside a `*`-led pattern.
 const PORT_PATTERN: &str = r"\d+";
+/// A host parameter: one label. Unlike MSW (see the module docs), never a
+/// `.`; `/`, `:`, `#` and `?` keep it out of the port and path of a `*`-led
+/// pattern's URL.
+const HOST_LABEL_PATTERN: &str = "[^./:#?]+?";
 
 /// A compiled request path pattern. Cheap to clone, safe to share.
 #[derive(Debug, Clone)]
@@ -254,6 +293,8 @@ enum Token {
         prefix: Option<char>,
         pattern: Cow<'static, str>,
         modifier: Modifier,
+        /// Position of its ':' or '*' in the pattern, for errors.
+        at: usize,
     },
 }
 
@@ -261,6 +302,8 @@ enum Token {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum ColonRole {
     Param,
+    /// `:name` in a host: one label by default.
+    HostParam,
     Literal,
     /// `:*` in the authority of a `*`-led pattern: an optional port.
     OptionalPort,
@@ -299,25 +342,10 @@ impl PathPattern {
             had_query_or_hash: false,
         };
         let (kind, tokens) = match chars.first() {
-            Some('/') => (
-                Kind::Relative,
-                tokenize(&chars, 0, &mut ctx, &|_| ColonRole::Param)?,
-            ),
-            Some('*') => {
-                let roles = wildcard_led_colon_roles(&chars);
-                let tokens = tokenize(&chars, 0, &mut ctx, &roles)?;
-                (Kind::WildcardLed, tokens)
-            }
+            Some('/') => (Kind::Relative, tokenize(&chars, 0, &mut ctx, &PATH_SYNTAX)?),
+            Some('*') => (Kind::WildcardLed, parse_wildcard_led(&chars, &mut ctx)?),
             _ => match scheme_colon(&chars) {
-                Some(colon) => {
-                    let (origin, path_start) = parse_origin(&chars, colon, &mut ctx)?;
-                    let tokens = match path_start {
-                        Some(start) => tokenize(&chars, start, &mut ctx, &|_| ColonRole::Param)?,
-                        // No path after the authority means the root path.
-                        None => vec![Token::Literal("/".to_string())],
-                    };
-                    (Kind::Absolute(origin), tokens)
-                }
+                Some(colon) => parse_absolute(&chars, colon, &mut ctx)?,
                 None => {
                     return Err(ctx.error(
                         0,
@@ -523,21 +551,84 @@ fn scheme_colon(chars: &[char]) -> Option<usize> {
     (chars.get(colon..colon + 3)? == [':', '/', '/']).then_some(colon)
 }
 
-/// Parses `scheme://authority` of an absolute pattern. Returns the matcher
-/// and where the path starts (`None`: no path, or only a query/hash).
-fn parse_origin(
+/// `scheme://authority/path`: the origin matcher and the path's tokens.
+fn parse_absolute(
     chars: &[char],
     colon: usize,
     ctx: &mut Ctx,
-) -> Result<(OriginMatcher, Option<usize>), PatternError> {
+) -> Result<(Kind, Vec<Token>), PatternError> {
+    let origin = parse_origin(chars, colon, ctx)?;
+    let tokens = match origin.path_start {
+        Some(start) => tokenize(chars, start, ctx, &PATH_SYNTAX)?,
+        // No path after the authority means the root path.
+        None => vec![Token::Literal("/".to_string())],
+    };
+    check_host_names(origin.host_tokens.iter().chain(&tokens), origin.host, ctx)?;
+    Ok((Kind::Absolute(origin.matcher), tokens))
+}
+
+/// A pattern starting with `*`, matched against the whole clean URL.
+fn parse_wildcard_led(chars: &[char], ctx: &mut Ctx) -> Result<Vec<Token>, PatternError> {
+    let (scheme_colon, authority) = wildcard_led_authority(chars);
+    let roles = wildcard_led_colon_roles(chars, scheme_colon, authority.clone());
+    let syntax = Syntax {
+        colon_role: &roles,
+        host: false,
+    };
+    let tokens = tokenize(chars, 0, ctx, &syntax)?;
+    check_host_names(tokens.iter(), authority, ctx)?;
+    Ok(tokens)
+}
+
+/// A name used in the host may appear nowhere else in the pattern: host and
+/// path are different parts of the URL, so sharing a name is a mistake (MSW
+/// silently keeps the last value). Path names may repeat, as in MSW.
+fn check_host_names<'t>(
+    tokens: impl Iterator<Item = &'t Token>,
+    host: Range<usize>,
+    ctx: &Ctx,
+) -> Result<(), PatternError> {
+    let mut seen: Vec<(&str, bool)> = Vec::new();
+    for token in tokens {
+        let Token::Param { name, at, .. } = token else {
+            continue;
+        };
+        let in_host = host.contains(at);
+        if let Some(&(_, first_in_host)) = seen.iter().find(|(seen, _)| seen == name)
+            && (in_host || first_in_host)
+        {
+            return Err(ctx.error(
+                *at,
+                format!(
+                    "parameter \"{name}\" is used twice: a name in the host must be unique \
+                     in the whole pattern"
+                ),
+            ));
+        }
+        seen.push((name, in_host));
+    }
+    Ok(())
+}
+
+/// The parsed `scheme://host[:port]` of an absolute pattern.
+struct ParsedOrigin {
+    matcher: OriginMatcher,
+    /// Where the path starts (`None`: no path, or only a query/hash).
+    path_start: Option<usize>,
+    /// Where the host is in the pattern, and its tokens.
+    host: Range<usize>,
+    host_tokens: Vec<Token>,
+}
+
+/// Parses `scheme://host[:port]` of an absolute pattern.
+fn parse_origin(chars: &[char], colon: usize, ctx: &mut Ctx) -> Result<ParsedOrigin, PatternError> {
     let scheme: String = chars[..colon]
         .iter()
         .collect::<String>()
         .to_ascii_lowercase();
     let start = colon + 3;
-    let end = (start..chars.len())
-        .find(|&i| matches!(chars[i], '/' | '?' | '#'))
-        .unwrap_or(chars.len());
+    let authority = scan_authority(chars, start);
+    let end = authority.end;
     let path_start = match chars.get(end) {
         Some('/') => Some(end),
         Some(_) => {
@@ -546,178 +637,308 @@ fn parse_origin(
         }
         None => None,
     };
-
     if let Some(at) = (start..end).find(|&i| chars[i] == '@') {
         return Err(ctx.error(
             at,
             "credentials (\"user:password@\") are not supported in a pattern",
         ));
     }
-
-    // Split host and port. An IPv6 host is bracketed and contains colons.
-    let (host_end, port_start) = if chars.get(start) == Some(&'[') {
-        let Some(close) = (start..end).find(|&i| chars[i] == ']') else {
-            return Err(ctx.error(start, "unclosed '[' in an IPv6 host"));
-        };
-        match chars.get(close + 1) {
-            Some(':') if close + 1 < end => (close + 1, Some(close + 2)),
-            _ if close + 1 == end => (end, None),
-            _ => {
-                return Err(ctx.error(close + 1, "expected ':' or '/' after an IPv6 host"));
-            }
-        }
-    } else {
-        match (start..end).find(|&i| chars[i] == ':') {
-            Some(c) => (c, Some(c + 1)),
-            None => (end, None),
-        }
-    };
-
-    let host = &chars[start..host_end];
-    if host.is_empty() {
+    let (host_end, port_start) = split_host_port(chars, start, &authority, ctx)?;
+    if host_end == start {
         return Err(ctx.error(start, "missing host after \"://\""));
     }
-    let is_ipv6 = host[0] == '[';
-    if !is_ipv6 {
-        for (offset, &c) in host.iter().enumerate() {
-            let ok = c.is_alphanumeric() || matches!(c, '-' | '.' | '_' | '~' | '%' | '*');
-            if !ok {
-                return Err(ctx.error(
-                    start + offset,
-                    format!(
-                        "unexpected character '{c}' in host (only '*' is special in a host; \
-                         parameters are not supported there)"
-                    ),
-                ));
-            }
-        }
-    }
-    let host_has_wildcard = host.contains(&'*');
-
-    // Port: empty (as `http://x:/`), `*`, or digits.
-    let mut port_any = false;
-    let mut port_digits = String::new();
-    if let Some(ps) = port_start {
-        let text = &chars[ps..end];
-        if !text.is_empty() && text.iter().all(|&c| c == '*') {
-            port_any = true;
-        } else if let Some(offset) = text.iter().position(|c| !c.is_ascii_digit()) {
-            return Err(ctx.error(
-                ps + offset,
-                "invalid port: expected digits or '*' after the host's ':'",
-            ));
-        } else if !text.is_empty() {
-            if text.iter().collect::<String>().parse::<u16>().is_err() {
-                return Err(ctx.error(ps, "port out of range (0-65535)"));
-            }
-            port_digits = text.iter().collect();
-        }
-    }
-
-    // Let the url crate validate and normalize the host and port (lowercase,
-    // IDNA, IPv4 forms, default ports). Wildcards are replaced by a
-    // placeholder label for that purpose.
-    let mut probe_host = String::new();
-    let mut previous_star = false;
-    for &c in host {
-        if c == '*' {
-            if !previous_star {
-                probe_host.push('x');
-            }
-            previous_star = true;
-        } else {
-            probe_host.push(c);
-            previous_star = false;
-        }
-    }
-    let mut probe = format!("{scheme}://{probe_host}");
-    if !port_digits.is_empty() {
-        probe.push(':');
-        probe.push_str(&port_digits);
-    }
-    probe.push('/');
-    let parsed = match Url::parse(&probe) {
-        Ok(parsed) if parsed.host_str().is_some() => parsed,
-        Ok(_) => return Err(ctx.error(start, "the URL has no host")),
-        Err(e) => return Err(ctx.error(start, format!("invalid host: {e}"))),
-    };
-
-    let host_matcher = if host_has_wildcard {
-        HostMatcher::Pattern(compile_host(host, ctx)?)
-    } else {
-        HostMatcher::Exact(parsed.host_str().unwrap_or_default().to_ascii_lowercase())
-    };
-    let port = if port_any {
-        PortMatcher::Any {
+    let port = parse_port(chars, port_start, end, ctx)?;
+    let host_tokens = host_tokens(chars, start..host_end, ctx)?;
+    let parsed = probe_origin(&scheme, &host_tokens, port, start, ctx)?;
+    let host = host_matcher(chars, start..host_end, &host_tokens, &parsed, ctx)?;
+    // After the host: its wildcards are numbered first.
+    let port = match port {
+        PortSpec::Any => PortMatcher::Any {
             name: ctx.unnamed(),
-        }
-    } else {
-        PortMatcher::Exact(parsed.port_or_known_default())
+        },
+        _ => PortMatcher::Exact(parsed.port_or_known_default()),
     };
-    let index_origin = match (&host_matcher, &port) {
-        (HostMatcher::Exact(h), PortMatcher::Exact(_)) => {
-            let mut origin = format!("{scheme}://{h}");
-            // `parsed.port()` is None for the scheme's default port.
-            if let Some(p) = parsed.port() {
-                let _ = write!(origin, ":{p}");
-            }
-            Some(origin)
-        }
-        _ => None,
-    };
-
-    Ok((
-        OriginMatcher {
+    let index_origin = index_origin(&scheme, &host, &port, &parsed);
+    Ok(ParsedOrigin {
+        matcher: OriginMatcher {
             scheme,
-            host: host_matcher,
+            host,
             port,
             index_origin,
         },
         path_start,
-    ))
-}
-
-/// `*.example.com` → `(?i)^(.*)\.example\.com$`, each `*` run an unnamed param.
-fn compile_host(host: &[char], ctx: &mut Ctx) -> Result<Compiled, PatternError> {
-    let mut re = String::from("(?i)^");
-    let mut groups = Vec::new();
-    let mut i = 0;
-    while i < host.len() {
-        if host[i] == '*' {
-            while i < host.len() && host[i] == '*' {
-                i += 1;
-            }
-            re.push_str("(.*)");
-            groups.push(Group {
-                name: ctx.unnamed(),
-                repeating: false,
-                separator: '.',
-            });
-        } else {
-            let mut buf = [0u8; 4];
-            re.push_str(&regex::escape(
-                host[i]
-                    .to_lowercase()
-                    .next()
-                    .unwrap_or(host[i])
-                    .encode_utf8(&mut buf),
-            ));
-            i += 1;
-        }
-    }
-    re.push('$');
-    let regex = Regex::new(&re).map_err(|e| ctx.error(0, format!("pattern too complex: {e}")))?;
-    Ok(Compiled {
-        matcher: Matcher::Regex(regex),
-        groups,
+        host: start..host_end,
+        host_tokens,
     })
 }
 
-/// How each `:` of a `*`-led pattern is read. Such a pattern is matched
-/// against `scheme://host[:port]/path`, so a `:` before `//` is the scheme's
-/// and, in the authority (up to the first path `/`), `:` plus digits is a
-/// port (as MSW's `coercePath` escapes it) and `:*` is an optional port.
-fn wildcard_led_colon_roles(chars: &[char]) -> impl Fn(usize) -> ColonRole + '_ {
+/// Where an authority ends, and the `:` before its port.
+struct Authority {
+    end: usize,
+    port_colon: Option<usize>,
+}
+
+/// Scans `host[:port]` from `start`. A `/`, `?` or `#` ends it, except a
+/// `?` modifying a host parameter and anything inside a `(pattern)`. The
+/// port's `:` is the first one followed by a digit, a `*` or the end.
+fn scan_authority(chars: &[char], start: usize) -> Authority {
+    let mut port_colon = None;
+    let mut i = start;
+    while i < chars.len() {
+        match chars[i] {
+            '\\' => i += 2,
+            '(' => i = group_end(chars, i),
+            ':' => {
+                let next = chars.get(i + 1);
+                if port_colon.is_none()
+                    && matches!(next, None | Some('0'..='9' | '*' | '/' | '?' | '#'))
+                {
+                    port_colon = Some(i);
+                }
+                i = skip_host_param(chars, i);
+            }
+            '/' | '?' | '#' => break,
+            _ => i += 1,
+        }
+    }
+    Authority {
+        end: i.min(chars.len()),
+        port_colon,
+    }
+}
+
+/// The index after the `:name`, its `(pattern)` and `?` modifier at `colon`
+/// (just after the `:` when no parameter name follows).
+fn skip_host_param(chars: &[char], colon: usize) -> usize {
+    let mut j = colon + 1;
+    while j < chars.len() && is_name_char(chars[j]) {
+        j += 1;
+    }
+    // Digits alone (or nothing) are a port, never a name.
+    if chars[colon + 1..j].iter().all(char::is_ascii_digit) {
+        return j;
+    }
+    if chars.get(j) == Some(&'(') {
+        j = group_end(chars, j);
+    }
+    // The same rule as `parse_modifier`'s, plus a port after it.
+    if chars.get(j) == Some(&'?')
+        && matches!(chars.get(j + 1), None | Some('/' | '.' | '#' | '?' | ':'))
+    {
+        j += 1;
+    }
+    j
+}
+
+/// The index after the `)` closing the `(` at `open`; the end when unclosed
+/// (the tokenizer then reports it).
+fn group_end(chars: &[char], open: usize) -> usize {
+    let mut depth = 0usize;
+    let mut k = open;
+    while k < chars.len() {
+        match chars[k] {
+            '\\' => k += 1,
+            '(' => depth += 1,
+            ')' => {
+                depth -= 1;
+                if depth == 0 {
+                    return k + 1;
+                }
+            }
+            _ => {}
+        }
+        k += 1;
+    }
+    chars.len()
+}
+
+/// Where the host ends and the port starts, if there is one. An IPv6 host
+/// is bracketed and contains colons.
+fn split_host_port(
+    chars: &[char],
+    start: usize,
+    authority: &Authority,
+    ctx: &Ctx,
+) -> Result<(usize, Option<usize>), PatternError> {
+    let end = authority.end;
+    if chars.get(start) != Some(&'[') {
+        return Ok(match authority.port_colon {
+            Some(c) => (c, Some(c + 1)),
+            None => (end, None),
+        });
+    }
+    let Some(close) = (start..end).find(|&i| chars[i] == ']') else {
+        return Err(ctx.error(start, "unclosed '[' in an IPv6 host"));
+    };
+    match chars.get(close + 1) {
+        Some(':') if close + 1 < end => Ok((close + 1, Some(close + 2))),
+        _ if close + 1 == end => Ok((end, None)),
+        _ => Err(ctx.error(close + 1, "expected ':' or '/' after an IPv6 host")),
+    }
+}
+
+/// The port of an absolute pattern as written.
+#[derive(Debug, Clone, Copy)]
+enum PortSpec {
+    /// None, or empty (as `http://x:/`): the scheme's default.
+    Default,
+    /// `:*`.
+    Any,
+    Number(u16),
+}
+
+fn parse_port(
+    chars: &[char],
+    port_start: Option<usize>,
+    end: usize,
+    ctx: &Ctx,
+) -> Result<PortSpec, PatternError> {
+    let Some(ps) = port_start else {
+        return Ok(PortSpec::Default);
+    };
+    let text = &chars[ps..end];
+    if !text.is_empty() && text.iter().all(|&c| c == '*') {
+        return Ok(PortSpec::Any);
+    }
+    if let Some(offset) = text.iter().position(|c| !c.is_ascii_digit()) {
+        return Err(ctx.error(
+            ps + offset,
+            "invalid port: expected digits or '*' after the host's ':'",
+        ));
+    }
+    if text.is_empty() {
+        return Ok(PortSpec::Default);
+    }
+    text.iter()
+        .collect::<String>()
+        .parse()
+        .map(PortSpec::Number)
+        .map_err(|_| ctx.error(ps, "port out of range (0-65535)"))
+}
+
+/// The host's tokens; a bracketed IPv6 host is one literal.
+fn host_tokens(
+    chars: &[char],
+    host: Range<usize>,
+    ctx: &mut Ctx,
+) -> Result<Vec<Token>, PatternError> {
+    if chars[host.start] == '[' {
+        return Ok(vec![Token::Literal(chars[host].iter().collect())]);
+    }
+    let tokens = tokenize(&chars[..host.end], host.start, ctx, &HOST_SYNTAX)?;
+    reject_port_lookalike(&tokens, ctx)?;
+    Ok(tokens)
+}
+
+/// `http://localhost:port/x` looks like a named port but is a parameter
+/// glued to the end of the host name, which would never match
+/// `localhost:3000` (MSW matches it only because its regex runs over the
+/// whole URL, capturing ":3000"). Refuse it rather than never match.
+fn reject_port_lookalike(tokens: &[Token], ctx: &Ctx) -> Result<(), PatternError> {
+    let [
+        ..,
+        Token::Literal(before),
+        Token::Param {
+            name,
+            prefix: None,
+            pattern,
+            at,
+            ..
+        },
+    ] = tokens
+    else {
+        return Ok(());
+    };
+    if pattern != HOST_LABEL_PATTERN || !before.ends_with(|c: char| c.is_ascii_alphanumeric()) {
+        return Ok(());
+    }
+    Err(ctx.error(
+        at + 1,
+        format!(
+            "\":{name}\" after \"{before}\" is not a port: a port is digits or '*' (MSW has \
+             no named ports); to capture the end of the host name, give the parameter a \
+             pattern, as in \":{name}([^.]+)\""
+        ),
+    ))
+}
+
+/// Lets the url crate validate and normalize the host and port (lowercase,
+/// IDNA, IPv4 forms, default ports), with a placeholder label for each
+/// wildcard or parameter.
+fn probe_origin(
+    scheme: &str,
+    host_tokens: &[Token],
+    port: PortSpec,
+    start: usize,
+    ctx: &Ctx,
+) -> Result<Url, PatternError> {
+    let mut probe = format!("{scheme}://");
+    for token in host_tokens {
+        match token {
+            Token::Literal(text) => probe.push_str(text),
+            Token::Param { prefix, .. } => {
+                probe.extend(*prefix);
+                probe.push('x');
+            }
+        }
+    }
+    if let PortSpec::Number(port) = port {
+        let _ = write!(probe, ":{port}");
+    }
+    probe.push('/');
+    match Url::parse(&probe) {
+        Ok(parsed) if parsed.host_str().is_some() => Ok(parsed),
+        Ok(_) => Err(ctx.error(start, "the URL has no host")),
+        Err(e) => Err(ctx.error(start, format!("invalid host: {e}"))),
+    }
+}
+
+/// A literal host compares with the normalized form; one with wildcards or
+/// parameters is a case-insensitive regex over `url.host_str()`.
+fn host_matcher(
+    chars: &[char],
+    host: Range<usize>,
+    tokens: &[Token],
+    parsed: &Url,
+    ctx: &Ctx,
+) -> Result<HostMatcher, PatternError> {
+    if let [Token::Literal(_)] = tokens {
+        let normalized = parsed.host_str().unwrap_or_default();
+        return Ok(HostMatcher::Exact(normalized.to_ascii_lowercase()));
+    }
+    // Request hosts arrive IDNA-encoded; a regex cannot encode its labels.
+    if let Some(at) = host.clone().find(|&i| !chars[i].is_ascii()) {
+        return Err(ctx.error(
+            at,
+            "in a host with wildcards or parameters, write non-ASCII labels in their \
+             IDNA form (\"xn--...\"), as requests carry them",
+        ));
+    }
+    Ok(HostMatcher::Pattern(compile_path(tokens, ctx)?))
+}
+
+/// `scheme://host[:port]` when host and port are literal: the index's key.
+fn index_origin(
+    scheme: &str,
+    host: &HostMatcher,
+    port: &PortMatcher,
+    parsed: &Url,
+) -> Option<String> {
+    let (HostMatcher::Exact(host), PortMatcher::Exact(_)) = (host, port) else {
+        return None;
+    };
+    let mut origin = format!("{scheme}://{host}");
+    // `parsed.port()` is None for the scheme's default port.
+    if let Some(port) = parsed.port() {
+        let _ = write!(origin, ":{port}");
+    }
+    Some(origin)
+}
+
+/// Where the authority of a `*`-led pattern is: the index of the scheme's
+/// `:` (if the pattern has `scheme://`) and the range of `host[:port]`, up
+/// to the first path `/`.
+fn wildcard_led_authority(chars: &[char]) -> (Option<usize>, Range<usize>) {
     let mut scheme_colon = None;
     for (i, &c) in chars.iter().enumerate() {
         if matches!(c, '/' | '?' | '#') {
@@ -728,22 +949,107 @@ fn wildcard_led_colon_roles(chars: &[char]) -> impl Fn(usize) -> ColonRole + '_ 
             break;
         }
     }
-    let region_start = scheme_colon.map_or(0, |c| c + 3);
-    let region_end = (region_start..chars.len())
+    let start = scheme_colon.map_or(0, |c| c + 3);
+    let end = (start..chars.len())
         .find(|&i| matches!(chars[i], '/' | '?' | '#'))
         .unwrap_or(chars.len());
+    (scheme_colon, start..end)
+}
+
+/// How each `:` of a `*`-led pattern is read. Such a pattern is matched
+/// against `scheme://host[:port]/path`, so a `:` before `//` is the scheme's
+/// and, in the authority, `:` plus digits is a port (as MSW's `coercePath`
+/// escapes it), `:*` an optional port and `:name` a host parameter.
+fn wildcard_led_colon_roles(
+    chars: &[char],
+    scheme_colon: Option<usize>,
+    authority: Range<usize>,
+) -> impl Fn(usize) -> ColonRole + '_ {
     move |i| {
         if Some(i) == scheme_colon {
             ColonRole::Literal
-        } else if (region_start..region_end).contains(&i) {
+        } else if authority.contains(&i) {
             match chars.get(i + 1) {
                 Some(d) if d.is_ascii_digit() => ColonRole::Literal,
                 Some('*') => ColonRole::OptionalPort,
-                _ => ColonRole::Param,
+                _ => ColonRole::HostParam,
             }
         } else {
             ColonRole::Param
         }
+    }
+}
+
+/// How [`tokenize`] reads the text it is given.
+struct Syntax<'a> {
+    colon_role: &'a dyn Fn(usize) -> ColonRole,
+    /// Literal text is limited to the characters of a host name.
+    host: bool,
+}
+
+/// A path, or the path part of a pattern.
+const PATH_SYNTAX: Syntax<'static> = Syntax {
+    colon_role: &|_| ColonRole::Param,
+    host: false,
+};
+
+/// The host of an absolute pattern, its port already cut off.
+const HOST_SYNTAX: Syntax<'static> = Syntax {
+    colon_role: &|_| ColonRole::HostParam,
+    host: true,
+};
+
+impl Syntax<'_> {
+    fn check_literal(&self, c: char, at: usize, ctx: &Ctx) -> Result<(), PatternError> {
+        if !self.host || c.is_alphanumeric() || matches!(c, '-' | '.' | '_' | '~' | '%') {
+            return Ok(());
+        }
+        Err(ctx.error(
+            at,
+            format!(
+                "unexpected character '{c}' in host (a host is letters, digits, '-', '.', \
+                 '_', '~' and '%', plus '*' wildcards and ':name' parameters)"
+            ),
+        ))
+    }
+}
+
+/// The tokens read so far and the literal text not yet ended.
+#[derive(Default)]
+struct TokenSink {
+    tokens: Vec<Token>,
+    literal: String,
+    /// Whether the last character of `literal` is an unescaped '/' or '.',
+    /// which a following parameter takes as its prefix.
+    prefixable: bool,
+}
+
+impl TokenSink {
+    fn push(&mut self, c: char, prefixable: bool) {
+        self.literal.push(c);
+        self.prefixable = prefixable;
+    }
+
+    /// Ends the pending literal before a parameter. When `take_prefix` is
+    /// set and the literal ends with an unescaped '/' or '.', that character
+    /// is removed and returned: it becomes the parameter's prefix.
+    fn flush(&mut self, take_prefix: bool) -> Option<char> {
+        let prefix = if take_prefix && self.prefixable {
+            self.literal.pop()
+        } else {
+            None
+        };
+        self.prefixable = false;
+        if !self.literal.is_empty() {
+            self.tokens
+                .push(Token::Literal(std::mem::take(&mut self.literal)));
+        }
+        prefix
+    }
+
+    fn finish(mut self) -> Vec<Token> {
+        self.flush(false);
+        self.tokens
     }
 }
 
@@ -753,24 +1059,20 @@ fn tokenize(
     chars: &[char],
     start: usize,
     ctx: &mut Ctx,
-    colon_role: &dyn Fn(usize) -> ColonRole,
+    syntax: &Syntax,
 ) -> Result<Vec<Token>, PatternError> {
-    let mut tokens = Vec::new();
-    let mut literal = String::new();
-    // Whether the last character of `literal` is an unescaped '/' or '.',
-    // which a following parameter takes as its prefix.
-    let mut prefixable = false;
+    let mut out = TokenSink::default();
     let mut i = start;
     while i < chars.len() {
         let c = chars[i];
-        match c {
+        i = match c {
             '\\' => {
                 let Some(&escaped) = chars.get(i + 1) else {
                     return Err(ctx.error(i, "a trailing '\\' escapes nothing"));
                 };
-                literal.push(escaped);
-                prefixable = false;
-                i += 2;
+                syntax.check_literal(escaped, i + 1, ctx)?;
+                out.push(escaped, false);
+                i + 2
             }
             // A '?' that is a modifier was consumed with its parameter, so
             // any '?' seen here starts a query string.
@@ -778,128 +1080,160 @@ fn tokenize(
                 ctx.had_query_or_hash = true;
                 break;
             }
-            '+' => {
-                return Err(ctx.error(
-                    i,
-                    "unexpected '+': a modifier must follow a parameter \
-                     (write \\+ to match a literal '+')",
-                ));
+            '+' | '{' | '}' | '(' => {
+                syntax.check_literal(c, i, ctx)?;
+                return Err(misplaced(c, i, ctx));
             }
-            '{' | '}' => {
-                return Err(ctx.error(
-                    i,
-                    format!(
-                        "unexpected '{c}': groups are not supported \
-                         (write \\{c} to match it literally)"
-                    ),
-                ));
-            }
-            '(' => {
-                return Err(ctx.error(
-                    i,
-                    "unexpected '(': a custom pattern must directly follow a parameter \
-                     name, as in \":id(\\d+)\" (write \\( to match it literally)",
-                ));
-            }
-            ':' => match colon_role(i) {
-                ColonRole::Literal => {
-                    literal.push(':');
-                    prefixable = false;
-                    i += 1;
-                }
-                ColonRole::OptionalPort => {
-                    // The ':' is the prefix: `(?::(\d+))?`.
-                    flush_literal(&mut tokens, &mut literal, &mut prefixable, false);
-                    i += 1;
-                    while chars.get(i) == Some(&'*') {
-                        i += 1;
-                    }
-                    tokens.push(Token::Param {
-                        name: ctx.unnamed(),
-                        prefix: Some(':'),
-                        pattern: Cow::Borrowed(PORT_PATTERN),
-                        modifier: Modifier::Optional,
-                    });
-                }
-                ColonRole::Param => {
-                    let name_start = i + 1;
-                    let mut j = name_start;
-                    while j < chars.len() && is_name_char(chars[j]) {
-                        j += 1;
-                    }
-                    if j == name_start {
-                        return Err(ctx.error(
-                            i,
-                            "missing parameter name after ':' (a name is letters, digits \
-                             and '_'; write \\: to match a literal ':')",
-                        ));
-                    }
-                    let name: String = chars[name_start..j].iter().collect();
-                    let pattern = if chars.get(j) == Some(&'(') {
-                        let (pattern, after) = parse_custom_pattern(chars, j, ctx)?;
-                        j = after;
-                        Cow::Owned(pattern)
-                    } else {
-                        Cow::Borrowed(SEGMENT_PATTERN)
-                    };
-                    let prefix = flush_literal(&mut tokens, &mut literal, &mut prefixable, true);
-                    let modifier = parse_modifier(chars, &mut j, &name, prefix, ctx)?;
-                    tokens.push(Token::Param {
-                        name,
-                        prefix,
-                        pattern,
-                        modifier,
-                    });
-                    i = j;
-                }
-            },
-            '*' => {
-                // A run of stars is one unnamed `(.*)` wildcard.
-                let mut j = i;
-                while chars.get(j) == Some(&'*') {
-                    j += 1;
-                }
-                let name = ctx.unnamed();
-                let prefix = flush_literal(&mut tokens, &mut literal, &mut prefixable, true);
-                let modifier = parse_modifier(chars, &mut j, &name, prefix, ctx)?;
-                tokens.push(Token::Param {
-                    name,
-                    prefix,
-                    pattern: Cow::Borrowed(WILDCARD_PATTERN),
-                    modifier,
-                });
-                i = j;
-            }
+            ':' => read_colon(chars, i, ctx, syntax, &mut out)?,
+            '*' => read_wildcard(chars, i, ctx, &mut out)?,
             _ => {
-                literal.push(c);
-                prefixable = matches!(c, '/' | '.');
-                i += 1;
+                syntax.check_literal(c, i, ctx)?;
+                out.push(c, matches!(c, '/' | '.'));
+                i + 1
             }
-        }
+        };
     }
-    flush_literal(&mut tokens, &mut literal, &mut prefixable, false);
-    Ok(tokens)
+    Ok(out.finish())
 }
 
-/// Ends the pending literal before a parameter. When `take_prefix` is set and
-/// the literal ends with an unescaped '/' or '.', that character is removed
-/// and returned: it becomes the parameter's prefix.
-fn flush_literal(
-    tokens: &mut Vec<Token>,
-    literal: &mut String,
-    prefixable: &mut bool,
-    take_prefix: bool,
-) -> Option<char> {
-    let prefix = if take_prefix && *prefixable {
-        literal.pop()
-    } else {
-        None
+/// The error for a special character out of place.
+fn misplaced(c: char, at: usize, ctx: &Ctx) -> PatternError {
+    let reason = match c {
+        '+' => "unexpected '+': a modifier must follow a parameter \
+                (write \\+ to match a literal '+')"
+            .to_string(),
+        '(' => "unexpected '(': a custom pattern must directly follow a parameter \
+                name, as in \":id(\\d+)\" (write \\( to match it literally)"
+            .to_string(),
+        _ => format!(
+            "unexpected '{c}': groups are not supported \
+             (write \\{c} to match it literally)"
+        ),
     };
-    *prefixable = false;
-    if !literal.is_empty() {
-        tokens.push(Token::Literal(std::mem::take(literal)));
+    ctx.error(at, reason)
+}
+
+/// Reads what starts with the `:` at `i`; returns the index after it.
+fn read_colon(
+    chars: &[char],
+    i: usize,
+    ctx: &mut Ctx,
+    syntax: &Syntax,
+    out: &mut TokenSink,
+) -> Result<usize, PatternError> {
+    match (syntax.colon_role)(i) {
+        ColonRole::Literal => {
+            out.push(':', false);
+            Ok(i + 1)
+        }
+        ColonRole::OptionalPort => {
+            // The ':' is the prefix: `(?::(\d+))?`.
+            out.flush(false);
+            let mut j = i + 1;
+            while chars.get(j) == Some(&'*') {
+                j += 1;
+            }
+            out.tokens.push(Token::Param {
+                name: ctx.unnamed(),
+                prefix: Some(':'),
+                pattern: Cow::Borrowed(PORT_PATTERN),
+                modifier: Modifier::Optional,
+                at: i,
+            });
+            Ok(j)
+        }
+        ColonRole::Param => read_named_param(chars, i, ctx, false, out),
+        ColonRole::HostParam => read_named_param(chars, i, ctx, true, out),
     }
-    prefix
+}
+
+/// Reads `:name`, its optional `(pattern)` and modifier, the ':' at `i`.
+fn read_named_param(
+    chars: &[char],
+    i: usize,
+    ctx: &Ctx,
+    in_host: bool,
+    out: &mut TokenSink,
+) -> Result<usize, PatternError> {
+    let name_start = i + 1;
+    let mut j = name_start;
+    while j < chars.len() && is_name_char(chars[j]) {
+        j += 1;
+    }
+    if j == name_start {
+        return Err(missing_name(chars, i, in_host, ctx));
+    }
+    let name: String = chars[name_start..j].iter().collect();
+    let pattern = if chars.get(j) == Some(&'(') {
+        let (pattern, after) = parse_custom_pattern(chars, j, ctx)?;
+        j = after;
+        Cow::Owned(pattern)
+    } else if in_host {
+        Cow::Borrowed(HOST_LABEL_PATTERN)
+    } else {
+        Cow::Borrowed(SEGMENT_PATTERN)
+    };
+    let prefix = out.flush(true);
+    let modifier_at = j;
+    let modifier = parse_modifier(chars, &mut j, &name, prefix, ctx)?;
+    // After `//` the prefix would be the scheme's '/': `https://:sub?.x.com`
+    // could then never match without its label (it can't in MSW either).
+    if in_host && modifier != Modifier::One && prefix != Some('.') {
+        return Err(ctx.error(
+            modifier_at,
+            format!(
+                "host parameter \"{name}\" can only be optional or repeated right after \
+                 a '.', as in \"https://api.:region?.example.com\""
+            ),
+        ));
+    }
+    out.tokens.push(Token::Param {
+        name,
+        prefix,
+        pattern,
+        modifier,
+        at: i,
+    });
+    Ok(j)
+}
+
+fn missing_name(chars: &[char], at: usize, in_host: bool, ctx: &Ctx) -> PatternError {
+    if in_host && chars.get(at + 1) == Some(&':') {
+        return ctx.error(
+            at + 1,
+            "a port cannot be a named parameter (MSW has no named ports): write ':*' \
+             to match any port (its value is an unnamed parameter) or the port's digits",
+        );
+    }
+    ctx.error(
+        at,
+        "missing parameter name after ':' (a name is letters, digits \
+         and '_'; write \\: to match a literal ':')",
+    )
+}
+
+/// Reads the run of `*` at `i`: one unnamed `(.*)` wildcard.
+fn read_wildcard(
+    chars: &[char],
+    i: usize,
+    ctx: &mut Ctx,
+    out: &mut TokenSink,
+) -> Result<usize, PatternError> {
+    let mut j = i;
+    while chars.get(j) == Some(&'*') {
+        j += 1;
+    }
+    let name = ctx.unnamed();
+    let prefix = out.flush(true);
+    let modifier = parse_modifier(chars, &mut j, &name, prefix, ctx)?;
+    out.tokens.push(Token::Param {
+        name,
+        prefix,
+        pattern: Cow::Borrowed(WILDCARD_PATTERN),
+        modifier,
+        at: i,
+    });
+    Ok(j)
 }
 
 /// Reads an optional modifier at `*j`, advancing past it.
@@ -1052,6 +1386,7 @@ fn compile_path(tokens: &[Token], ctx: &Ctx) -> Result<Compiled, PatternError> {
                 prefix,
                 pattern,
                 modifier,
+                ..
             } => {
                 let repeating = matches!(modifier, Modifier::ZeroOrMore | Modifier::OneOrMore);
                 groups.push(Group {
@@ -1297,6 +1632,174 @@ mod tests {
         assert_eq!(
             params("https://*.test/a/*", "https://api.test/a/b/c"),
             vec![p("0", &["api"]), p("1", &["b/c"])]
+        );
+    }
+
+    #[test]
+    fn host_param_matches_one_whole_label() {
+        let pattern = "https://:tenant.example.com/user";
+        assert_eq!(
+            params(pattern, "https://acme.example.com/user"),
+            vec![p("tenant", &["acme"])]
+        );
+        // Hosts arrive lowercased.
+        assert_eq!(
+            params(pattern, "https://ACME.Example.com/user"),
+            vec![p("tenant", &["acme"])]
+        );
+        // Unlike MSW, a host param never spans a '.' (`*` does).
+        assert!(!is(pattern, "https://a.b.example.com/user"));
+        assert!(!is(pattern, "https://example.com/user"));
+        assert!(!is(pattern, "https://acme.example.com:8443/user"), "port");
+        assert!(!is(pattern, "http://acme.example.com/user"), "scheme");
+        assert!(!is(pattern, "https://acme.example.com/users"), "path");
+        assert!(!is(pattern, "https://acme.example.org/user"));
+
+        let pattern = "https://api.:region.example.com/*";
+        assert_eq!(
+            params(pattern, "https://api.eu.example.com/a/b"),
+            vec![p("region", &["eu"]), p("0", &["a/b"])]
+        );
+        assert!(!is(pattern, "https://api.eu.west.example.com/a"));
+        assert!(!is(pattern, "https://api.example.com/a"));
+        assert!(!is(pattern, "https://www.eu.example.com/a"));
+        // A lone param is a one-label host.
+        assert_eq!(
+            params("http://:host/x", "http://localhost/x"),
+            vec![p("host", &["localhost"])]
+        );
+        assert!(!is("http://:host/x", "http://api.example.com/x"));
+        assert!(!is("http://:host/x", "http://[::1]/x"));
+    }
+
+    #[test]
+    fn host_param_inside_a_label() {
+        let pattern = "https://api-:region.example.com/x";
+        assert_eq!(
+            params(pattern, "https://api-eu.example.com/x"),
+            vec![p("region", &["eu"])]
+        );
+        assert!(!is(pattern, "https://api-.example.com/x"));
+        assert!(!is(pattern, "https://api-eu.west.example.com/x"));
+        assert!(!is(pattern, "https://xapi-eu.example.com/x"));
+        assert_eq!(
+            params(
+                "https://:app-:env.example.com/",
+                "https://shop-prod.example.com/"
+            ),
+            vec![p("app", &["shop"]), p("env", &["prod"])]
+        );
+        assert_eq!(
+            params("https://v:major.api.test/", "https://v2.api.test/"),
+            vec![p("major", &["2"])]
+        );
+        // A numeric last label: an IPv4 range, with a port after the param.
+        assert_eq!(
+            params("http://10.0.0.:n:8080/x", "http://10.0.0.7:8080/x"),
+            vec![p("n", &["7"])]
+        );
+        assert!(!is("http://10.0.0.:n:8080/x", "http://10.0.0.7/x"));
+    }
+
+    #[test]
+    fn host_and_path_params_together() {
+        assert_eq!(
+            params(
+                "https://:tenant.example.com/users/:id",
+                "https://acme.example.com/users/7"
+            ),
+            vec![p("tenant", &["acme"]), p("id", &["7"])]
+        );
+        let pattern = "https://:tenant.example.com:8443/x";
+        assert!(is(pattern, "https://a.example.com:8443/x"));
+        assert!(!is(pattern, "https://a.example.com/x"));
+        // Numbering of wildcards runs through host, port and path.
+        assert_eq!(
+            params(
+                "http://*.:svc.local:*/v/*",
+                "http://a.b.auth.local:81/v/c/d"
+            ),
+            vec![
+                p("0", &["a.b"]),
+                p("svc", &["auth"]),
+                p("1", &["81"]),
+                p("2", &["c/d"])
+            ]
+        );
+    }
+
+    #[test]
+    fn host_param_modifiers_and_patterns() {
+        let pattern = "https://api.:region?.example.com/x";
+        assert_eq!(params(pattern, "https://api.example.com/x"), vec![]);
+        assert_eq!(
+            params(pattern, "https://api.eu.example.com/x"),
+            vec![p("region", &["eu"])]
+        );
+        assert!(!pat(pattern).had_query_or_hash());
+        let pattern = "https://api.:labels+.example.com/x";
+        assert_eq!(
+            params(pattern, "https://api.a.b.example.com/x"),
+            vec![p("labels", &["a", "b"])]
+        );
+        assert!(!is(pattern, "https://api.example.com/x"));
+        assert_eq!(
+            params(
+                "https://api.:labels*.example.com/x",
+                "https://api.example.com/x"
+            ),
+            vec![]
+        );
+        let found = m(
+            "https://api.:labels*.example.com/x",
+            "https://api.a.example.com/x",
+        );
+        assert!(found.expect("one label")[0].repeating);
+
+        let pattern = r"https://:n(\d+).example.com/";
+        assert_eq!(
+            params(pattern, "https://42.example.com/"),
+            vec![p("n", &["42"])]
+        );
+        assert!(!is(pattern, "https://a.example.com/"));
+        // A custom pattern may span labels, never the port or path.
+        let pattern = "https://:sub(.+).example.com/x";
+        assert_eq!(
+            params(pattern, "https://a.b.example.com/x"),
+            vec![p("sub", &["a.b"])]
+        );
+        assert!(!is(pattern, "https://a.example.com:444/x"));
+        // ':' and '/' inside a custom pattern are the pattern's, not the
+        // port's or the path's.
+        assert!(is(r"https://:h(a|b(?:c)).test/", "https://bc.test/"));
+        assert!(is(r"https://:h([^/]+).test:81/", "https://ab.test:81/"));
+        // The explicit way to glue a param to the end of the host name.
+        assert_eq!(
+            params("http://localhost:suffix([^.]+)/x", "http://localhostabc/x"),
+            vec![p("suffix", &["abc"])]
+        );
+        // A query after a host param is still a query.
+        let compiled = pat("https://:t.example.com?x=1");
+        assert!(compiled.had_query_or_hash());
+        assert!(
+            compiled
+                .matches(&url("https://a.example.com/"), None)
+                .is_some()
+        );
+    }
+
+    #[test]
+    fn wildcard_led_host_params_match_one_label() {
+        let pattern = "*://:tenant.example.com/x";
+        assert_eq!(
+            params(pattern, "https://acme.example.com/x"),
+            vec![p("0", &["https"]), p("tenant", &["acme"])]
+        );
+        assert!(!is(pattern, "https://a.b.example.com/x"));
+        assert!(!is(pattern, "https://acme.example.com:81/x"));
+        assert_eq!(
+            params("*://:t.example.com:*/x", "http://a.example.com:81/x"),
+            vec![p("0", &["http"]), p("t", &["a"]), p("1", &["81"])]
         );
     }
 
@@ -1677,12 +2180,36 @@ mod tests {
             ("https:///a", 8, "missing host"),
             ("https://:3000/a", 8, "missing host"),
             ("https://user:pw@x.test/a", 15, "credentials"),
-            ("http://localhost:abc/a", 17, "invalid port"),
+            ("http://localhost:abc/a", 17, "is not a port"),
+            ("http://127.0.0.1:port/a", 17, "is not a port"),
             ("http://localhost:30:00/a", 19, "invalid port"),
             ("http://localhost:99999/a", 17, "out of range"),
             ("http://x.test:3*/a", 15, "invalid port"),
-            ("https://:id.test/a", 8, "missing host"),
+            ("https://:.example.com", 8, "missing parameter name"),
+            ("https://api.:.example.com", 12, "missing parameter name"),
+            (
+                "http://localhost::port/x",
+                17,
+                "cannot be a named parameter",
+            ),
+            ("https://:id.test/users/:id", 23, "\"id\" is used twice"),
+            ("https://:a.:a.test/", 11, "\"a\" is used twice"),
+            ("https://:a.:b.test/:c/:b", 22, "\"b\" is used twice"),
+            ("*://:id.test/users/:id", 19, "\"id\" is used twice"),
+            ("https://:sub?.example.com/", 12, "right after a '.'"),
+            ("https://api-:r?.example.com/", 14, "right after a '.'"),
+            ("https://api-:r+.x.test/", 14, "cannot repeat"),
             ("https://a{b}.test/a", 9, "unexpected character '{' in host"),
+            ("https://a!b.test/a", 9, "unexpected character '!' in host"),
+            ("https://a+b.test/a", 9, "unexpected character '+' in host"),
+            (
+                "https://a\\/b.test/a",
+                10,
+                "unexpected character '/' in host",
+            ),
+            ("https://:id(\\d+.test/a", 11, "unbalanced"),
+            ("https://*.bücher.de/x", 11, "IDNA form"),
+            ("https://:a.bücher.de/x", 12, "IDNA form"),
             ("https://[::1/a", 8, "unclosed '['"),
             ("https://[::1]x/a", 13, "after an IPv6 host"),
             ("https://x.test/a/:", 17, "missing parameter name"),
@@ -1746,6 +2273,9 @@ mod tests {
         );
         assert_eq!(key("https://*.x.test/a/:b"), k(None, "/a"));
         assert_eq!(key("http://localhost:*/a"), k(None, "/a"));
+        // A host param is no literal origin either.
+        assert_eq!(key("https://:t.example.com/a/:b"), k(None, "/a"));
+        assert_eq!(key("https://api.:r?.example.com"), k(None, "/"));
         assert_eq!(
             key("http://[::1]:8080/a"),
             k(Some("http://[::1]:8080"), "/a")
@@ -1777,6 +2307,11 @@ mod tests {
         "http://localhost:3000/posts/:id",
         "https://*.example.com/user/*",
         "http://localhost:*/files/:path*",
+        "https://:sub.example.com/user/*",
+        "https://:a.:b.example.com/posts/:id",
+        "https://api.:region?.example.com/posts/:id?",
+        "http://:host:3000/posts",
+        "*://:sub.example.com/api/:v",
         "*",
         "*/user",
         "*/api/*",
@@ -1866,6 +2401,8 @@ mod tests {
             "https://a.test",
             "http://x:",
             "*://",
+            "https://:",
+            "https://a.:",
         ];
         let urls: Vec<Url> = [
             "http://localhost:3000/",
