@@ -167,8 +167,8 @@ fn main() {
 
 const WIREMOCK: &str = "wiremock-rs, HTTP";
 const MOCKLIB_BASE: &str = "mocklib base URL, HTTP";
-const MOCKLIB_HTTPS: &str = "mocklib HTTPS via proxy (CONNECT + TLS)";
-const MOCKLIB_HTTPS_H1: &str = "mocklib HTTPS via proxy, client limited to HTTP/1.1";
+const MOCKLIB_HTTPS: &str = "mocklib HTTPS via proxy (CONNECT + TLS), reqwest_client()";
+const MOCKLIB_HTTPS_H2: &str = "mocklib HTTPS via proxy, HTTP/2 in the tunnel";
 const BARE: &str = "reference: bare hyper server, no mocking";
 const BARE_H2C: &str = "reference: bare hyper server, HTTP/2 with prior knowledge";
 
@@ -179,7 +179,7 @@ async fn latency() {
         cases.push(wiremock_case(decoys).await);
         cases.push(mocklib_base_url_case(decoys));
         cases.push(mocklib_https_case(decoys));
-        cases.push(mocklib_https_http1_case(decoys));
+        cases.push(mocklib_https_h2_case(decoys));
         cases.push(httpmock_case(decoys).await);
         cases.push(mockito_case(decoys).await);
     }
@@ -325,9 +325,9 @@ fn mocklib_https_case(decoys: usize) -> Case {
     }
 }
 
-/// The HTTPS case with a client that offers only HTTP/1.1 in the tunnel,
-/// to tell the cost of HTTP/2 from that of TLS.
-fn mocklib_https_http1_case(decoys: usize) -> Case {
+/// The HTTPS case with a client that speaks HTTP/2 in the tunnel, to tell
+/// the cost of HTTP/2 from that of TLS.
+fn mocklib_https_h2_case(decoys: usize) -> Case {
     let case = mocklib_https_case(decoys);
     let server = &case
         ._keep
@@ -336,11 +336,11 @@ fn mocklib_https_http1_case(decoys: usize) -> Case {
         .0;
     let client = server
         .reqwest_client_builder()
-        .http1_only()
+        .http2_prior_knowledge()
         .build()
         .unwrap();
     Case {
-        name: MOCKLIB_HTTPS_H1,
+        name: MOCKLIB_HTTPS_H2,
         client,
         ..case
     }
