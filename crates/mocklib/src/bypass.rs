@@ -19,7 +19,8 @@
 //! bypass its own predicate without looping. The response is buffered so it
 //! can be read and changed.
 
-use crate::request::Request;
+use crate::engine::PerformError;
+use crate::request::{Request, UnsendableRequest, abbreviate};
 use crate::response::HttpResponse;
 
 /// Why [`bypass`] could not get the real response.
@@ -39,6 +40,18 @@ pub enum BypassError {
         method: String,
         /// The request URL.
         url: String,
+    },
+    /// The request cannot be sent on as it is, so nothing was sent: its URL
+    /// is longer than a URI may be once percent-encoded, for example. A
+    /// resolver that returns this error answers with a 500 saying so.
+    #[error("bypass() cannot send {method} {} on: {reason}", abbreviate(.url))]
+    Unsendable {
+        /// The request method.
+        method: String,
+        /// The request URL.
+        url: String,
+        /// Why it cannot be sent.
+        reason: UnsendableRequest,
     },
     /// The real request failed (connection, TLS, …).
     #[error("bypass() of {method} {url} failed: {message}")]
@@ -63,9 +76,16 @@ pub async fn bypass(request: &Request) -> Result<HttpResponse, BypassError> {
     performer
         .perform(request)
         .await
-        .map_err(|message| BypassError::Failed {
-            method,
-            url,
-            message,
+        .map_err(|error| match error {
+            PerformError::Unsendable(reason) => BypassError::Unsendable {
+                method,
+                url,
+                reason,
+            },
+            PerformError::Failed(message) => BypassError::Failed {
+                method,
+                url,
+                message,
+            },
         })
 }

@@ -171,7 +171,18 @@ impl NetworkError {
 }
 
 /// The result of performing a request for real with [`Performer`].
-pub(crate) type PerformFuture = crate::maybe_send::BoxFuture<Result<HttpResponse, String>>;
+pub(crate) type PerformFuture = crate::maybe_send::BoxFuture<Result<HttpResponse, PerformError>>;
+
+/// Why a [`Performer`] got no real response.
+#[derive(Debug)]
+pub(crate) enum PerformError {
+    /// The request cannot be sent on as it is; nothing was sent.
+    #[cfg_attr(any(not(feature = "net"), target_arch = "wasm32"), allow(dead_code))]
+    Unsendable(crate::request::UnsendableRequest),
+    /// Sending it failed (connection, TLS, reading the response…).
+    #[cfg_attr(not(any(feature = "net", target_arch = "wasm32")), allow(dead_code))]
+    Failed(String),
+}
 
 /// Performs a request over the real network, for [`bypass`](crate::bypass).
 /// Provided by a front door that has a network (the native listener); the

@@ -115,6 +115,6 @@ pub use handler::Handler;
 pub use matching::{IntoPredicate, PatternError, Predicate};
 pub use maybe_send::MaybeSend;
 pub use params::{ParamValue, Params};
-pub use request::{BodyError, InvalidRequest, Request};
+pub use request::{BodyError, InvalidRequest, Request, UnsendableRequest};
 pub use resolver::{IntoResolution, RequestId, ResolverArgs, ResolverError};
 pub use response::{HttpResponse, StatusText, passthrough};

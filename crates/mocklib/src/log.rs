@@ -5,9 +5,28 @@
 //! the captured stderr of a failing test), the console in the browser. An
 //! unhandled-request warning must never vanish just because nobody set up
 //! logging.
+//!
+//! Whether a subscriber is installed is decided per message and per thread:
+//! a scoped subscriber (`tracing::subscriber::with_default`, as a test may
+//! set) covers its own thread only, so a warning from another thread (a
+//! listener thread, another test) still goes to the fallback. A subscriber
+//! that is in effect is respected even if it filters mocklib's target out.
+
+/// Whether a `tracing` subscriber is in effect on this thread: the thread's
+/// scoped one, or else the global default. Cheap: one atomic load when
+/// `tracing` was never set up, a thread-local lookup otherwise.
+fn has_subscriber() -> bool {
+    // `has_been_set` stays true once any thread ever set a scoped
+    // subscriber, so it only rules subscribers out; the thread's current
+    // dispatcher decides.
+    tracing::dispatcher::has_been_set()
+        && tracing::dispatcher::get_default(|dispatch| {
+            !dispatch.is::<tracing::subscriber::NoSubscriber>()
+        })
+}
 
 pub(crate) fn warn(message: &str) {
-    if tracing::dispatcher::has_been_set() {
+    if has_subscriber() {
         tracing::warn!(target: "mocklib", "{message}");
     } else {
         fallback::warn(&format!("[mocklib] Warning: {message}"));
@@ -15,7 +34,7 @@ pub(crate) fn warn(message: &str) {
 }
 
 pub(crate) fn error(message: &str) {
-    if tracing::dispatcher::has_been_set() {
+    if has_subscriber() {
         tracing::error!(target: "mocklib", "{message}");
     } else {
         fallback::error(&format!("[mocklib] Error: {message}"));
@@ -26,7 +45,7 @@ pub(crate) fn error(message: &str) {
 /// prints these unless started `quiet`, as Mock Service Worker does.
 #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
 pub(crate) fn info(message: &str) {
-    if tracing::dispatcher::has_been_set() {
+    if has_subscriber() {
         tracing::info!(target: "mocklib", "{message}");
     } else {
         fallback::info(&format!("[mocklib] {message}"));

@@ -68,6 +68,59 @@ pub struct InvalidRequest {
     reason: String,
 }
 
+/// Why a [`Request`] cannot be sent on as an `http::Request`
+/// ([`Request::to_http`]), which passthrough and [`bypass`](crate::bypass)
+/// need.
+///
+/// The front doors answer such a request themselves, with
+/// [`status_code`](Self::status_code) and a text body saying why, instead of
+/// passing it on.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum UnsendableRequest {
+    /// The URL is longer than an `http::Uri` may be. URLs are
+    /// percent-encoded, so a request target that fits can grow past the limit:
+    /// each `{` in a path or non-ASCII byte in a query takes three bytes.
+    #[error("the request URL is {length} bytes once encoded, over the 65,534 bytes a URI may have")]
+    UrlTooLong {
+        /// The length of the encoded URL, in bytes.
+        length: usize,
+    },
+    /// The URL is not a valid `http::Uri` for another reason.
+    #[error("the request URL is not a valid URI: {reason}")]
+    InvalidUri {
+        /// What `http::Uri` objected to.
+        reason: String,
+    },
+}
+
+impl UnsendableRequest {
+    /// The longest URI `http::Uri` accepts, in bytes.
+    pub const MAX_URI_LENGTH: usize = u16::MAX as usize - 1;
+
+    /// The status a front door answers such a request with: `414 URI Too
+    /// Long` for [`UrlTooLong`](Self::UrlTooLong) (RFC 9110 §15.5.15), `502
+    /// Bad Gateway` otherwise (the request was fine to answer, mocklib just
+    /// cannot pass it on).
+    pub fn status_code(&self) -> http::StatusCode {
+        match self {
+            UnsendableRequest::UrlTooLong { .. } => http::StatusCode::URI_TOO_LONG,
+            UnsendableRequest::InvalidUri { .. } => http::StatusCode::BAD_GATEWAY,
+        }
+    }
+}
+
+/// At most the first 100 characters of `text`, saying how long it was when cut.
+pub(crate) fn abbreviate(text: &str) -> std::borrow::Cow<'_, str> {
+    const KEEP: usize = 100;
+    match text.char_indices().nth(KEEP) {
+        None => std::borrow::Cow::Borrowed(text),
+        Some((end, _)) => {
+            std::borrow::Cow::Owned(format!("{}… ({} bytes)", &text[..end], text.len()))
+        }
+    }
+}
+
 impl Request {
     /// A request with no headers and an empty body. Front doors use
     /// [`Request::from_parts`]; this is handy in unit tests.
@@ -135,17 +188,58 @@ impl Request {
     }
 
     /// An `http::Request` equal to this one (for performing it for real).
-    pub fn to_http(&self) -> http::Request<Bytes> {
+    ///
+    /// Fails when the URL cannot be an `http::Uri`: most often because it is
+    /// longer than the 65,534 bytes a URI may have once percent-encoded (a
+    /// client may send 30,000 `{` in a path, which the URL parser encodes
+    /// as 90,000 bytes of `%7B`).
+    ///
+    /// ```
+    /// use mocklib::{Request, UnsendableRequest};
+    ///
+    /// let url = format!("https://api.example.com/{}", "{".repeat(30_000));
+    /// let request = Request::new(::http::Method::GET, url.parse()?);
+    /// let error = request.to_http().unwrap_err();
+    /// assert!(matches!(error, UnsendableRequest::UrlTooLong { .. }));
+    /// assert_eq!(error.status_code(), 414);
+    /// # Ok::<_, url::ParseError>(())
+    /// ```
+    pub fn to_http(&self) -> Result<http::Request<Bytes>, UnsendableRequest> {
+        let url = self.inner.url.as_str();
+        // Checked here because `http::Uri`'s own error does not say how long.
+        if url.len() > UnsendableRequest::MAX_URI_LENGTH {
+            return Err(UnsendableRequest::UrlTooLong { length: url.len() });
+        }
+        let uri = url
+            .parse::<http::Uri>()
+            .map_err(|error| UnsendableRequest::InvalidUri {
+                reason: error.to_string(),
+            })?;
         let mut request = http::Request::new(self.inner.body.clone());
         *request.method_mut() = self.inner.method.clone();
-        *request.uri_mut() = self
-            .inner
-            .url
-            .as_str()
-            .parse()
-            .expect("a url::Url is always a valid URI");
+        *request.uri_mut() = uri;
         *request.headers_mut() = self.inner.headers.clone();
-        request
+        Ok(request)
+    }
+
+    /// The URL cut to a length fit for a message: hostile requests can
+    /// have URLs of tens of kilobytes.
+    pub(crate) fn url_for_message(&self) -> std::borrow::Cow<'_, str> {
+        abbreviate(self.inner.url.as_str())
+    }
+
+    /// What a front door answers, with [`UnsendableRequest::status_code`],
+    /// to a request it should pass on but cannot.
+    #[cfg_attr(
+        any(not(any(feature = "net", feature = "tower")), target_arch = "wasm32"),
+        allow(dead_code)
+    )]
+    pub(crate) fn unsendable_message(&self, error: &UnsendableRequest) -> String {
+        format!(
+            "mocklib: cannot perform {} {} as it is: {error}\n",
+            self.inner.method,
+            self.url_for_message()
+        )
     }
 
     pub(crate) fn set_performer(&self, performer: Arc<dyn Performer>) {
@@ -272,6 +366,77 @@ mod tests {
             .unwrap();
         let error = Request::from_http(request, "http").unwrap_err();
         assert!(error.to_string().contains("Host"), "{error}");
+    }
+
+    #[test]
+    fn a_url_too_long_once_encoded_is_an_error_not_a_panic() {
+        // 30,000 `{` fit in an `http::Uri` as they are, and not once encoded.
+        let target = format!("http://api.example.com/{}", "{".repeat(30_000));
+        assert!(target.parse::<http::Uri>().is_ok());
+        let request = Request::new(Method::GET, Url::parse(&target).unwrap());
+        let error = request.to_http().unwrap_err();
+        assert_eq!(
+            error,
+            UnsendableRequest::UrlTooLong {
+                length: "http://api.example.com/".len() + 90_000
+            }
+        );
+        assert_eq!(error.status_code(), http::StatusCode::URI_TOO_LONG);
+        assert_eq!(
+            error.to_string(),
+            "the request URL is 90023 bytes once encoded, over the 65,534 bytes a URI may have"
+        );
+    }
+
+    #[test]
+    fn a_url_of_exactly_the_limit_is_sent() {
+        let prefix = "http://api.example.com/";
+        let fill = "a".repeat(UnsendableRequest::MAX_URI_LENGTH - prefix.len());
+        let request = Request::new(Method::GET, Url::parse(&format!("{prefix}{fill}")).unwrap());
+        let sent = request.to_http().unwrap();
+        assert_eq!(
+            sent.uri().to_string().len(),
+            UnsendableRequest::MAX_URI_LENGTH
+        );
+        let longer = Request::new(
+            Method::GET,
+            Url::parse(&format!("{prefix}{fill}a")).unwrap(),
+        );
+        assert!(matches!(
+            longer.to_http(),
+            Err(UnsendableRequest::UrlTooLong { length: 65_535 })
+        ));
+    }
+
+    #[test]
+    fn a_url_that_is_no_uri_is_an_error_not_a_panic() {
+        // Fine URLs, but an `http::Uri` needs an authority after a scheme.
+        for url in [
+            "file:///etc/passwd",
+            "data:text/plain,hi",
+            "urn:isbn:0451450523",
+        ] {
+            let request = Request::new(Method::GET, Url::parse(url).unwrap());
+            let error = request.to_http().unwrap_err();
+            assert!(
+                matches!(error, UnsendableRequest::InvalidUri { .. }),
+                "{url}: {error:?}"
+            );
+            assert_eq!(error.status_code(), http::StatusCode::BAD_GATEWAY);
+        }
+    }
+
+    #[test]
+    fn long_urls_are_abbreviated_in_messages() {
+        let url = Url::parse(&format!("http://x/{}", "a".repeat(500))).unwrap();
+        let shown = Request::new(Method::GET, url)
+            .url_for_message()
+            .into_owned();
+        assert!(shown.starts_with("http://x/aaa"), "{shown}");
+        assert!(shown.ends_with("… (509 bytes)"), "{shown}");
+        assert_eq!(shown.chars().count(), 100 + "… (509 bytes)".chars().count());
+        let short = Request::new(Method::GET, Url::parse("http://x/a").unwrap());
+        assert_eq!(short.url_for_message(), "http://x/a");
     }
 
     #[test]

@@ -4,7 +4,9 @@
 //! still be answered, and no thread of a listener runtime may have panicked.
 //!
 //! Every server here fails unhandled requests (`UnhandledRequest::Error`) and
-//! has no passthrough handler, so nothing ever leaves the machine.
+//! has no passthrough handler, so nothing ever leaves the machine — except
+//! in "requests that cannot be passed on", whose servers do pass requests
+//! through but only ones mocklib must refuse before any connection is made.
 //!
 //! Timeouts in this file are hang guards (a listener that stops answering
 //! must fail a test rather than hang it) or bound how long a fuzz client
@@ -68,6 +70,15 @@ fn server() -> Server {
 
 /// The test server, with `last` after its own handlers.
 fn server_with(last: impl IntoIterator<Item = mocklib::Handler>) -> Server {
+    server_on(mocklib::UnhandledRequest::Error, last)
+}
+
+/// The test server with the unhandled-request strategy `strategy`, and
+/// `last` after its own handlers.
+fn server_on(
+    strategy: mocklib::UnhandledRequest,
+    last: impl IntoIterator<Item = mocklib::Handler>,
+) -> Server {
     count_listener_panics();
     let mut handlers = vec![
         http::get("/ok", |_| HttpResponse::text("ok")),
@@ -77,7 +88,10 @@ fn server_with(last: impl IntoIterator<Item = mocklib::Handler>) -> Server {
     ];
     handlers.extend(last);
     let server = setup_server(handlers);
-    server.listen_with(common::error_on_unhandled());
+    server.listen_with(mocklib::ListenOptions {
+        on_unhandled_request: strategy,
+        ..Default::default()
+    });
     server
 }
 
@@ -105,7 +119,10 @@ impl Ended {
 }
 
 /// Reads until the listener closes the connection, or `wait` has passed.
-async fn read_until_closed(stream: &mut TcpStream, wait: Duration) -> Ended {
+async fn read_until_closed<S>(stream: &mut S, wait: Duration) -> Ended
+where
+    S: tokio::io::AsyncRead + Unpin,
+{
     let mut received = Vec::new();
     let deadline = tokio::time::Instant::now() + wait;
     let mut buffer = [0u8; 16 * 1024];
@@ -1050,4 +1067,155 @@ async fn a_passthrough_to_the_listener_by_an_ipv4_mapped_address_is_not_looped_b
         "{ended:?}"
     );
     assert_eq!(starts.load(Ordering::SeqCst), 1);
+}
+
+// ---------------------------------------------------------------------------
+// requests that cannot be passed on
+
+/// Request targets the HTTP parser accepts as they are (under the 65,534
+/// bytes an `http::Uri` may have) but that the URL parser percent-encodes to
+/// three times their size, too long to send on: `{` in a path (`%7B`), and
+/// non-ASCII text in a query (`é` is `%C3%A9`).
+fn unsendable_targets() -> [(&'static str, String); 2] {
+    [
+        ("30,000 `{` in the path", format!("/{}", "{".repeat(30_000))),
+        (
+            "20,000 `é` in the query",
+            format!("/q?{}", "é".repeat(20_000)),
+        ),
+    ]
+}
+
+/// The ways a request for `target` on `api.example.com` reaches the
+/// listener's passthrough path.
+#[derive(Debug, Clone, Copy)]
+enum Door {
+    /// `GET /target` with `Host: api.example.com` (base URL mode).
+    OriginForm,
+    /// `GET http://api.example.com/target` (forward proxy).
+    AbsoluteForm,
+    /// Plain HTTP inside a `CONNECT` tunnel.
+    PlainTunnel,
+    /// HTTPS inside a `CONNECT` tunnel, TLS terminated by the listener.
+    TlsTunnel,
+}
+
+const DOORS: [Door; 4] = [
+    Door::OriginForm,
+    Door::AbsoluteForm,
+    Door::PlainTunnel,
+    Door::TlsTunnel,
+];
+
+/// Sends `GET target` for `api.example.com` through `door` and reads the
+/// answer until the listener closes the connection.
+async fn send_through(server: &Server, door: Door, target: &str) -> Ended {
+    let origin_form =
+        format!("GET {target} HTTP/1.1\r\nHost: api.example.com\r\nConnection: close\r\n\r\n");
+    match door {
+        Door::OriginForm => exchange(server, origin_form.as_bytes(), false, GUARD).await,
+        Door::AbsoluteForm => {
+            let request = format!(
+                "GET http://api.example.com{target} HTTP/1.1\r\nHost: api.example.com\r\n\
+                 Connection: close\r\n\r\n"
+            );
+            exchange(server, request.as_bytes(), false, GUARD).await
+        }
+        Door::PlainTunnel => {
+            let mut tunnel = open_tunnel(server).await;
+            tunnel.write_all(origin_form.as_bytes()).await.unwrap();
+            read_until_closed(&mut tunnel, GUARD).await
+        }
+        Door::TlsTunnel => {
+            let mut tls = tls_in_tunnel(server).await;
+            tls.write_all(origin_form.as_bytes()).await.unwrap();
+            read_until_closed(&mut tls, GUARD).await
+        }
+    }
+}
+
+/// A TLS connection to `api.example.com` inside a `CONNECT` tunnel, trusting
+/// the server's CA.
+async fn tls_in_tunnel(server: &Server) -> tokio_rustls::client::TlsStream<TcpStream> {
+    use rustls_pki_types::pem::PemObject;
+    let mut roots = rustls::RootCertStore::empty();
+    let ca =
+        rustls_pki_types::CertificateDer::from_pem_slice(server.ca_certificate_pem().as_bytes())
+            .unwrap();
+    roots.add(ca).unwrap();
+    let config = rustls::ClientConfig::builder_with_provider(std::sync::Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .unwrap()
+    .with_root_certificates(roots)
+    .with_no_client_auth();
+    let connector = tokio_rustls::TlsConnector::from(std::sync::Arc::new(config));
+    let name = rustls_pki_types::ServerName::try_from("api.example.com").unwrap();
+    let tunnel = open_tunnel(server).await;
+    tokio::time::timeout(GUARD, connector.connect(name, tunnel))
+        .await
+        .expect("hang guard")
+        .unwrap()
+}
+
+/// Sends every unsendable target through every door; each must get
+/// `status` with a body saying why, and the listener must keep serving.
+async fn assert_unsendable_targets_are_explained(server: &Server, status: u16) {
+    let mut wrong = Vec::new();
+    for (case, target) in unsendable_targets() {
+        for door in DOORS {
+            let ended = send_through(server, door, &target).await;
+            let received = String::from_utf8_lossy(ended.received()).into_owned();
+            let body = received.split_once("\r\n\r\n").map_or("", |(_, body)| body);
+            if status_of(ended.received()) != Some(status)
+                || !body.contains("bytes once encoded, over the 65,534 bytes a URI may have")
+            {
+                wrong.push(format!("{case} via {door:?}: {ended:?}"));
+            }
+            assert_healthy(server, &format!("{case} via {door:?}")).await;
+        }
+    }
+    assert!(wrong.is_empty(), "{wrong:#?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unsendable_unhandled_request_is_a_414_under_the_warn_strategy() {
+    let server = server_on(mocklib::UnhandledRequest::Warn, []);
+    assert_unsendable_targets_are_explained(&server, 414).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unsendable_unhandled_request_is_a_414_under_the_bypass_strategy() {
+    let server = server_on(mocklib::UnhandledRequest::Bypass, []);
+    assert_unsendable_targets_are_explained(&server, 414).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bypass_of_an_unsendable_request_is_an_error_the_resolver_sees() {
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let catch_all = http::all("*", {
+        let seen = std::sync::Arc::clone(&seen);
+        move |args| {
+            let seen = std::sync::Arc::clone(&seen);
+            async move {
+                let result = mocklib::bypass(&args.request).await;
+                if let Err(error) = &result {
+                    seen.lock().unwrap().push(error.clone());
+                }
+                // Propagated: the request gets a 500 saying why.
+                result
+            }
+        }
+    });
+    let server = server_on(mocklib::UnhandledRequest::Error, [catch_all]);
+    assert_unsendable_targets_are_explained(&server, 500).await;
+    let seen = seen.lock().unwrap();
+    assert_eq!(seen.len(), unsendable_targets().len() * DOORS.len());
+    for error in seen.iter() {
+        assert!(
+            matches!(error, mocklib::BypassError::Unsendable { .. }),
+            "{error:?}"
+        );
+    }
 }

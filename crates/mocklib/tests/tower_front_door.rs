@@ -160,3 +160,57 @@ async fn origin_form_requests_take_their_origin_from_the_host_header() {
     let response = server.service().oneshot(request).await.unwrap();
     assert_eq!(body_text(response).await, "John");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_too_long_to_pass_on_is_a_414_and_the_layer_keeps_serving() {
+    // The upstream counts what reaches it: the unsendable requests must not.
+    let reached = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let upstream = common::spawn_upstream(axum::Router::new().fallback({
+        let reached = std::sync::Arc::clone(&reached);
+        move || {
+            reached.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            async { "from upstream" }
+        }
+    }))
+    .await;
+    // 30,000 `{` fit in an `http::Uri`; percent-encoded (`%7B`) they do not.
+    let too_long = format!("http://{upstream}/{}", "{".repeat(30_000));
+    let passes_on = mocklib::passthrough;
+    for (case, strategy, handlers) in [
+        ("warn", UnhandledRequest::Warn, vec![]),
+        ("bypass", UnhandledRequest::Bypass, vec![]),
+        (
+            "passthrough()",
+            UnhandledRequest::Error,
+            vec![http::all("*", move |_| passes_on())],
+        ),
+    ] {
+        let server = setup_server(handlers);
+        server.listen_with(ListenOptions {
+            on_unhandled_request: strategy,
+            ..Default::default()
+        });
+        let hyper_client = Client::builder(TokioExecutor::new()).build_http::<Full<Bytes>>();
+        let client = server.layer().layer(hyper_client);
+
+        let response = client.clone().oneshot(get(&too_long)).await.unwrap();
+        assert_eq!(response.status(), 414, "{case}");
+        assert_eq!(
+            response.headers()["content-type"],
+            "text/plain; charset=utf-8"
+        );
+        let body = body_text(response).await;
+        assert!(
+            body.contains("bytes once encoded, over the 65,534 bytes a URI may have"),
+            "{case}: {body}"
+        );
+        assert!(body.len() < 500, "{case}: the URL is abbreviated: {body}");
+
+        let next = client
+            .oneshot(get(&format!("http://{upstream}/next")))
+            .await
+            .unwrap();
+        assert_eq!(body_text(next).await, "from upstream", "{case}");
+    }
+    assert_eq!(reached.load(std::sync::atomic::Ordering::SeqCst), 3);
+}

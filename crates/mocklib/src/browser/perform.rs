@@ -8,7 +8,7 @@ use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 
 use super::convert::{header_map, header_pairs};
-use crate::engine::{PerformFuture, Performer};
+use crate::engine::{PerformError, PerformFuture, Performer};
 use crate::request::Request;
 use crate::response::HttpResponse;
 
@@ -43,7 +43,11 @@ impl Performer for FetchPerformer {
     fn perform(&self, request: &Request) -> PerformFuture {
         let request = request.clone();
         let marked = self.through_service_worker;
-        Box::pin(async move { perform(&request, marked).await.map_err(js_message) })
+        Box::pin(async move {
+            perform(&request, marked)
+                .await
+                .map_err(|error| PerformError::Failed(js_message(error)))
+        })
     }
 }
 

@@ -25,6 +25,10 @@
 //! ```
 //!
 //! The request's scope is the boundary current when `call` is made.
+//! A request to pass on that cannot become an `http::Request` for the inner
+//! service (its URL is over the 65,534 bytes of a URI once percent-encoded)
+//! is answered by the layer itself: `414 URI Too Long` with a text body
+//! saying why (see [`UnsendableRequest`](crate::UnsendableRequest)).
 //! A network error ([`HttpResponse::error`](crate::HttpResponse::error) or the
 //! "error" unhandled strategy) is the service's `Err`, a boxed
 //! [`NetworkError`](crate::NetworkError).
@@ -125,14 +129,36 @@ where
                 Outcome::Mocked(response) => Ok(response.map(MockBody::mocked)),
                 Outcome::NetworkError(error) => Err(error.into()),
                 Outcome::Passthrough(passthrough) => {
-                    let response =
-                        call_ready(inner, passthrough.request().to_http().map(Full::new)).await?;
+                    let outgoing = match passthrough.request().to_http() {
+                        Ok(outgoing) => outgoing.map(Full::new),
+                        Err(error) => return Ok(unsendable(passthrough.request(), &error)),
+                    };
+                    let response = call_ready(inner, outgoing).await?;
                     passthrough.report_response(response.status(), response.headers());
                     Ok(response.map(MockBody::passthrough))
                 }
             }
         })
     }
+}
+
+/// The answer to a request to pass on that cannot become an
+/// `http::Request` (its URL is too long once encoded, say): the status of
+/// [`UnsendableRequest::status_code`](crate::UnsendableRequest::status_code)
+/// with a text body saying why. The inner service never sees it.
+fn unsendable<B>(
+    request: &Request,
+    error: &crate::UnsendableRequest,
+) -> http::Response<MockBody<B>> {
+    let mut response = http::Response::new(MockBody::mocked(Bytes::from(
+        request.unsendable_message(error),
+    )));
+    *response.status_mut() = error.status_code();
+    response.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    response
 }
 
 async fn call_ready<S, R>(mut service: S, request: R) -> Result<S::Response, BoxError>

@@ -199,7 +199,11 @@ async fn perform_for_real(
             ),
         );
     }
-    let mut outgoing = request.to_http().map(Full::new);
+    let mut outgoing = match request.to_http() {
+        Ok(outgoing) => outgoing.map(Full::new),
+        // RFC 9110 §15.5.15: 414 for a URL too long to send on.
+        Err(error) => return plain(error.status_code(), &request.unsendable_message(&error)),
+    };
     super::strip_hop_by_hop(outgoing.headers_mut());
     // RFC 9110 §7.6.3: a proxy adds itself to Via, which is also how it
     // recognises its own requests coming back.

@@ -16,7 +16,11 @@
 //! so `http://` URLs through a tunnelling client (ureq) work too.
 //!
 //! Requests to perform as they are go out through the [upstream](upstream)
-//! client, with certificate verification always on, and stream back.
+//! client, with certificate verification always on, and stream back. One
+//! that cannot be sent on (its URL is over the 65,534 bytes of a URI once
+//! percent-encoded) is answered `414 URI Too Long` with a text body saying
+//! why, and the connection goes on: see
+//! [`UnsendableRequest`](crate::UnsendableRequest).
 //!
 //! **What decides a request's scope.** The listener cannot see which task
 //! sent a request, so the scope travels in the address the client was given:
@@ -484,19 +488,29 @@ struct UpstreamPerformer {
 
 impl crate::engine::Performer for UpstreamPerformer {
     fn perform(&self, request: &Request) -> crate::engine::PerformFuture {
-        let upstream = self.upstream.get().cloned().map_err(str::to_owned);
-        let outgoing = request.to_http().map(http_body_util::Full::new);
+        use crate::engine::PerformError;
+        let upstream = self
+            .upstream
+            .get()
+            .cloned()
+            .map_err(|error| PerformError::Failed(error.to_owned()));
+        let outgoing = request.to_http();
         Box::pin(async move {
             use http_body_util::BodyExt;
+            let outgoing = outgoing
+                .map_err(PerformError::Unsendable)?
+                .map(http_body_util::Full::new);
             let response = upstream?
                 .perform(outgoing)
                 .await
-                .map_err(|e| e.to_string())?;
+                .map_err(|e| PerformError::Failed(e.to_string()))?;
             let (parts, body) = response.into_parts();
             let body = body
                 .collect()
                 .await
-                .map_err(|e| format!("reading the response body failed: {e}"))?
+                .map_err(|e| {
+                    PerformError::Failed(format!("reading the response body failed: {e}"))
+                })?
                 .to_bytes();
             Ok(HttpResponse::from(http::Response::from_parts(parts, body)))
         })
