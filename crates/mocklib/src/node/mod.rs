@@ -305,12 +305,21 @@ impl Server {
     }
 
     /// The environment for a child process whose requests should reach the
-    /// handlers: the proxy variables (`HTTP_PROXY`, `HTTPS_PROXY`,
-    /// `ALL_PROXY`, in both cases), `NO_PROXY` cleared, and the CA-bundle
-    /// variables curl, OpenSSL, Python and Node read, pointing at the system
-    /// roots plus this server's CA in a private directory that
-    /// [`close`](Self::close) removes. Inside a boundary the proxy URL names
-    /// the boundary, so the child's requests resolve in it.
+    /// handlers, HTTPS included. Inside a boundary the proxy address names the
+    /// boundary, so the child's requests resolve in it. The files it points
+    /// at live in a private directory that [`close`](Self::close) removes.
+    ///
+    /// | Variables | For |
+    /// |---|---|
+    /// | `HTTP_PROXY`, `HTTPS_PROXY`, `ALL_PROXY` (both cases) | the listener as a proxy ([`proxy_url`](Self::proxy_url)), with a credential naming the boundary inside one: curl, git, Python, Go, wget, Rust clients |
+    /// | `NO_PROXY`, `no_proxy` (empty) | no host skips the proxy |
+    /// | `SSL_CERT_FILE`, `CURL_CA_BUNDLE`, `REQUESTS_CA_BUNDLE`, `NODE_EXTRA_CA_CERTS`, `GIT_SSL_CAINFO` | a PEM bundle of the system roots plus this server's CA: OpenSSL, curl, Python `requests`, Node, git, Go |
+    /// | `NODE_USE_ENV_PROXY=1` | Node.js 22.21+/24.5+ reads the proxy variables for `http`, `https` and `fetch` |
+    /// | `NODE_OPTIONS` (appended to this process's) | `--require` of a preload (written next to the bundle) that routes `http`, `https` and `fetch` through the proxy on older Node.js, 20 included, and does nothing on newer ones |
+    /// | `WGETRC` | an rc file naming the bundle: Debian's wget (GnuTLS) ignores `SSL_CERT_FILE`; `~/.wgetrc` is not read |
+    /// | `JAVA_TOOL_OPTIONS` (appended to this process's) | `-Dhttp(s).proxyHost/Port`, `-Dhttp.nonProxyHosts=` and a JKS trust store with the same certificates, for `java.net.http.HttpClient` and `HttpURLConnection`. The JDK sends a proxy credential only to an `Authenticator`, so inside a boundary the port is the boundary's own ([`url`](Self::url)). The JVM prints "Picked up JAVA_TOOL_OPTIONS" on standard error |
+    ///
+    /// Each client's use is tested with the real client (README: "Tested clients").
     ///
     /// ```no_run
     /// # let server = mocklib::node::setup_server([]);
@@ -322,7 +331,8 @@ impl Server {
     /// ```
     ///
     /// # Panics
-    /// When the server is not listening.
+    /// When the server is not listening, when the files for child processes
+    /// cannot be written, or when a boundary's own port cannot be bound.
     pub fn env(&self) -> Vec<(String, String)> {
         let scope = self.engine.current_scope();
         self.with_network("env", |network| {
@@ -344,6 +354,16 @@ impl Server {
             ] {
                 env.push((name.to_owned(), bundle.clone()));
             }
+            let own_origin = network.url(&scope).unwrap_or_else(|error| {
+                panic!("server.env() could not open a port for this boundary: {error}")
+            });
+            let bundle = network.bundle_path();
+            let dir = bundle.parent().expect("the bundle lives in a directory");
+            env.extend(
+                net::child_env::write(dir, bundle, &own_origin).unwrap_or_else(|error| {
+                    panic!("server.env() could not write its files in {}: {error}", dir.display())
+                }),
+            );
             env
         })
     }

@@ -40,6 +40,7 @@
 //! runtime keeps working after any of those runtimes ends.
 
 mod base64;
+pub(crate) mod child_env;
 mod listener;
 mod tls;
 mod upstream;
