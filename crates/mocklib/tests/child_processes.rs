@@ -132,23 +132,44 @@ fn node_fetch_reaches_the_handlers_following_redirects_and_sending_bodies() {
     assert_eq!(output, "200 true hello over https\n200 echo ping\n");
 }
 
+/// Whether this Node.js reads the proxy variables itself under
+/// `NODE_USE_ENV_PROXY=1` (24.5+, 22.21+), where the preload must step aside.
+fn node_has_native_proxy_support(version: &str) -> bool {
+    let mut numbers = version.trim().split('.').map(|n| n.parse::<u32>().unwrap());
+    let (major, minor) = (numbers.next().unwrap(), numbers.next().unwrap());
+    major > 24 || (major == 24 && minor >= 5) || (major == 22 && minor >= 21)
+}
+
 #[test]
-fn node_preload_routes_only_when_proxy_variables_are_set() {
+fn node_preload_routes_only_when_proxy_variables_are_set_and_node_lacks_them() {
     let server = server();
-    let script = "console.log(require('http').globalAgent.constructor.name, \
+    let script = "console.log(process.versions.node, require('http').globalAgent.constructor.name, \
                   require('https').globalAgent.constructor.name)";
     let with_proxy = node(&server.env(), script, &[]);
-    assert_eq!(with_proxy, "HttpTunnelAgent HttpsTunnelAgent\n");
+    let (version, agents) = with_proxy.split_once(' ').unwrap();
+    if node_has_native_proxy_support(version) {
+        assert_eq!(
+            agents, "Agent Agent\n",
+            "Node {version} has its own proxy support"
+        );
+    } else {
+        assert_eq!(agents, "HttpTunnelAgent HttpsTunnelAgent\n");
+    }
 
-    let mut env = server.env();
-    env.retain(|(name, _)| !name.to_ascii_lowercase().ends_with("_proxy"));
-    let without_proxy = Command::new("node")
-        .args(["-e", script])
-        .env_clear()
-        .envs(env)
-        .output()
-        .expect("node runs");
-    assert_eq!(String::from_utf8_lossy(&without_proxy.stdout), "Agent Agent\n");
+    let (proxies, others): (Vec<_>, Vec<_>) = server
+        .env()
+        .into_iter()
+        .partition(|(name, _)| name.to_ascii_lowercase().ends_with("_proxy"));
+    let mut command = Command::new("node");
+    command.args(["-e", script]).envs(others);
+    for (name, _) in proxies {
+        command.env_remove(name);
+    }
+    let without_proxy = command.output().expect("node runs");
+    assert_eq!(
+        String::from_utf8_lossy(&without_proxy.stdout),
+        format!("{version} Agent Agent\n")
+    );
 }
 
 #[test]
@@ -301,7 +322,12 @@ fn python_requests_reaches_the_handlers_over_https_and_http() {
         ),
         ("http://child.example.test/greeting", "200 hello over http"),
     ] {
-        let printed = run(&env, "python3-requests", "python3", &["-c", PYTHON_GET, url]);
+        let printed = run(
+            &env,
+            "python3-requests",
+            "python3",
+            &["-c", PYTHON_GET, url],
+        );
         assert_eq!(printed, output);
     }
 }

@@ -315,7 +315,7 @@ impl Server {
     /// | `NO_PROXY`, `no_proxy` (empty) | no host skips the proxy |
     /// | `SSL_CERT_FILE`, `CURL_CA_BUNDLE`, `REQUESTS_CA_BUNDLE`, `NODE_EXTRA_CA_CERTS`, `GIT_SSL_CAINFO` | a PEM bundle of the system roots plus this server's CA: OpenSSL, curl, Python `requests`, Node, git, Go |
     /// | `NODE_USE_ENV_PROXY=1` | Node.js 22.21+/24.5+ reads the proxy variables for `http`, `https` and `fetch` |
-    /// | `NODE_OPTIONS` (appended to this process's) | `--require` of a preload (written next to the bundle) that routes `http`, `https` and `fetch` through the proxy on older Node.js, 20 included, and does nothing on newer ones |
+    /// | `NODE_OPTIONS` (appended to this process's) | `--require` of a preload (written next to the bundle) that routes `http`, `https` and `fetch` through the proxy on older versions (Debian's 18, 20) and does nothing on newer ones |
     /// | `WGETRC` | an rc file naming the bundle: Debian's wget (GnuTLS) ignores `SSL_CERT_FILE`; `~/.wgetrc` is not read |
     /// | `JAVA_TOOL_OPTIONS` (appended to this process's) | `-Dhttp(s).proxyHost/Port`, `-Dhttp.nonProxyHosts=` and a JKS trust store with the same certificates, for `java.net.http.HttpClient` and `HttpURLConnection`. The JDK sends a proxy credential only to an `Authenticator`, so inside a boundary the port is the boundary's own ([`url`](Self::url)). The JVM prints "Picked up JAVA_TOOL_OPTIONS" on standard error |
     ///
@@ -357,11 +357,16 @@ impl Server {
             let own_origin = network.url(&scope).unwrap_or_else(|error| {
                 panic!("server.env() could not open a port for this boundary: {error}")
             });
-            let bundle = network.bundle_path();
-            let dir = bundle.parent().expect("the bundle lives in a directory");
+            let bundle_path = network.bundle_path();
+            let dir = bundle_path
+                .parent()
+                .expect("the bundle lives in a directory");
             env.extend(
-                net::child_env::write(dir, bundle, &own_origin).unwrap_or_else(|error| {
-                    panic!("server.env() could not write its files in {}: {error}", dir.display())
+                net::child_env::write(dir, bundle_path, &own_origin).unwrap_or_else(|error| {
+                    panic!(
+                        "server.env() could not write its files in {}: {error}",
+                        dir.display()
+                    )
                 }),
             );
             env

@@ -41,7 +41,10 @@ fn node(dir: &Path) -> io::Result<Vec<(String, String)>> {
     let require = format!("--require {}", node_quote(&preload.display().to_string()));
     Ok(vec![
         ("NODE_USE_ENV_PROXY".to_owned(), "1".to_owned()),
-        ("NODE_OPTIONS".to_owned(), append_to_parent("NODE_OPTIONS", &require)),
+        (
+            "NODE_OPTIONS".to_owned(),
+            append_to_parent("NODE_OPTIONS", &require),
+        ),
     ])
 }
 
@@ -146,7 +149,9 @@ fn jks_trust_store(bundle: &Path) -> io::Result<Vec<u8>> {
         .map_err(|error| io::Error::new(io::ErrorKind::InvalidData, error.to_string()))?;
     let created_ms = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |elapsed| elapsed.as_millis() as u64);
+        .map_or(0, |elapsed| {
+            u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX)
+        });
     let count = u32::try_from(certificates.len())
         .map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "too many certificates"))?;
     let mut store = Vec::new();

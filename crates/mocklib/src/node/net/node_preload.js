@@ -17,6 +17,7 @@
 //   built on the agents below rather than on undici's own `Agent`, so undici
 //   is not loaded at startup (that would cost every Node process ~25 ms).
 // - Code that brings its own agent or dispatcher keeps it.
+// - Checked with Node 18.20, 20.20 and 22.20 (this preload) and 24.21 (native).
 'use strict';
 
 (function mocklibProxyPreload() {
