@@ -65,8 +65,10 @@ fn wget(dir: &Path, bundle: &Path) -> io::Result<Vec<(String, String)>> {
 fn jvm(dir: &Path, bundle: &Path, proxy: &Url) -> io::Result<Vec<(String, String)>> {
     let store = dir.join("truststore.jks");
     write_once(&store, || jks_trust_store(bundle))?;
-    let host = proxy.host_str().unwrap_or("127.0.0.1");
-    let port = proxy.port_or_known_default().unwrap_or(80);
+    let host = proxy.host_str().expect("the listener's origin has a host");
+    let port = proxy
+        .port_or_known_default()
+        .expect("the listener's origin has a port");
     let mut options = Vec::new();
     for scheme in ["http", "https"] {
         options.push(format!("-D{scheme}.proxyHost={host}"));
