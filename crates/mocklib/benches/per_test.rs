@@ -94,7 +94,11 @@ fn report(samples: &[Vec<Duration>]) {
         let ours = median(name);
         println!(
             "{}: {name} per test ≤ 1.5× wiremock-rs ({} vs {}: {:.2}×)",
-            if ours <= 1.5 * wiremock { "PASS" } else { "FAIL" },
+            if ours <= 1.5 * wiremock {
+                "PASS"
+            } else {
+                "FAIL"
+            },
             micros(Duration::from_secs_f64(ours)),
             micros(Duration::from_secs_f64(wiremock)),
             ours / wiremock

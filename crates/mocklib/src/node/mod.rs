@@ -310,12 +310,21 @@ impl Server {
     }
 
     /// The environment for a child process whose requests should reach the
-    /// handlers: the proxy variables (`HTTP_PROXY`, `HTTPS_PROXY`,
-    /// `ALL_PROXY`, in both cases), `NO_PROXY` cleared, and the CA-bundle
-    /// variables curl, OpenSSL, Python and Node read, pointing at the system
-    /// roots plus this server's CA in a private directory that
-    /// [`close`](Self::close) removes. Inside a boundary the proxy URL names
-    /// the boundary, so the child's requests resolve in it.
+    /// handlers, HTTPS included. Inside a boundary the proxy address names the
+    /// boundary, so the child's requests resolve in it. The files it points
+    /// at live in a private directory that [`close`](Self::close) removes.
+    ///
+    /// | Variables | For |
+    /// |---|---|
+    /// | `HTTP_PROXY`, `HTTPS_PROXY`, `ALL_PROXY` (both cases) | the listener as a proxy ([`proxy_url`](Self::proxy_url)), with a credential naming the boundary inside one: curl, git, Python, Go, wget, Rust clients |
+    /// | `NO_PROXY`, `no_proxy` (empty) | no host skips the proxy |
+    /// | `SSL_CERT_FILE`, `CURL_CA_BUNDLE`, `REQUESTS_CA_BUNDLE`, `NODE_EXTRA_CA_CERTS`, `GIT_SSL_CAINFO` | a PEM bundle of the system roots plus this server's CA: OpenSSL, curl, Python `requests`, Node, git, Go |
+    /// | `NODE_USE_ENV_PROXY=1` | Node.js 22.21+/24.5+ reads the proxy variables for `http`, `https` and `fetch` |
+    /// | `NODE_OPTIONS` (appended to this process's) | `--require` of a preload (written next to the bundle) that routes `http`, `https` and `fetch` through the proxy on older versions (Debian's 18, 20) and does nothing on newer ones |
+    /// | `WGETRC` | an rc file naming the bundle: Debian's wget (GnuTLS) ignores `SSL_CERT_FILE`; `~/.wgetrc` is not read |
+    /// | `JAVA_TOOL_OPTIONS` (appended to this process's) | `-Dhttp(s).proxyHost/Port`, `-Dhttp.nonProxyHosts=` and a JKS trust store with the same certificates, for `java.net.http.HttpClient` and `HttpURLConnection`. The JDK sends a proxy credential only to an `Authenticator`, so inside a boundary the port is the boundary's own ([`url`](Self::url)). The JVM prints "Picked up JAVA_TOOL_OPTIONS" on standard error |
+    ///
+    /// Each client's use is tested with the real client (README: "Tested clients").
     ///
     /// ```no_run
     /// # let server = mocklib::node::setup_server([]);
@@ -330,16 +339,16 @@ impl Server {
     /// certificates), not by `listen()`.
     ///
     /// # Panics
-    /// When the server is not listening, or the bundle cannot be written.
+    /// When the server is not listening, when the files for child processes
+    /// cannot be written, or when a boundary's own port cannot be bound.
     pub fn env(&self) -> Vec<(String, String)> {
         let scope = self.engine.current_scope();
         self.with_network("env", |network| {
             let proxy = network.proxy_url(&scope).to_string();
-            let bundle = network
+            let bundle_path = network
                 .bundle_path()
-                .unwrap_or_else(|error| panic!("server.env(): {error}"))
-                .display()
-                .to_string();
+                .unwrap_or_else(|error| panic!("server.env(): {error}"));
+            let bundle = bundle_path.display().to_string();
             let mut env = Vec::new();
             for name in ["HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"] {
                 env.push((name.to_owned(), proxy.clone()));
@@ -356,6 +365,20 @@ impl Server {
             ] {
                 env.push((name.to_owned(), bundle.clone()));
             }
+            let own_origin = network.url(&scope).unwrap_or_else(|error| {
+                panic!("server.env() could not open a port for this boundary: {error}")
+            });
+            let dir = bundle_path
+                .parent()
+                .expect("the bundle lives in a directory");
+            env.extend(
+                net::child_env::write(dir, &bundle_path, &own_origin).unwrap_or_else(|error| {
+                    panic!(
+                        "server.env() could not write its files in {}: {error}",
+                        dir.display()
+                    )
+                }),
+            );
             env
         })
     }

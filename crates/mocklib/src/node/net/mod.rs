@@ -53,6 +53,7 @@
 //! [`env`](super::Server::env).
 
 mod base64;
+pub(crate) mod child_env;
 mod listener;
 mod tls;
 mod upstream;
