@@ -21,7 +21,7 @@ use hyper_util::server::conn::auto;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, ReadBuf};
 use url::Url;
 
-use super::{CredentialScope, Shared};
+use super::{CredentialScope, Port, Shared};
 use crate::engine::{Outcome, Passthrough};
 use crate::handlers::Scope;
 use crate::request::Request;
@@ -52,18 +52,47 @@ enum Entry {
     },
 }
 
-/// Accepts connections until the server closes — or, for a boundary's own
-/// port (`scope` set), until that boundary is gone.
+/// Which server answers a connection's requests.
+#[derive(Clone)]
+pub(super) enum Tenant {
+    /// Whichever server holds the port when a request arrives: a pooled
+    /// port outlives its servers, and so do keep-alive connections to it.
+    Lent(Arc<Port>),
+    /// One server, for the connection's whole life: a boundary's own port
+    /// and a `CONNECT` tunnel (its TLS was set up with that server's CA).
+    Fixed(Arc<Shared>),
+}
+
+impl Tenant {
+    fn current(&self) -> Option<Arc<Shared>> {
+        match self {
+            Tenant::Lent(port) => port.tenant(),
+            Tenant::Fixed(shared) => Some(Arc::clone(shared)),
+        }
+    }
+
+    /// Resolves when the connections of this tenancy must end.
+    async fn gone(&self) {
+        match self {
+            Tenant::Lent(port) => port.retired().await,
+            Tenant::Fixed(shared) => shared.closed().await,
+        }
+    }
+}
+
+/// Accepts connections until the port is retired (a pooled port never is),
+/// or, for a boundary's own port (`scope` set), until its server closes or
+/// the boundary is gone.
 pub(super) async fn accept_loop(
     listener: tokio::net::TcpListener,
-    shared: Arc<Shared>,
+    tenant: Tenant,
     scope: Option<Weak<Scope>>,
 ) {
     let mut liveness = tokio::time::interval(std::time::Duration::from_secs(1));
     loop {
         let accepted = tokio::select! {
             accepted = listener.accept() => accepted,
-            () = shared.closed() => break,
+            () = tenant.gone() => break,
             _ = liveness.tick() => {
                 if scope.as_ref().is_some_and(|scope| scope.strong_count() == 0) {
                     break;
@@ -83,7 +112,7 @@ pub(super) async fn accept_loop(
                 let _ = stream.set_nodelay(true);
                 tokio::spawn(serve(
                     TokioIo::new(stream),
-                    Arc::clone(&shared),
+                    tenant.clone(),
                     Entry::Direct { scope },
                 ));
             }
@@ -94,31 +123,52 @@ pub(super) async fn accept_loop(
             }
         }
     }
-    if let (Some(_), Ok(address)) = (scope, listener.local_addr()) {
+    if let (Some(_), Some(shared), Ok(address)) = (scope, tenant.current(), listener.local_addr()) {
         shared.scopes.forget_port(address);
     }
 }
 
 /// Serves HTTP/1.1 or HTTP/2 (told apart by the connection preface) on `io`.
-async fn serve<I>(io: I, shared: Arc<Shared>, entry: Entry)
+async fn serve<I>(io: I, tenant: Tenant, entry: Entry)
 where
     I: hyper::rt::Read + hyper::rt::Write + Unpin + Send + 'static,
 {
-    let closing = Arc::clone(&shared);
-    let service = service_fn(move |request| answer(Arc::clone(&shared), entry.clone(), request));
+    let serving = tenant.clone();
+    let service = service_fn(move |request| answer_for(serving.clone(), entry.clone(), request));
     let builder = auto::Builder::new(TokioExecutor::new());
     let connection = builder.serve_connection_with_upgrades(io, service);
     let result = tokio::select! {
         result = connection => result,
-        // The runtime is shared by every server: a closed one drops its
-        // connections (and the tunnels inside them) itself.
-        () = closing.closed() => return,
+        // The runtime is shared by every server: connections end with
+        // their tenancy, not with the runtime.
+        () = tenant.gone() => return,
     };
     if let Err(error) = result {
         // Clients that vanish, garbage, resets by `HttpResponse::error()`:
         // one connection's trouble, nothing to escalate.
         tracing::debug!(target: "mocklib", %error, "connection ended with an error");
     }
+}
+
+/// The answer of the server that holds the connection's port now.
+async fn answer_for(
+    tenant: Tenant,
+    entry: Entry,
+    request: http::Request<Incoming>,
+) -> Result<http::Response<ResponseBody>, BoxError> {
+    match tenant.current() {
+        Some(shared) => answer(shared, entry, request).await,
+        None => Ok(no_server()),
+    }
+}
+
+/// The answer of a pooled port between two servers, to a client that kept
+/// its connection from the server before.
+fn no_server() -> http::Response<ResponseBody> {
+    plain(
+        StatusCode::SERVICE_UNAVAILABLE,
+        "mocklib: the server that listened on this port has closed, and no other holds it now\n",
+    )
 }
 
 async fn answer(
@@ -390,9 +440,17 @@ fn open_tunnel(
         );
     };
     tokio::spawn(async move {
-        match hyper::upgrade::on(request).await {
-            Ok(upgraded) => tunnel(shared, TokioIo::new(upgraded), authority, scope).await,
-            Err(error) => tracing::debug!(target: "mocklib", %error, "CONNECT upgrade failed"),
+        let closing = Arc::clone(&shared);
+        let serving = async move {
+            match hyper::upgrade::on(request).await {
+                Ok(upgraded) => tunnel(shared, TokioIo::new(upgraded), authority, scope).await,
+                Err(error) => tracing::debug!(target: "mocklib", %error, "CONNECT upgrade failed"),
+            }
+        };
+        // Also before the tunnel's first byte: a tunnel ends with its server.
+        tokio::select! {
+            () = serving => {}
+            () = closing.closed() => {}
         }
     });
     plain(StatusCode::OK, "")
@@ -425,7 +483,7 @@ where
             Ok(tls) => {
                 serve(
                     TokioIo::new(tls),
-                    shared,
+                    Tenant::Fixed(shared),
                     Entry::Tunnel {
                         scheme: "https",
                         authority,
@@ -441,7 +499,7 @@ where
     } else {
         serve(
             TokioIo::new(io),
-            shared,
+            Tenant::Fixed(shared),
             Entry::Tunnel {
                 scheme: "http",
                 authority,

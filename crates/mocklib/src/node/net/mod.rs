@@ -61,7 +61,7 @@ mod upstream;
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, OnceLock, PoisonError, Weak};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError, RwLock, Weak};
 
 use url::Url;
 
@@ -100,10 +100,15 @@ pub enum ListenError {
     Bundle(std::io::Error),
 }
 
-/// A running listener and what it owns. Dropping it stops its accept loops
-/// and connections and removes the CA bundle's private directory.
+/// A running listener and what it owns. Dropping it stops its tunnels and
+/// boundary ports, hands its main port back to the pool (or closes it, when
+/// the port was asked for by number) and removes the CA bundle's private
+/// directory.
 pub(crate) struct Network {
     address: SocketAddr,
+    port: Arc<Port>,
+    /// Whether `port` goes back to the pool on drop.
+    pooled: bool,
     shared: Arc<Shared>,
     /// Written on the first [`bundle_path`](Self::bundle_path).
     bundle: Mutex<Option<Bundle>>,
@@ -183,6 +188,71 @@ fn runtime() -> Result<&'static tokio::runtime::Runtime, ListenError> {
         })
         .as_ref()
         .map_err(|error| ListenError::Runtime(std::io::Error::other(error.clone())))
+}
+
+/// A loopback port with its accept loop, lent to one server at a time.
+///
+/// A port asked for as "any" (the default) is not closed with its server: it
+/// goes back to a pool of the process and the next `listen()` takes it. A test
+/// that starts its own server then binds nothing, and its client's pooled
+/// keep-alive connection to the port stays good, the way wiremock-rs pools
+/// its servers. Between two servers the port answers `503`.
+pub(crate) struct Port {
+    address: SocketAddr,
+    tenant: RwLock<Option<Arc<Shared>>>,
+    /// Set when a port asked for by number closes: its accept loop and its
+    /// connections end, and the number is free again.
+    retired: tokio::sync::watch::Sender<bool>,
+}
+
+impl Port {
+    pub fn tenant(&self) -> Option<Arc<Shared>> {
+        self.tenant
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    fn lend(&self, tenant: Option<Arc<Shared>>) {
+        *self.tenant.write().unwrap_or_else(PoisonError::into_inner) = tenant;
+    }
+
+    pub async fn retired(&self) {
+        let mut retired = self.retired.subscribe();
+        let _ = retired.wait_for(|retired| *retired).await;
+    }
+}
+
+/// Ports of closed servers, ready for the next `listen()`.
+static IDLE_PORTS: Mutex<Vec<Arc<Port>>> = Mutex::new(Vec::new());
+
+/// A port for a new server: an idle one from the pool when any port will do,
+/// otherwise a new one with its accept loop. Returns whether it is pooled.
+fn take_port(
+    runtime: &tokio::runtime::Runtime,
+    number: u16,
+) -> Result<(Arc<Port>, bool), ListenError> {
+    if number == 0 {
+        if let Some(port) = IDLE_PORTS
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .pop()
+        {
+            return Ok((port, true));
+        }
+    }
+    let (listener, address) = bind(runtime, number)?;
+    let port = Arc::new(Port {
+        address,
+        tenant: RwLock::new(None),
+        retired: tokio::sync::watch::Sender::new(false),
+    });
+    runtime.spawn(listener::accept_loop(
+        listener,
+        listener::Tenant::Lent(Arc::clone(&port)),
+        None,
+    ));
+    Ok((port, number == 0))
 }
 
 /// The user name of scope credentials: `mocklib:scope-N`.
@@ -278,7 +348,8 @@ impl Network {
         let extra_roots = parse_pem_certificates(extra_roots_pem)?;
         upstream::check_roots(&extra_roots).map_err(|e| ListenError::Upstream(e.to_string()))?;
         let runtime = runtime()?;
-        let (listener, address) = bind(runtime, port)?;
+        let (port, pooled) = take_port(runtime, port)?;
+        let address = port.address;
         let upstream = Arc::new(LazyUpstream {
             extra_roots,
             client: OnceLock::new(),
@@ -300,10 +371,12 @@ impl Network {
             .expect("digits and letters make a valid header value"),
             closed: tokio::sync::watch::Sender::new(false),
         });
-        runtime.spawn(listener::accept_loop(listener, Arc::clone(&shared), None));
-        tracing::debug!(target: "mocklib", %address, "listening");
+        port.lend(Some(Arc::clone(&shared)));
+        tracing::debug!(target: "mocklib", %address, pooled, "listening");
         Ok(Network {
             address,
+            port,
+            pooled,
             shared,
             bundle: Mutex::new(None),
         })
@@ -347,7 +420,7 @@ impl Network {
         let (listener, address) = bind(runtime, 0)?;
         runtime.spawn(listener::accept_loop(
             listener,
-            Arc::clone(&self.shared),
+            listener::Tenant::Fixed(Arc::clone(&self.shared)),
             Some(Arc::downgrade(scope)),
         ));
         ports.insert(scope.id(), address);
@@ -382,8 +455,17 @@ impl Network {
 impl Drop for Network {
     fn drop(&mut self) {
         // Not a blocking wait: `close()` may run inside another runtime (a
-        // `#[tokio::test]`); the tasks see the flag and end on their own.
+        // `#[tokio::test]`); the tasks see the flags and end on their own.
         self.shared.closed.send_replace(true);
+        self.port.lend(None);
+        if self.pooled {
+            IDLE_PORTS
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .push(Arc::clone(&self.port));
+        } else {
+            self.port.retired.send_replace(true);
+        }
     }
 }
 

@@ -1,0 +1,143 @@
+//! The main port of a server that listens on "any port" is pooled: after
+//! `close()` it answers `503` with an explanation, the next `listen()` takes
+//! it, and a keep-alive connection to it reaches the new server. A port asked
+//! for by number is really closed; tunnels end with their server.
+//!
+//! Its own test binary, with one test: the pool is per process, and a
+//! parallel test could take the port under our feet.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::time::Duration;
+
+use mocklib::node::setup_server;
+use mocklib::{HttpResponse, ListenOptions, http};
+
+/// One keep-alive HTTP/1.1 connection.
+struct Connection(BufReader<TcpStream>);
+
+impl Connection {
+    fn open(port: u16) -> Self {
+        let stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
+        stream
+            .set_read_timeout(Some(Duration::from_secs(10)))
+            .unwrap();
+        Connection(BufReader::new(stream))
+    }
+
+    /// Sends `GET path` and returns the status and body of the answer.
+    fn get(&mut self, path: &str) -> (u16, String) {
+        let request = format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+        self.0.get_mut().write_all(request.as_bytes()).unwrap();
+        let mut status_line = String::new();
+        self.0.read_line(&mut status_line).unwrap();
+        let status = status_line.split(' ').nth(1).unwrap().parse().unwrap();
+        let mut length = 0;
+        loop {
+            let mut line = String::new();
+            self.0.read_line(&mut line).unwrap();
+            if line == "\r\n" {
+                break;
+            }
+            if let Some((name, value)) = line.split_once(':') {
+                if name.eq_ignore_ascii_case("content-length") {
+                    length = value.trim().parse().unwrap();
+                }
+            }
+        }
+        let mut body = vec![0; length];
+        self.0.read_exact(&mut body).unwrap();
+        (status, String::from_utf8(body).unwrap())
+    }
+}
+
+fn server_answering(name: &'static str) -> mocklib::node::Server {
+    setup_server([http::get("/who", move |_| HttpResponse::text(name))])
+}
+
+#[test]
+fn ports_are_pooled_numbered_ports_closed_and_tunnels_end_with_their_server() {
+    ports_are_pooled_and_keep_alive_connections_follow_the_port();
+    a_tunnel_ends_with_its_server();
+}
+
+fn ports_are_pooled_and_keep_alive_connections_follow_the_port() {
+    let first = server_answering("first");
+    first.listen();
+    let port = first.url().port().unwrap();
+    let mut connection = Connection::open(port);
+    assert_eq!(connection.get("/who"), (200, "first".to_owned()));
+
+    first.close();
+    let (status, body) = connection.get("/who");
+    assert_eq!(status, 503, "{body}");
+    assert!(body.contains("has closed"), "{body}");
+
+    let second = server_answering("second");
+    second.listen();
+    assert_eq!(
+        second.url().port(),
+        Some(port),
+        "the pooled port is lent again"
+    );
+    assert_eq!(connection.get("/who"), (200, "second".to_owned()));
+    second.close();
+
+    // A port asked for by number is closed for real: it can be bound again.
+    let numbered = server_answering("numbered");
+    numbered.listen_with(ListenOptions {
+        port: Some(port_nobody_uses()),
+        ..ListenOptions::default()
+    });
+    let number = numbered.url().port().unwrap();
+    assert_eq!(Connection::open(number).get("/who").0, 200);
+    numbered.close();
+    let rebound = (0..100).find_map(|_| {
+        std::thread::sleep(Duration::from_millis(10));
+        std::net::TcpListener::bind(("127.0.0.1", number)).ok()
+    });
+    assert!(
+        rebound.is_some(),
+        "port {number} is still held after close()"
+    );
+}
+
+fn a_tunnel_ends_with_its_server() {
+    let server = server_answering("tunnelled");
+    server.listen();
+    let proxy = server.proxy_url().port().unwrap();
+    let mut stream = TcpStream::connect(("127.0.0.1", proxy)).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    stream
+        .write_all(b"CONNECT api.example.com:80 HTTP/1.1\r\nHost: api.example.com:80\r\n\r\n")
+        .unwrap();
+    let mut reader = BufReader::new(stream);
+    let mut line = String::new();
+    reader.read_line(&mut line).unwrap();
+    assert!(line.starts_with("HTTP/1.1 200"), "{line}");
+    while line != "\r\n" {
+        line.clear();
+        reader.read_line(&mut line).unwrap();
+    }
+    server.close();
+    // The tunnel's server is gone: the connection is closed, not lent on.
+    let mut rest = Vec::new();
+    let read = reader.read_to_end(&mut rest);
+    let closed = match &read {
+        Ok(0) => true,
+        Err(error) => error.kind() == std::io::ErrorKind::ConnectionReset,
+        Ok(_) => false,
+    };
+    assert!(closed, "the tunnel stayed open: {read:?} {rest:?}");
+}
+
+/// A free port number (bound and released at once).
+fn port_nobody_uses() -> u16 {
+    std::net::TcpListener::bind(("127.0.0.1", 0))
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
