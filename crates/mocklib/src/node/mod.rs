@@ -118,7 +118,9 @@ impl Server {
 
     /// Stops intercepting: requests are performed as they are and no events
     /// are emitted. Idempotent. The handler list is kept. With the `net`
-    /// feature the listener stops and the CA bundle's directory is removed.
+    /// feature the listener stops (its tunnels and boundary ports close, its
+    /// main port goes back to the process's pool and answers `503` until the
+    /// next server takes it) and the CA bundle's directory is removed.
     pub fn close(&self) {
         self.engine.close();
         #[cfg(feature = "net")]

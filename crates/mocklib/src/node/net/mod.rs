@@ -44,6 +44,13 @@
 //! server kept in a `static` and shared by tests that each run their own
 //! runtime keeps working after any of those runtimes ends.
 //!
+//! A server that listens on any port (the default) takes the port of a
+//! closed one when there is one: ports are pooled per process, as wiremock-rs
+//! pools its servers, so a test that starts its own server binds nothing and
+//! its client's keep-alive connection stays good. Between two servers a
+//! pooled port answers `503`. A port asked for by number
+//! (`ListenOptions::port`) is closed with its server.
+//!
 //! **Nothing is done before it is needed**, so that a test that starts its
 //! own server pays for a socket and little else: `listen()` binds the port
 //! and starts accepting. The certificate authority is generated on the first
