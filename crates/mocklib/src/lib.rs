@@ -94,6 +94,7 @@ mod params;
 mod request;
 pub mod resolver;
 mod response;
+mod setup_api;
 mod suggest;
 
 /// The README's code blocks compile as doctests, so the quick start a user
@@ -118,3 +119,4 @@ pub use params::{ParamValue, Params};
 pub use request::{BodyError, InvalidRequest, Request, UnsendableRequest};
 pub use resolver::{IntoResolution, RequestId, ResolverArgs, ResolverError};
 pub use response::{HttpResponse, StatusText, passthrough};
+pub use setup_api::SetupApi;

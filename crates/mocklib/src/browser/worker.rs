@@ -9,26 +9,32 @@ use super::perform::FetchPerformer;
 use super::service_worker::{self, Connection, RegisterFailure};
 use super::{Mode, StartError, StartOptions};
 use crate::engine::{Engine, ListenOptions};
-use crate::events::Events;
 use crate::handler::Handler;
+use crate::setup_api::SetupApi;
 
 /// Creates a worker with `handlers` as its initial handlers (spec:
 /// `setupWorker(...handlers)`). Nothing is intercepted until
 /// [`Worker::start`].
 #[doc(alias = "setupWorker")]
 pub fn setup_worker(handlers: impl IntoIterator<Item = Handler>) -> Worker {
+    let engine = Engine::new(handlers.into_iter().collect());
     Worker {
-        engine: Engine::new(handlers.into_iter().collect()),
+        api: Rc::new(SetupApi::new(Arc::clone(&engine))),
+        engine,
         state: Rc::default(),
     }
 }
 
 /// A set of request handlers intercepting the page's requests once started.
 ///
-/// Cloning is cheap and every clone is the same worker.
+/// The handler-list methods (`use_handlers`, `reset_handlers`,
+/// `list_handlers`, `events`, ...) are those of [`SetupApi`], which a
+/// `Worker` dereferences to. Cloning is cheap and every clone is the same
+/// worker.
 #[derive(Clone)]
 pub struct Worker {
     engine: Arc<Engine>,
+    api: Rc<SetupApi>,
     state: Rc<RefCell<State>>,
 }
 
@@ -172,47 +178,13 @@ impl Worker {
             _ => None,
         }
     }
+}
 
-    /// Prepends runtime handlers, ahead of every existing handler and in the
-    /// order given (spec: `worker.use(...handlers)`).
-    #[doc(alias = "use")]
-    pub fn use_handlers(&self, handlers: impl IntoIterator<Item = Handler>) {
-        self.engine
-            .current_scope()
-            .prepend(handlers.into_iter().collect());
-    }
+impl std::ops::Deref for Worker {
+    type Target = SetupApi;
 
-    /// Removes the runtime handlers; the initial handlers remain (spec:
-    /// `resetHandlers()`).
-    #[doc(alias = "resetHandlers")]
-    pub fn reset_handlers(&self) {
-        self.engine.current_scope().reset();
-    }
-
-    /// Replaces every handler: `next` becomes the initial list (spec:
-    /// `resetHandlers(...next)`).
-    #[doc(alias = "resetHandlers")]
-    pub fn reset_handlers_to(&self, next: impl IntoIterator<Item = Handler>) {
-        self.engine
-            .current_scope()
-            .reset_to(next.into_iter().collect());
-    }
-
-    /// Re-arms every used `.once()` handler (spec: `restoreHandlers()`).
-    #[doc(alias = "restoreHandlers")]
-    pub fn restore_handlers(&self) {
-        self.engine.current_scope().restore();
-    }
-
-    /// The handlers in lookup order (spec: `listHandlers()`).
-    #[doc(alias = "listHandlers")]
-    pub fn list_handlers(&self) -> Vec<Handler> {
-        self.engine.list_handlers()
-    }
-
-    /// Life-cycle events: subscribe with [`Events::on`].
-    pub fn events(&self) -> &Events {
-        self.engine.events()
+    fn deref(&self) -> &SetupApi {
+        &self.api
     }
 }
 

@@ -26,9 +26,9 @@ use url::Url;
 
 use crate::boundary::{BoundaryCallback, Scoped};
 use crate::engine::{Engine, ListenOptions, Outcome};
-use crate::events::Events;
 use crate::handler::Handler;
 use crate::request::Request;
+use crate::setup_api::SetupApi;
 
 #[cfg(feature = "net")]
 pub use self::net::ListenError;
@@ -52,8 +52,10 @@ pub use self::tower::{MockBody, MockLayer, MockService, NoUpstream};
 /// ```
 #[doc(alias = "setupServer")]
 pub fn setup_server(handlers: impl IntoIterator<Item = Handler>) -> Server {
+    let engine = Engine::new(handlers.into_iter().collect());
     Server {
-        engine: Engine::new(handlers.into_iter().collect()),
+        api: Arc::new(SetupApi::new(Arc::clone(&engine))),
+        engine,
         #[cfg(feature = "net")]
         network: Arc::default(),
     }
@@ -61,13 +63,25 @@ pub fn setup_server(handlers: impl IntoIterator<Item = Handler>) -> Server {
 
 /// A set of request handlers and the switch that makes them intercept.
 ///
-/// Cloning is cheap and every clone is the same server.
+/// The handler-list methods (`use_handlers`, `reset_handlers`,
+/// `list_handlers`, `events`, ...) are those of [`SetupApi`], which a
+/// `Server` dereferences to. Cloning is cheap and every clone is the same
+/// server.
 #[derive(Clone)]
 pub struct Server {
     engine: Arc<Engine>,
+    api: Arc<SetupApi>,
     /// The loopback listener, while listening.
     #[cfg(feature = "net")]
     network: Arc<std::sync::Mutex<Option<net::Network>>>,
+}
+
+impl std::ops::Deref for Server {
+    type Target = SetupApi;
+
+    fn deref(&self) -> &SetupApi {
+        &self.api
+    }
 }
 
 impl Server {
@@ -137,47 +151,6 @@ impl Server {
         self.engine.listen_options().is_some()
     }
 
-    /// Prepends runtime handlers, ahead of every existing handler and in the
-    /// order given (spec: `server.use(...handlers)`; `use` is a Rust keyword).
-    /// Inside a boundary only that boundary's list changes.
-    #[doc(alias = "use")]
-    pub fn use_handlers(&self, handlers: impl IntoIterator<Item = Handler>) {
-        self.engine
-            .current_scope()
-            .prepend(handlers.into_iter().collect());
-    }
-
-    /// Removes the runtime handlers; the initial handlers remain (spec:
-    /// `resetHandlers()`). Inside a boundary, removes only the handlers added
-    /// in that boundary.
-    #[doc(alias = "resetHandlers")]
-    pub fn reset_handlers(&self) {
-        self.engine.current_scope().reset();
-    }
-
-    /// Replaces every handler: `next` becomes the initial list (spec:
-    /// `resetHandlers(...next)`). Inside a boundary, only for that boundary.
-    #[doc(alias = "resetHandlers")]
-    pub fn reset_handlers_to(&self, next: impl IntoIterator<Item = Handler>) {
-        self.engine
-            .current_scope()
-            .reset_to(next.into_iter().collect());
-    }
-
-    /// Re-arms every used `.once()` handler of the current scope (spec:
-    /// `restoreHandlers()`).
-    #[doc(alias = "restoreHandlers")]
-    pub fn restore_handlers(&self) {
-        self.engine.current_scope().restore();
-    }
-
-    /// The current scope's handlers, in lookup order (spec: `listHandlers()`).
-    /// Each prints as a header such as `GET https://api.example.com/user`.
-    #[doc(alias = "listHandlers")]
-    pub fn list_handlers(&self) -> Vec<Handler> {
-        self.engine.list_handlers()
-    }
-
     /// Wraps `callback` so that each call runs it in a new boundary (spec:
     /// `server.boundary(callback)`).
     ///
@@ -231,11 +204,6 @@ impl Server {
     /// ```
     pub fn in_boundary<F: std::future::Future>(&self, future: F) -> Scoped<F> {
         Scoped::new((self.engine.boundary_factory().0)(), future)
-    }
-
-    /// Life-cycle events: subscribe with [`Events::on`].
-    pub fn events(&self) -> &Events {
-        self.engine.events()
     }
 
     /// Resolves a request in the caller's current scope: the building block
