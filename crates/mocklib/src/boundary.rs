@@ -178,9 +178,11 @@ impl<F: Future> BoundaryExt for F {}
 /// Like an axum handler, the callback is `FnOnce + Clone`: each call of the
 /// bound function runs a fresh clone, so the body may move what it captures
 /// (`move |name: &'static str| async move { server.use_handlers(..); .. }`)
-/// and the bound function can still be called any number of times. Closures
-/// capture by clone, so cloning the callback costs one clone of each captured
-/// value — a [`Server`](crate::node::Server) is one reference count.
+/// and the bound function can still be called any number of times. A closure
+/// is `Clone` when everything it captures is, and cloning it clones each
+/// capture: a [`Server`](crate::node::Server) or an `Arc` costs one reference
+/// count. Share a value that is not `Clone` (a `Mutex`, a channel's receiver)
+/// through an `Arc`.
 ///
 /// The closure's argument types must be written out (`|name: &'static str|`):
 /// `boundary` accepts every arity, so Rust cannot infer them.

@@ -197,10 +197,12 @@ impl Server {
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() {
     /// let server = setup_server([http::get("/user", |_| HttpResponse::text("John"))]);
-    /// let inner = server.clone();
-    /// let test = server.boundary(move |name: &'static str| async move {
-    ///     inner.use_handlers([http::get("/user", move |_| HttpResponse::text(name))]);
-    ///     inner.list_handlers().len()
+    /// let test = server.boundary({
+    ///     let server = server.clone();
+    ///     move |name: &'static str| async move {
+    ///         server.use_handlers([http::get("/user", move |_| HttpResponse::text(name))]);
+    ///         server.list_handlers().len()
+    ///     }
     /// });
     /// assert_eq!(test("Kate").await, 2);
     /// assert_eq!(test("Sarah").await, 2); // each call starts from the outer list
