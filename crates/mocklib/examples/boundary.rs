@@ -19,23 +19,20 @@ async fn main() {
     // seen only by requests made inside that call.
     let test = server.boundary({
         let (server, client) = (server.clone(), client.clone());
-        move |name: String| {
-            let (server, client) = (server.clone(), client.clone());
-            async move {
-                let reply = name.clone();
-                server.use_handlers([http::get("https://api.example.com/user", move |_| {
-                    HttpResponse::json(&serde_json::json!({ "name": reply }))
-                })]);
-                let seen = client
-                    .get("https://api.example.com/user")
-                    .send()
-                    .await
-                    .unwrap()
-                    .text()
-                    .await
-                    .unwrap();
-                println!("test {name:>5} sees {seen}");
-            }
+        move |name: String| async move {
+            let reply = name.clone();
+            server.use_handlers([http::get("https://api.example.com/user", move |_| {
+                HttpResponse::json(&serde_json::json!({ "name": reply }))
+            })]);
+            let seen = client
+                .get("https://api.example.com/user")
+                .send()
+                .await
+                .unwrap()
+                .text()
+                .await
+                .unwrap();
+            println!("test {name:>5} sees {seen}");
         }
     });
 

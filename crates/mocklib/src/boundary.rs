@@ -172,9 +172,35 @@ pub trait BoundaryExt: Future + Sized {
 
 impl<F: Future> BoundaryExt for F {}
 
-/// Callbacks `boundary` accepts: closures of 0 to 6 arguments. `Args` is a
-/// tuple of the argument types and is always inferred.
-pub trait BoundaryCallback<Args>: Send + Sync + 'static {
+/// Callbacks `boundary` accepts: closures of 0 to 6 arguments, sync or async.
+/// `Args` is a tuple of the argument types and is always inferred.
+///
+/// Like an axum handler, the callback is `FnOnce + Clone`: each call of the
+/// bound function runs a fresh clone, so the body may move what it captures
+/// (`move |name: &'static str| async move { server.use_handlers(..); .. }`)
+/// and the bound function can still be called any number of times. A closure
+/// is `Clone` when everything it captures is, and cloning it clones each
+/// capture: a [`Server`](crate::node::Server) or an `Arc` costs one reference
+/// count. Share a value that is not `Clone` (a `Mutex`, a channel's receiver)
+/// through an `Arc`.
+///
+/// The closure's argument types must be written out (`|name: &'static str|`):
+/// `boundary` accepts every arity, so Rust cannot infer them.
+///
+/// ```compile_fail,E0277
+/// # let server = mocklib::node::setup_server([]);
+/// // A closure of seven arguments is not a boundary callback.
+/// let run = server.boundary(|a: u8, b: u8, c: u8, d: u8, e: u8, f: u8, g: u8| a + b + c + d + e + f + g);
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a boundary callback",
+    label = "not a boundary callback",
+    note = "`boundary` takes a closure of 0 to 6 arguments with annotated types, sync or async: \
+            `server.boundary(move |name: &'static str| async move {{ .. }})`",
+    note = "the closure must be `Clone + Send + Sync + 'static`: move in clones of what it uses \
+            (`let server = server.clone();`), not references"
+)]
+pub trait BoundaryCallback<Args>: Clone + Send + Sync + 'static {
     /// The wrapped callable: same arguments, result wrapped in [`Scoped`].
     type Bounded;
 
@@ -192,7 +218,7 @@ macro_rules! boundary_callback {
     ($($arg:ident),*) => {
         impl<F, R, $($arg,)*> BoundaryCallback<($($arg,)*)> for F
         where
-            F: Fn($($arg),*) -> R + Send + Sync + 'static,
+            F: FnOnce($($arg),*) -> R + Clone + Send + Sync + 'static,
             R: 'static,
             $($arg: 'static,)*
         {
@@ -202,7 +228,10 @@ macro_rules! boundary_callback {
             fn bind(self, new_scope: NewScope) -> Self::Bounded {
                 Arc::new(move |$($arg),*| {
                     let scope = (new_scope.0)();
-                    let result = enter(std::slice::from_ref(&scope), || self($($arg),*));
+                    // A fresh clone per call, so the callback may consume
+                    // what it captured (axum's handlers work the same way).
+                    let callback = self.clone();
+                    let result = enter(std::slice::from_ref(&scope), || callback($($arg),*));
                     Scoped::new(scope, result)
                 })
             }

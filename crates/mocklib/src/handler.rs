@@ -17,6 +17,7 @@ use crate::resolver::{RequestId, ResolverCall};
 /// passed to [`setup_server`](crate::node::setup_server) or
 /// [`use_handlers`](crate::node::Server::use_handlers).
 #[derive(Clone)]
+#[must_use = "a handler does nothing until it is passed to `setup_server` or `use_handlers`"]
 pub struct Handler {
     id: HandlerId,
     once: bool,

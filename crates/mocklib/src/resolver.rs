@@ -8,12 +8,15 @@
 //! ```
 //! use mocklib::{http, HttpResponse, ResolverArgs};
 //!
-//! // sync
-//! http::get("/a", |_| HttpResponse::text("a"));
-//! // async
-//! http::get("/b", |_| async { HttpResponse::text("b") });
-//! // destructured, like the spec's `({ request, params, cookies })`
-//! http::get("/c/:id", |ResolverArgs { params, .. }| HttpResponse::text(params["id"].to_owned()));
+//! let handlers = [
+//!     // sync
+//!     http::get("/a", |_| HttpResponse::text("a")),
+//!     // async
+//!     http::get("/b", |_| async { HttpResponse::text("b") }),
+//!     // destructured, like MSW's `({ request, params, cookies })`
+//!     http::get("/c/:id", |ResolverArgs { params, .. }| HttpResponse::text(params["id"].to_owned())),
+//! ];
+//! # let _ = handlers;
 //! ```
 //!
 //! What a resolver may return:
@@ -94,6 +97,12 @@ pub struct ResolverError {
 }
 
 /// Values a resolver can return. See the [module docs](self) for the table.
+#[diagnostic::on_unimplemented(
+    message = "a resolver cannot return `{Self}`",
+    label = "not a resolver's result",
+    note = "a resolver returns an `HttpResponse`, an `http::Response`, `passthrough()`, \
+            `()` or `None` (fall through), `Option`/`Result` of these, or a future of one"
+)]
 pub trait IntoResolution {
     /// Converts the value.
     fn into_resolution(self) -> Resolution;
@@ -140,6 +149,12 @@ impl<T: IntoResolution, E: IntoResolverError> IntoResolution for Result<T, E> {
 
 /// Error types a resolver may return in `Err`: an [`HttpResponse`] (used as
 /// the response) or anything that is `Display` (a 500).
+#[diagnostic::on_unimplemented(
+    message = "a resolver cannot return `Err({Self})`",
+    label = "not a resolver's error",
+    note = "a resolver's `Err` holds an `HttpResponse` (used as the response) \
+            or a type that implements `Display` (a 500 naming the error)"
+)]
 pub trait IntoResolverError {
     /// Converts the error.
     fn into_resolver_error(self) -> Resolution;
@@ -191,6 +206,20 @@ pub mod marker {
 /// What a resolver closure may return: an [`IntoResolution`] value, or a
 /// future of one. `M` is a marker ([`marker::Sync`] / [`marker::Async`]) that
 /// is always inferred.
+///
+/// ```compile_fail,E0277
+/// // A number is not a response.
+/// let handler = mocklib::http::get("/count", |_| 42);
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a resolver's result",
+    label = "the resolver returns this",
+    note = "a resolver returns an `HttpResponse`, an `http::Response`, `passthrough()`, \
+            `()` or `None` (fall through), `Option`/`Result` of these, or a future of one",
+    note = "a `Result`'s error is an `HttpResponse` (used as the response) or a `Display` type (a 500)",
+    note = "for a status code or a text, build a response: \
+            `HttpResponse::empty().status(404)`, `HttpResponse::text(\"..\")`"
+)]
 pub trait ResolverOutput<M>: MaybeSend + 'static {
     #[doc(hidden)]
     fn into_call(self) -> ResolverCallBox;

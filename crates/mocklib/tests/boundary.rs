@@ -1,7 +1,8 @@
 //! Boundaries and the handler list, end to end: every row of the spec's
 //! transition table, the four rules for boundaries, the shape of the bounded
-//! callable, per-scope `once`, carrying a scope into `tokio::spawn`, a real
-//! axum route wrapped in a boundary, and standalone introspection.
+//! callable (an `FnOnce + Clone` callback, cloned per call), per-scope
+//! `once`, carrying a scope into `tokio::spawn`, a real axum route wrapped in
+//! a boundary, and standalone introspection.
 //!
 //! Every request is a real reqwest request through `server.middleware()` on a
 //! multi-thread tokio runtime; URLs under `https://api.example.com` are mocked
@@ -11,6 +12,7 @@
 
 mod common;
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use axum::Router;
@@ -107,30 +109,26 @@ async fn use_handlers_inside_a_boundary_prepends_to_that_boundary_only() {
     let run = server.boundary({
         let server = server.clone();
         let client = client.clone();
-        move || {
-            let server = server.clone();
-            let client = client.clone();
-            async move {
-                server.use_handlers([answer(P_ABSOLUTE, "first"), answer(P_HOST, "second")]);
-                assert_eq!(
-                    headers(&server),
-                    [h(P_ABSOLUTE), h(P_HOST), h(P_PARAM), h(P_RELATIVE)]
-                );
-                assert_eq!(get_text(&client, USER).await, "first");
+        move || async move {
+            server.use_handlers([answer(P_ABSOLUTE, "first"), answer(P_HOST, "second")]);
+            assert_eq!(
+                headers(&server),
+                [h(P_ABSOLUTE), h(P_HOST), h(P_PARAM), h(P_RELATIVE)]
+            );
+            assert_eq!(get_text(&client, USER).await, "first");
 
-                server.use_handlers([answer(P_STAR, "third")]);
-                assert_eq!(
-                    headers(&server),
-                    [
-                        h(P_STAR),
-                        h(P_ABSOLUTE),
-                        h(P_HOST),
-                        h(P_PARAM),
-                        h(P_RELATIVE)
-                    ]
-                );
-                get_text(&client, USER).await
-            }
+            server.use_handlers([answer(P_STAR, "third")]);
+            assert_eq!(
+                headers(&server),
+                [
+                    h(P_STAR),
+                    h(P_ABSOLUTE),
+                    h(P_HOST),
+                    h(P_PARAM),
+                    h(P_RELATIVE)
+                ]
+            );
+            get_text(&client, USER).await
         }
     });
     assert_eq!(run().await, "third");
@@ -168,20 +166,16 @@ async fn reset_handlers_inside_a_boundary_removes_only_what_that_boundary_added(
     let run = server.boundary({
         let server = server.clone();
         let client = client.clone();
-        move || {
-            let server = server.clone();
-            let client = client.clone();
-            async move {
-                server.use_handlers([answer(P_ABSOLUTE, "boundary 1")]);
-                server.use_handlers([answer(P_HOST, "boundary 2")]);
-                assert_eq!(get_text(&client, USER).await, "boundary 2");
+        move || async move {
+            server.use_handlers([answer(P_ABSOLUTE, "boundary 1")]);
+            server.use_handlers([answer(P_HOST, "boundary 2")]);
+            assert_eq!(get_text(&client, USER).await, "boundary 2");
 
-                server.reset_handlers();
-                // The list the boundary started with, root runtime handler
-                // included, is kept.
-                assert_eq!(headers(&server), [h(P_PARAM), h(P_RELATIVE)]);
-                get_text(&client, USER).await
-            }
+            server.reset_handlers();
+            // The list the boundary started with, root runtime handler
+            // included, is kept.
+            assert_eq!(headers(&server), [h(P_PARAM), h(P_RELATIVE)]);
+            get_text(&client, USER).await
         }
     });
     assert_eq!(run().await, "root runtime");
@@ -221,22 +215,18 @@ async fn reset_handlers_to_inside_a_boundary_replaces_the_list_for_that_boundary
     let run = server.boundary({
         let server = server.clone();
         let client = client.clone();
-        move || {
-            let server = server.clone();
-            let client = client.clone();
-            async move {
-                server.use_handlers([answer(P_ABSOLUTE, "boundary runtime")]);
-                server.reset_handlers_to([answer(P_HOST, "next")]);
-                assert_eq!(headers(&server), [h(P_HOST)]);
-                assert_eq!(get_text(&client, USER).await, "next");
-                assert!(is_unhandled(&client, OTHER).await);
+        move || async move {
+            server.use_handlers([answer(P_ABSOLUTE, "boundary runtime")]);
+            server.reset_handlers_to([answer(P_HOST, "next")]);
+            assert_eq!(headers(&server), [h(P_HOST)]);
+            assert_eq!(get_text(&client, USER).await, "next");
+            assert!(is_unhandled(&client, OTHER).await);
 
-                // `next` is this boundary's initial list now.
-                server.use_handlers([answer(P_STAR, "later")]);
-                server.reset_handlers();
-                assert_eq!(headers(&server), [h(P_HOST)]);
-                get_text(&client, USER).await
-            }
+            // `next` is this boundary's initial list now.
+            server.use_handlers([answer(P_STAR, "later")]);
+            server.reset_handlers();
+            assert_eq!(headers(&server), [h(P_HOST)]);
+            get_text(&client, USER).await
         }
     });
     assert_eq!(run().await, "next");
@@ -258,11 +248,7 @@ async fn a_boundary_starts_from_the_outer_list_when_the_returned_function_is_cal
     let run = server.boundary({
         let server = server.clone();
         let client = client.clone();
-        move || {
-            let server = server.clone();
-            let client = client.clone();
-            async move { (headers(&server), get_text(&client, USER).await) }
-        }
+        move || async move { (headers(&server), get_text(&client, USER).await) }
     });
 
     // Added after `boundary()` but before the call: the boundary sees it.
@@ -295,14 +281,10 @@ async fn outer_runtime_handlers_count_as_initial_inside_a_boundary() {
     let run = server.boundary({
         let server = server.clone();
         let client = client.clone();
-        move || {
-            let server = server.clone();
-            let client = client.clone();
-            async move {
-                // Nothing was added in this boundary: reset keeps everything.
-                server.reset_handlers();
-                (headers(&server), get_text(&client, USER).await)
-            }
+        move || async move {
+            // Nothing was added in this boundary: reset keeps everything.
+            server.reset_handlers();
+            (headers(&server), get_text(&client, USER).await)
         }
     });
     let (inside, body) = run().await;
@@ -324,32 +306,23 @@ async fn a_nested_boundary_starts_from_the_full_state_of_the_enclosing_boundary(
     let inner = server.boundary({
         let server = server.clone();
         let client = client.clone();
-        move || {
-            let server = server.clone();
-            let client = client.clone();
-            async move {
-                let start = (headers(&server), get_text(&client, USER).await);
-                server.use_handlers([answer(P_HOST, "inner runtime")]);
-                let overridden = get_text(&client, USER).await;
-                server.reset_handlers();
-                let after_reset = (headers(&server), get_text(&client, USER).await);
-                (start, overridden, after_reset)
-            }
+        move || async move {
+            let start = (headers(&server), get_text(&client, USER).await);
+            server.use_handlers([answer(P_HOST, "inner runtime")]);
+            let overridden = get_text(&client, USER).await;
+            server.reset_handlers();
+            let after_reset = (headers(&server), get_text(&client, USER).await);
+            (start, overridden, after_reset)
         }
     });
 
     let outer = server.boundary({
         let server = server.clone();
         let client = client.clone();
-        move || {
-            let server = server.clone();
-            let client = client.clone();
-            let inner = inner.clone();
-            async move {
-                server.use_handlers([answer(P_ABSOLUTE, "outer runtime")]);
-                let nested = inner().await;
-                (nested, headers(&server), get_text(&client, USER).await)
-            }
+        move || async move {
+            server.use_handlers([answer(P_ABSOLUTE, "outer runtime")]);
+            let nested = inner().await;
+            (nested, headers(&server), get_text(&client, USER).await)
         }
     });
 
@@ -380,17 +353,14 @@ async fn rule_1_a_boundary_without_overrides_resolves_against_the_handlers_curre
     let (changed_tx, changed_rx) = oneshot::channel::<()>();
     let run = server.boundary({
         let client = client.clone();
-        move |started: oneshot::Sender<()>, changed: oneshot::Receiver<()>| {
-            let client = client.clone();
-            async move {
-                let before = get_text(&client, USER).await;
-                started.send(()).expect("test body waits");
-                changed.await.expect("root changed");
-                // The root was replaced meanwhile; this boundary still has
-                // the list it started with.
-                let after = get_text(&client, USER).await;
-                (before, after)
-            }
+        move |started: oneshot::Sender<()>, changed: oneshot::Receiver<()>| async move {
+            let before = get_text(&client, USER).await;
+            started.send(()).expect("test body waits");
+            changed.await.expect("root changed");
+            // The root was replaced meanwhile; this boundary still has
+            // the list it started with.
+            let after = get_text(&client, USER).await;
+            (before, after)
         }
     });
     let task = tokio::spawn(run(started_tx, changed_rx));
@@ -417,22 +387,18 @@ async fn rule_2_overrides_never_leak_out_of_a_boundary_during_or_after_it_withou
     let run = server.boundary({
         let server = server.clone();
         let client = client.clone();
-        move |added: oneshot::Sender<()>, checked: oneshot::Receiver<()>| {
-            let server = server.clone();
-            let client = client.clone();
-            async move {
-                server.use_handlers([
-                    answer(P_ABSOLUTE, "override"),
-                    answer("https://api.example.com/only-inside", "inside"),
-                ]);
-                added.send(()).expect("outside waits");
-                checked.await.expect("outside checked");
-                // Still overridden in here; and never reset.
-                (
-                    get_text(&client, USER).await,
-                    get_text(&client, "https://api.example.com/only-inside").await,
-                )
-            }
+        move |added: oneshot::Sender<()>, checked: oneshot::Receiver<()>| async move {
+            server.use_handlers([
+                answer(P_ABSOLUTE, "override"),
+                answer("https://api.example.com/only-inside", "inside"),
+            ]);
+            added.send(()).expect("outside waits");
+            checked.await.expect("outside checked");
+            // Still overridden in here; and never reset.
+            (
+                get_text(&client, USER).await,
+                get_text(&client, "https://api.example.com/only-inside").await,
+            )
         }
     });
     let task = tokio::spawn(run(added_tx, checked_rx));
@@ -508,23 +474,19 @@ async fn rule_4_concurrent_boundaries_never_see_each_others_overrides() {
     let run = server.boundary({
         let server = server.clone();
         let client = client.clone();
-        move |index: usize, barrier: Arc<Barrier>| {
-            let server = server.clone();
-            let client = client.clone();
-            async move {
-                server.use_handlers([answer(WHOAMI, index.to_string())]);
-                barrier.wait().await;
-                let mut seen = Vec::with_capacity(REQUESTS);
-                for _ in 0..REQUESTS {
-                    tokio::task::yield_now().await;
-                    seen.push(get_text(&client, WHOAMI).await);
-                    tokio::task::yield_now().await;
-                    assert_eq!(server.list_handlers().len(), 3, "boundary {index}");
-                }
-                // Untouched handlers still answer from the starting list.
-                seen.push(get_text(&client, USER).await);
-                seen
+        move |index: usize, barrier: Arc<Barrier>| async move {
+            server.use_handlers([answer(WHOAMI, index.to_string())]);
+            barrier.wait().await;
+            let mut seen = Vec::with_capacity(REQUESTS);
+            for _ in 0..REQUESTS {
+                tokio::task::yield_now().await;
+                seen.push(get_text(&client, WHOAMI).await);
+                tokio::task::yield_now().await;
+                assert_eq!(server.list_handlers().len(), 3, "boundary {index}");
             }
+            // Untouched handlers still answer from the starting list.
+            seen.push(get_text(&client, USER).await);
+            seen
         }
     });
 
@@ -611,7 +573,6 @@ async fn sync_code_in_a_boundary_callback_sees_the_boundary_scope() {
         let client = client.clone();
         move || {
             server.use_handlers([answer(P_HOST, "added synchronously")]);
-            let client = client.clone();
             async move { get_text(&client, USER).await }
         }
     });
@@ -629,14 +590,10 @@ async fn each_call_of_a_bounded_function_gets_a_fresh_scope() {
     let run = server.boundary({
         let server = server.clone();
         let client = client.clone();
-        move |label: &'static str| {
-            let server = server.clone();
-            let client = client.clone();
-            async move {
-                let start = headers(&server);
-                server.use_handlers([answer(P_ABSOLUTE, label)]);
-                (start, get_text(&client, USER).await)
-            }
+        move |label: &'static str| async move {
+            let start = headers(&server);
+            server.use_handlers([answer(P_ABSOLUTE, label)]);
+            (start, get_text(&client, USER).await)
         }
     });
     assert_eq!(
@@ -648,6 +605,50 @@ async fn each_call_of_a_bounded_function_gets_a_fresh_scope() {
         run("second").await,
         (vec![h(P_RELATIVE)], "second".to_owned())
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_callback_that_consumes_its_captures_runs_as_a_fresh_clone_on_every_call() {
+    /// Counts how often it is cloned.
+    struct CountsClones(Arc<AtomicUsize>);
+    impl Clone for CountsClones {
+        fn clone(&self) -> Self {
+            self.0.fetch_add(1, Ordering::SeqCst);
+            CountsClones(Arc::clone(&self.0))
+        }
+    }
+
+    let server = setup_server([answer(P_RELATIVE, "initial")]);
+    server.listen_with(common::error_on_unhandled());
+    let client = client(&server);
+    let clones = Arc::new(AtomicUsize::new(0));
+
+    let run = server.boundary({
+        let (server, client) = (server.clone(), client.clone());
+        let overrides = vec![answer(P_ABSOLUTE, "override")];
+        let counter = CountsClones(Arc::clone(&clones));
+        // The body moves `overrides` into `use_handlers` and `counter` into
+        // the future: only an `FnOnce` callback may do that.
+        move |call: usize| async move {
+            let _counter = counter;
+            server.use_handlers(overrides);
+            (call, headers(&server), get_text(&client, USER).await)
+        }
+    });
+    for call in 1..=3 {
+        assert_eq!(
+            run(call).await,
+            (
+                call,
+                vec![h(P_ABSOLUTE), h(P_RELATIVE)],
+                "override".to_owned()
+            )
+        );
+        // One clone of the callback per call; the original stays intact.
+        assert_eq!(clones.load(Ordering::SeqCst), call);
+    }
+    assert_eq!(headers(&server), [h(P_RELATIVE)]);
+    assert_eq!(get_text(&client, USER).await, "initial");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -687,20 +688,14 @@ async fn a_boundary_of_one_server_leaves_another_servers_list_alone() {
         let second = second.clone();
         let first_client = first_client.clone();
         let second_client = second_client.clone();
-        move || {
-            let first = first.clone();
-            let second = second.clone();
-            let first_client = first_client.clone();
-            let second_client = second_client.clone();
-            async move {
-                first.use_handlers([answer(P_ABSOLUTE, "first override")]);
-                // Not in a boundary of `second`: this changes its root list.
-                second.use_handlers([answer(P_ABSOLUTE, "second root runtime")]);
-                (
-                    get_text(&first_client, USER).await,
-                    get_text(&second_client, USER).await,
-                )
-            }
+        move || async move {
+            first.use_handlers([answer(P_ABSOLUTE, "first override")]);
+            // Not in a boundary of `second`: this changes its root list.
+            second.use_handlers([answer(P_ABSOLUTE, "second root runtime")]);
+            (
+                get_text(&first_client, USER).await,
+                get_text(&second_client, USER).await,
+            )
         }
     });
     assert_eq!(
@@ -736,19 +731,16 @@ async fn a_resolver_runs_in_the_scope_of_the_request_that_triggered_it() {
 
     let run = server.boundary({
         let client = client.clone();
-        move || {
-            let client = client.clone();
-            async move {
-                let before = get_text(&client, "https://api.example.com/me").await;
-                let login = client
-                    .post("https://api.example.com/login")
-                    .send()
-                    .await
-                    .expect("POST /login")
-                    .status();
-                let after = get_text(&client, "https://api.example.com/me").await;
-                (before, login, after)
-            }
+        move || async move {
+            let before = get_text(&client, "https://api.example.com/me").await;
+            let login = client
+                .post("https://api.example.com/login")
+                .send()
+                .await
+                .expect("POST /login")
+                .status();
+            let after = get_text(&client, "https://api.example.com/me").await;
+            (before, login, after)
         }
     });
     let (before, login, after) = run().await;
@@ -772,13 +764,10 @@ async fn a_boundary_task_that_panics_leaves_no_scope_behind_on_the_worker_thread
     // A failing assertion inside a concurrent test body, say.
     let failing = server.boundary({
         let server = server.clone();
-        move |index: usize| {
-            let server = server.clone();
-            async move {
-                server.use_handlers([answer(P_ABSOLUTE, "left behind?")]);
-                tokio::task::yield_now().await;
-                panic!("boundary {index} failed on purpose");
-            }
+        move |index: usize| async move {
+            server.use_handlers([answer(P_ABSOLUTE, "left behind?")]);
+            tokio::task::yield_now().await;
+            panic!("boundary {index} failed on purpose");
         }
     });
     let failures: Vec<_> = (0..8).map(|index| tokio::spawn(failing(index))).collect();
@@ -842,10 +831,7 @@ async fn a_once_handler_used_in_one_boundary_is_still_armed_in_another_and_at_th
 
     let run = server.boundary({
         let client = client.clone();
-        move || {
-            let client = client.clone();
-            async move { (get_text(&client, USER).await, get_text(&client, USER).await) }
-        }
+        move || async move { (get_text(&client, USER).await, get_text(&client, USER).await) }
     });
     let pair = ("once".to_owned(), "fallback".to_owned());
     assert_eq!(run().await, pair);
@@ -866,15 +852,12 @@ async fn concurrent_boundaries_each_get_the_first_answer_of_a_once_handler() {
 
     let run = server.boundary({
         let client = client.clone();
-        move |barrier: Arc<Barrier>| {
-            let client = client.clone();
-            async move {
-                barrier.wait().await;
-                let first = get_text(&client, WHOAMI).await;
-                tokio::task::yield_now().await;
-                let second = get_text(&client, WHOAMI).await;
-                (first, second)
-            }
+        move |barrier: Arc<Barrier>| async move {
+            barrier.wait().await;
+            let first = get_text(&client, WHOAMI).await;
+            tokio::task::yield_now().await;
+            let second = get_text(&client, WHOAMI).await;
+            (first, second)
         }
     });
     let tasks: Vec<_> = (0..BOUNDARIES)
@@ -903,17 +886,13 @@ async fn restore_handlers_inside_a_boundary_rearms_once_handlers_for_that_bounda
     let run = server.boundary({
         let server = server.clone();
         let client = client.clone();
-        move || {
-            let server = server.clone();
-            let client = client.clone();
-            async move {
-                // Starts from a copy of the root's record: already used here.
-                let start = get_text(&client, USER).await;
-                server.restore_handlers();
-                let rearmed = get_text(&client, USER).await;
-                let used_again = get_text(&client, USER).await;
-                (start, rearmed, used_again)
-            }
+        move || async move {
+            // Starts from a copy of the root's record: already used here.
+            let start = get_text(&client, USER).await;
+            server.restore_handlers();
+            let rearmed = get_text(&client, USER).await;
+            let used_again = get_text(&client, USER).await;
+            (start, rearmed, used_again)
         }
     });
     assert_eq!(
@@ -965,33 +944,29 @@ async fn tokio_spawn_does_not_inherit_the_boundary_but_in_current_boundary_carri
     let run = server.boundary({
         let server = server.clone();
         let client = client.clone();
-        move || {
-            let server = server.clone();
-            let client = client.clone();
-            async move {
-                server.use_handlers([answer(P_ABSOLUTE, "boundary override")]);
+        move || async move {
+            server.use_handlers([answer(P_ABSOLUTE, "boundary override")]);
 
-                let plain = tokio::spawn({
+            let plain = tokio::spawn({
+                let server = server.clone();
+                let client = client.clone();
+                async move { (headers(&server), get_text(&client, USER).await) }
+            });
+            let carried = tokio::spawn(
+                {
                     let server = server.clone();
                     let client = client.clone();
-                    async move { (headers(&server), get_text(&client, USER).await) }
-                });
-                let carried = tokio::spawn(
-                    {
-                        let server = server.clone();
-                        let client = client.clone();
-                        async move {
-                            tokio::task::yield_now().await;
-                            (headers(&server), get_text(&client, USER).await)
-                        }
+                    async move {
+                        tokio::task::yield_now().await;
+                        (headers(&server), get_text(&client, USER).await)
                     }
-                    .in_current_boundary(),
-                );
-                (
-                    plain.await.expect("plain task"),
-                    carried.await.expect("carried task"),
-                )
-            }
+                }
+                .in_current_boundary(),
+            );
+            (
+                plain.await.expect("plain task"),
+                carried.await.expect("carried task"),
+            )
         }
     });
     let (plain, carried) = run().await;
@@ -1063,29 +1038,24 @@ async fn an_axum_route_wrapped_in_a_boundary_gives_each_incoming_request_its_own
     let route = server.boundary({
         let server = server.clone();
         let mocked = mocked.clone();
-        move |Path(name): Path<String>, request_headers: HeaderMap| {
-            let server = server.clone();
-            let mocked = mocked.clone();
-            let barrier = Arc::clone(&barrier);
-            async move {
-                let tag = request_headers
-                    .get("x-tag")
-                    .and_then(|value| value.to_str().ok())
-                    .unwrap_or("no tag")
-                    .to_owned();
-                let greeting = format!("hello {name} ({tag})");
-                server.use_handlers([http::get("https://api.example.com/greeting", move |_| {
-                    HttpResponse::text(greeting.clone())
-                })]);
-                // A deadlock guard, not a timing assertion.
-                tokio::time::timeout(std::time::Duration::from_secs(60), barrier.wait())
-                    .await
-                    .expect("every incoming request reached the barrier");
-                tokio::task::yield_now().await;
-                let body = get_text(&mocked, "https://api.example.com/greeting").await;
-                let handlers = server.list_handlers().len().to_string();
-                (StatusCode::CREATED, [("x-handlers", handlers)], body)
-            }
+        move |Path(name): Path<String>, request_headers: HeaderMap| async move {
+            let tag = request_headers
+                .get("x-tag")
+                .and_then(|value| value.to_str().ok())
+                .unwrap_or("no tag")
+                .to_owned();
+            let greeting = format!("hello {name} ({tag})");
+            server.use_handlers([http::get("https://api.example.com/greeting", move |_| {
+                HttpResponse::text(greeting.clone())
+            })]);
+            // A deadlock guard, not a timing assertion.
+            tokio::time::timeout(std::time::Duration::from_secs(60), barrier.wait())
+                .await
+                .expect("every incoming request reached the barrier");
+            tokio::task::yield_now().await;
+            let body = get_text(&mocked, "https://api.example.com/greeting").await;
+            let handlers = server.list_handlers().len().to_string();
+            (StatusCode::CREATED, [("x-handlers", handlers)], body)
         }
     });
     // `route` is an `Arc<dyn Fn>`, which axum does not take as a handler
@@ -1173,42 +1143,37 @@ async fn a_catch_all_handler_in_a_boundary_observes_every_request_of_that_scope_
         let server = server.clone();
         let client = client.clone();
         let seen = Arc::clone(&seen);
-        move |started: oneshot::Sender<()>, outside_done: oneshot::Receiver<()>| {
-            let server = server.clone();
-            let client = client.clone();
-            let seen = Arc::clone(&seen);
-            async move {
-                server.use_handlers([http::all("*", move |args| {
-                    seen.lock().unwrap().push(format!(
-                        "{} {}",
-                        args.request.method(),
-                        args.request.url()
-                    ));
-                })]);
-                started.send(()).expect("outside waits");
-                // Requests made outside while this boundary observes.
-                outside_done.await.expect("outside requests done");
+        move |started: oneshot::Sender<()>, outside_done: oneshot::Receiver<()>| async move {
+            server.use_handlers([http::all("*", move |args| {
+                seen.lock().unwrap().push(format!(
+                    "{} {}",
+                    args.request.method(),
+                    args.request.url()
+                ));
+            })]);
+            started.send(()).expect("outside waits");
+            // Requests made outside while this boundary observes.
+            outside_done.await.expect("outside requests done");
 
-                let user = get_text(&client, &format!("{USER}?page=2")).await;
-                let created = client
-                    .post("https://api.example.com/posts")
-                    .body(r#"{"id":1}"#)
-                    .send()
-                    .await
-                    .expect("POST /posts")
-                    .status();
-                let real = get_text(&client, &format!("http://{upstream}/real")).await;
-                let carried = tokio::spawn(
-                    {
-                        let client = client.clone();
-                        async move { get_text(&client, USER).await }
-                    }
-                    .in_current_boundary(),
-                )
+            let user = get_text(&client, &format!("{USER}?page=2")).await;
+            let created = client
+                .post("https://api.example.com/posts")
+                .body(r#"{"id":1}"#)
+                .send()
                 .await
-                .expect("carried task");
-                (user, created, real, carried)
-            }
+                .expect("POST /posts")
+                .status();
+            let real = get_text(&client, &format!("http://{upstream}/real")).await;
+            let carried = tokio::spawn(
+                {
+                    let client = client.clone();
+                    async move { get_text(&client, USER).await }
+                }
+                .in_current_boundary(),
+            )
+            .await
+            .expect("carried task");
+            (user, created, real, carried)
         }
     });
     let task = tokio::spawn(observe(started_tx, outside_done_rx));
@@ -1265,7 +1230,6 @@ async fn a_future_carried_from_the_root_stays_at_the_root_when_awaited_inside_a_
         let server = server.clone();
         move || {
             server.use_handlers([answer(P_ABSOLUTE, "boundary")]);
-            let client = client.clone();
             async move { get_text(&client, USER).await }
         }
     });

@@ -723,15 +723,11 @@ async fn boundaries_scope_graphql_overrides() {
     let inside = server.boundary({
         let server = server.clone();
         let client = client.clone();
-        move || {
-            let server = server.clone();
-            let client = client.clone();
-            async move {
-                server.use_handlers([graphql::query("GetUser", |_| {
-                    graphql::error_message("overridden")
-                })]);
-                post_json(&client, ENDPOINT, get_user_query()).await.2
-            }
+        move || async move {
+            server.use_handlers([graphql::query("GetUser", |_| {
+                graphql::error_message("overridden")
+            })]);
+            post_json(&client, ENDPOINT, get_user_query()).await.2
         }
     });
     assert_eq!(
@@ -979,24 +975,21 @@ async fn once_and_boundaries_through_the_listener() {
     // the boundary runs).
     let scoped = server.boundary({
         let server = server.clone();
-        move || {
-            let server = server.clone();
-            async move {
-                server.use_handlers([graphql::query("GetUser", |_| {
-                    graphql::data(json!("scoped"))
-                })]);
-                let client = server.reqwest_client();
-                let inside: Value = client
-                    .post(ENDPOINT)
-                    .json(&get_user_query())
-                    .send()
-                    .await
-                    .unwrap()
-                    .json()
-                    .await
-                    .unwrap();
-                inside
-            }
+        move || async move {
+            server.use_handlers([graphql::query("GetUser", |_| {
+                graphql::data(json!("scoped"))
+            })]);
+            let client = server.reqwest_client();
+            let inside: Value = client
+                .post(ENDPOINT)
+                .json(&get_user_query())
+                .send()
+                .await
+                .unwrap()
+                .json()
+                .await
+                .unwrap();
+            inside
         }
     });
     assert_eq!(scoped().await["data"], "scoped");

@@ -454,31 +454,28 @@ async fn concurrent_boundaries_through_the_proxy_each_see_their_own_override() {
     let barrier = Arc::new(tokio::sync::Barrier::new(BOUNDARIES));
     let run = server.boundary({
         let server = server.clone();
-        move |index: usize, barrier: Arc<tokio::sync::Barrier>| {
-            let server = server.clone();
-            async move {
-                server.use_handlers([http::get("https://api.example.com/whoami", move |_| {
-                    HttpResponse::text(index.to_string())
-                })]);
-                // Obtained inside the boundary: its proxy credential names it.
-                let client = server.reqwest_client();
-                // Every boundary holds its override at the same time.
-                barrier.wait().await;
-                let mut answers = Vec::new();
-                for _ in 0..3 {
-                    let text = client
-                        .get("https://api.example.com/whoami")
-                        .send()
-                        .await
-                        .unwrap()
-                        .text()
-                        .await
-                        .unwrap();
-                    answers.push(text);
-                    tokio::task::yield_now().await;
-                }
-                (index, answers)
+        move |index: usize, barrier: Arc<tokio::sync::Barrier>| async move {
+            server.use_handlers([http::get("https://api.example.com/whoami", move |_| {
+                HttpResponse::text(index.to_string())
+            })]);
+            // Obtained inside the boundary: its proxy credential names it.
+            let client = server.reqwest_client();
+            // Every boundary holds its override at the same time.
+            barrier.wait().await;
+            let mut answers = Vec::new();
+            for _ in 0..3 {
+                let text = client
+                    .get("https://api.example.com/whoami")
+                    .send()
+                    .await
+                    .unwrap()
+                    .text()
+                    .await
+                    .unwrap();
+                answers.push(text);
+                tokio::task::yield_now().await;
             }
+            (index, answers)
         }
     });
     let tasks: Vec<_> = (0..BOUNDARIES)

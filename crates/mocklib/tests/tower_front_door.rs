@@ -121,21 +121,18 @@ async fn a_boundary_applies_to_requests_called_inside_it() {
     server.listen();
     let inside = server.boundary({
         let server = server.clone();
-        move || {
-            let server = server.clone();
-            async move {
-                server.use_handlers([http::get("https://api.example.com/who", |_| {
-                    HttpResponse::text("boundary")
-                })]);
-                body_text(
-                    server
-                        .service()
-                        .oneshot(get("https://api.example.com/who"))
-                        .await
-                        .unwrap(),
-                )
-                .await
-            }
+        move || async move {
+            server.use_handlers([http::get("https://api.example.com/who", |_| {
+                HttpResponse::text("boundary")
+            })]);
+            body_text(
+                server
+                    .service()
+                    .oneshot(get("https://api.example.com/who"))
+                    .await
+                    .unwrap(),
+            )
+            .await
         }
     });
     assert_eq!(inside().await, "boundary");

@@ -448,7 +448,8 @@ pub struct GraphqlUpload {
 /// use mocklib::graphql;
 /// use serde_json::json;
 ///
-/// graphql::query("GetUser", |_| graphql::data(json!({ "user": { "name": "John" } })));
+/// let handler = graphql::query("GetUser", |_| graphql::data(json!({ "user": { "name": "John" } })));
+/// # let _ = handler;
 /// ```
 pub fn data(data: impl serde::Serialize) -> HttpResponse {
     HttpResponse::json(&serde_json::json!({ "data": data }))
@@ -461,7 +462,8 @@ pub fn data(data: impl serde::Serialize) -> HttpResponse {
 /// use mocklib::graphql;
 /// use serde_json::json;
 ///
-/// graphql::query("GetUser", |_| graphql::errors(json!([{ "message": "Not authorized", "path": ["user"] }])));
+/// let handler = graphql::query("GetUser", |_| graphql::errors(json!([{ "message": "Not authorized", "path": ["user"] }])));
+/// # let _ = handler;
 /// ```
 pub fn errors(errors: impl serde::Serialize) -> HttpResponse {
     HttpResponse::json(&serde_json::json!({ "errors": errors }))

@@ -225,6 +225,17 @@ impl std::fmt::Debug for Predicate {
 
 /// Anything that can be a handler's predicate: `&str`, `String`, `Regex`,
 /// [`Predicate`].
+///
+/// ```compile_fail,E0277
+/// // A closure needs `Predicate::custom`, which gives its argument a type.
+/// let handler = mocklib::http::get(|request: &mocklib::Request| request.url().path() == "/", |_| ());
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a handler predicate",
+    label = "not a predicate",
+    note = "a predicate is a path or URL pattern (`&str`, `String`), a `regex::Regex`, \
+            or a `Predicate`: wrap a closure over the request in `Predicate::custom(|request| ..)`"
+)]
 pub trait IntoPredicate {
     /// Compiles the predicate, or says why it is invalid.
     fn into_predicate(self) -> Result<Predicate, PatternError>;

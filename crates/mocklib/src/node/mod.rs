@@ -160,6 +160,10 @@ impl Server {
     /// call starts from the caller's current handler list, all of it counted
     /// as initial; changes made inside are not seen outside.
     ///
+    /// The callback may move what it captures: each call runs a fresh clone
+    /// of it (see [`BoundaryCallback`]), so the returned function can be
+    /// called any number of times.
+    ///
     /// ```
     /// use mocklib::{http, HttpResponse, node::setup_server};
     ///
@@ -168,15 +172,13 @@ impl Server {
     /// let server = setup_server([http::get("/user", |_| HttpResponse::text("John"))]);
     /// let test = server.boundary({
     ///     let server = server.clone();
-    ///     move |name: &'static str| {
-    ///         let server = server.clone();
-    ///         async move {
-    ///             server.use_handlers([http::get("/user", move |_| HttpResponse::text(name))]);
-    ///             server.list_handlers().len()
-    ///         }
+    ///     move |name: &'static str| async move {
+    ///         server.use_handlers([http::get("/user", move |_| HttpResponse::text(name))]);
+    ///         server.list_handlers().len()
     ///     }
     /// });
     /// assert_eq!(test("Kate").await, 2);
+    /// assert_eq!(test("Sarah").await, 2); // each call starts from the outer list
     /// assert_eq!(server.list_handlers().len(), 1); // the override stayed inside
     /// # }
     /// ```
