@@ -15,7 +15,7 @@ use crate::resolver::{RequestId, ResolverCall};
 
 /// A request handler: created by [`http::get`](crate::http::get) and friends,
 /// passed to [`setup_server`](crate::node::setup_server) or
-/// [`use_handlers`](crate::node::Server::use_handlers).
+/// [`use_handlers`](crate::SetupApi::use_handlers).
 #[derive(Clone)]
 #[must_use = "a handler does nothing until it is passed to `setup_server` or `use_handlers`"]
 pub struct Handler {
@@ -46,7 +46,7 @@ impl Handler {
     }
 
     /// This handler, answering only the first request that matches it (per
-    /// scope; see [`restore_handlers`](crate::node::Server::restore_handlers)
+    /// scope; see [`restore_handlers`](crate::SetupApi::restore_handlers)
     /// to re-arm it).
     pub fn once(self) -> Self {
         Handler {
