@@ -1,0 +1,135 @@
+//! Match time: running a compiled pattern on a request URL.
+
+use std::borrow::Cow;
+use std::fmt::Write as _;
+
+use percent_encoding::percent_decode_str;
+use url::Url;
+
+use super::{Compiled, HostMatcher, Matcher, OriginMatcher, PortMatcher, RawParam};
+
+impl Matcher {
+    pub(super) fn is_match(&self, haystack: &str) -> bool {
+        match self {
+            Matcher::Literal(text) => {
+                let rest = match haystack.get(..text.len()) {
+                    Some(head) if head.eq_ignore_ascii_case(text) => &haystack[text.len()..],
+                    _ => return false,
+                };
+                // `strict: false`: one trailing delimiter may follow.
+                rest.is_empty() || matches!(rest, "/" | "#" | "?")
+            }
+            Matcher::Regex(regex) => regex.is_match(haystack),
+        }
+    }
+}
+
+impl OriginMatcher {
+    pub(super) fn matches(&self, url: &Url, params: &mut Vec<RawParam>) -> bool {
+        if !url.scheme().eq_ignore_ascii_case(&self.scheme) {
+            return false;
+        }
+        let Some(host) = url.host_str() else {
+            return false;
+        };
+        let host_ok = match &self.host {
+            HostMatcher::Exact(expected) => host.eq_ignore_ascii_case(expected),
+            HostMatcher::Pattern(compiled) => capture(compiled, host, params),
+        };
+        if !host_ok {
+            return false;
+        }
+        match &self.port {
+            // `port_or_known_default` makes `https://x` and `https://x:443`
+            // the same; the pattern side was normalized the same way.
+            PortMatcher::Exact(port) => url.port_or_known_default() == *port,
+            PortMatcher::Any { name } => {
+                if let Some(port) = url.port() {
+                    push_param(params, name, vec![port.to_string()], false);
+                }
+                true
+            }
+        }
+    }
+}
+
+/// Same scheme, host and effective port.
+pub(super) fn same_origin(a: &Url, b: &Url) -> bool {
+    a.scheme().eq_ignore_ascii_case(b.scheme())
+        && match (a.host_str(), b.host_str()) {
+            (Some(x), Some(y)) => x.eq_ignore_ascii_case(y),
+            (None, None) => true,
+            _ => false,
+        }
+        && a.port_or_known_default() == b.port_or_known_default()
+}
+
+/// `scheme://host[:port]/path`, without credentials, query or fragment.
+/// Borrowed straight from the serialization in the common case.
+pub(super) fn clean_url(url: &Url) -> Cow<'_, str> {
+    if url.username().is_empty() && url.password().is_none() {
+        Cow::Borrowed(&url[..url::Position::AfterPath])
+    } else {
+        let mut clean = String::new();
+        clean.push_str(url.scheme());
+        clean.push_str("://");
+        clean.push_str(url.host_str().unwrap_or_default());
+        if let Some(port) = url.port() {
+            let _ = write!(clean, ":{port}");
+        }
+        clean.push_str(url.path());
+        Cow::Owned(clean)
+    }
+}
+
+/// Runs `compiled` on `haystack`, appending captured params. Allocation-free
+/// when the pattern has no parameters.
+pub(super) fn capture(compiled: &Compiled, haystack: &str, params: &mut Vec<RawParam>) -> bool {
+    let regex = match &compiled.matcher {
+        Matcher::Regex(regex) if !compiled.groups.is_empty() => regex,
+        matcher => return matcher.is_match(haystack),
+    };
+    let Some(caps) = regex.captures(haystack) else {
+        return false;
+    };
+    for (i, group) in compiled.groups.iter().enumerate() {
+        // A group that did not take part (optional absent, `*` with zero
+        // segments) is left out, as path-to-regexp does.
+        let Some(m) = caps.get(i + 1) else { continue };
+        let values = if group.repeating {
+            m.as_str().split(group.separator).map(decode).collect()
+        } else {
+            vec![decode(m.as_str())]
+        };
+        push_param(params, &group.name, values, group.repeating);
+    }
+    true
+}
+
+/// Adds a param; a repeated name keeps the last value, at the first position.
+pub(super) fn push_param(
+    params: &mut Vec<RawParam>,
+    name: &str,
+    values: Vec<String>,
+    repeating: bool,
+) {
+    if let Some(existing) = params.iter_mut().find(|p| p.name == name) {
+        existing.values = values;
+        existing.repeating = repeating;
+    } else {
+        params.push(RawParam {
+            name: name.to_string(),
+            values,
+            repeating,
+        });
+    }
+}
+
+/// `decodeURIComponent`, except that undecodable input is kept as is
+/// instead of failing the match.
+fn decode(raw: &str) -> String {
+    match percent_decode_str(raw).decode_utf8() {
+        Ok(decoded) => decoded.into_owned(),
+        Err(_) => raw.to_string(),
+    }
+}
