@@ -42,22 +42,8 @@ pub(super) fn literal_prefix(tokens: &[Token]) -> String {
 /// path-to-regexp v6 `tokensToRegexp` with `end: true, strict: false,
 /// sensitive: false`.
 pub(super) fn compile_path(tokens: &[Token], ctx: &Ctx) -> Result<Compiled, PatternError> {
-    if tokens
-        .iter()
-        .all(|token| matches!(token, Token::Literal(_)))
-    {
-        let mut literal = String::new();
-        for token in tokens {
-            if let Token::Literal(text) = token {
-                literal.push_str(&encode_literal(text));
-            }
-        }
-        if literal.is_ascii() {
-            return Ok(Compiled {
-                matcher: Matcher::Literal(literal),
-                groups: Vec::new(),
-            });
-        }
+    if let Some(literal) = literal_matcher(tokens) {
+        return Ok(literal);
     }
     let mut re = String::from("(?i)^");
     let mut groups = Vec::new();
@@ -71,52 +57,68 @@ pub(super) fn compile_path(tokens: &[Token], ctx: &Ctx) -> Result<Compiled, Patt
                 modifier,
                 ..
             } => {
-                let repeating = matches!(modifier, Modifier::ZeroOrMore | Modifier::OneOrMore);
                 groups.push(Group {
                     name: name.clone(),
-                    repeating,
+                    repeating: modifier.repeats(),
                     separator: prefix.unwrap_or('/'),
                 });
-                match prefix {
-                    Some(p) => {
-                        let mut buf = [0u8; 4];
-                        let p = regex::escape(p.encode_utf8(&mut buf));
-                        match modifier {
-                            Modifier::ZeroOrMore | Modifier::OneOrMore => {
-                                let optional = if *modifier == Modifier::ZeroOrMore {
-                                    "?"
-                                } else {
-                                    ""
-                                };
-                                let _ = write!(
-                                    re,
-                                    "(?:{p}((?:{pattern})(?:{p}(?:{pattern}))*)){optional}"
-                                );
-                            }
-                            Modifier::Optional => {
-                                let _ = write!(re, "(?:{p}({pattern}))?");
-                            }
-                            Modifier::One => {
-                                let _ = write!(re, "(?:{p}({pattern}))");
-                            }
-                        }
-                    }
-                    None => {
-                        // Repetition without a prefix was rejected earlier.
-                        let optional = if *modifier == Modifier::Optional {
-                            "?"
-                        } else {
-                            ""
-                        };
-                        let _ = write!(re, "({pattern}){optional}");
-                    }
-                }
+                push_param_regex(&mut re, *prefix, pattern, *modifier);
             }
         }
     }
     // strict: false tolerates one trailing delimiter on the request.
     re.push_str("[/#?]?$");
-    let regex = Regex::new(&re).map_err(|e| {
+    Ok(Compiled {
+        matcher: Matcher::Regex(build_regex(&re, ctx)?),
+        groups,
+    })
+}
+
+/// A pattern of literal text only (the common case) compares without a
+/// regex, provided its encoded text is ASCII.
+fn literal_matcher(tokens: &[Token]) -> Option<Compiled> {
+    let mut literal = String::new();
+    for token in tokens {
+        let Token::Literal(text) = token else {
+            return None;
+        };
+        literal.push_str(&encode_literal(text));
+    }
+    literal.is_ascii().then(|| Compiled {
+        matcher: Matcher::Literal(literal),
+        groups: Vec::new(),
+    })
+}
+
+/// Appends one parameter's capture group, as path-to-regexp writes it: the
+/// prefix belongs to the optional or repeated group, and repeated segments
+/// are captured as one run, split on the prefix later.
+fn push_param_regex(re: &mut String, prefix: Option<char>, pattern: &str, modifier: Modifier) {
+    let quantifier = match modifier {
+        Modifier::Optional | Modifier::ZeroOrMore => "?",
+        Modifier::One | Modifier::OneOrMore => "",
+    };
+    let Some(prefix) = prefix else {
+        // Repetition without a prefix was rejected by `parse_modifier`.
+        let _ = write!(re, "({pattern}){quantifier}");
+        return;
+    };
+    let mut buf = [0u8; 4];
+    let p = regex::escape(prefix.encode_utf8(&mut buf));
+    let _ = if modifier.repeats() {
+        write!(
+            re,
+            "(?:{p}((?:{pattern})(?:{p}(?:{pattern}))*)){quantifier}"
+        )
+    } else {
+        write!(re, "(?:{p}({pattern})){quantifier}")
+    };
+}
+
+/// Compiles the assembled regex; its parts were validated while reading the
+/// pattern, so only its size can make this fail.
+fn build_regex(re: &str, ctx: &Ctx) -> Result<Regex, PatternError> {
+    Regex::new(re).map_err(|e| {
         ctx.error(
             0,
             format!(
@@ -124,9 +126,5 @@ pub(super) fn compile_path(tokens: &[Token], ctx: &Ctx) -> Result<Compiled, Patt
                 e.to_string().lines().last().unwrap_or("")
             ),
         )
-    })?;
-    Ok(Compiled {
-        matcher: Matcher::Regex(regex),
-        groups,
     })
 }

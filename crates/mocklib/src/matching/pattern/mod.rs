@@ -253,6 +253,13 @@ enum Modifier {
     OneOrMore,
 }
 
+impl Modifier {
+    /// `*` and `+`: the parameter yields a list of segments.
+    fn repeats(self) -> bool {
+        matches!(self, Modifier::ZeroOrMore | Modifier::OneOrMore)
+    }
+}
+
 #[derive(Debug, Clone)]
 enum Token {
     Literal(String),

@@ -8,7 +8,7 @@ use url::Url;
 
 use super::compiler::compile_path;
 use super::tokenizer::{
-    HOST_LABEL_PATTERN, HOST_SYNTAX, PATH_SYNTAX, Syntax, is_name_char, tokenize,
+    HOST_LABEL_PATTERN, HOST_SYNTAX, PATH_SYNTAX, Syntax, closing_paren, is_name_char, tokenize,
 };
 use super::{ColonRole, Ctx, HostMatcher, Kind, OriginMatcher, PatternError, PortMatcher, Token};
 
@@ -208,23 +208,7 @@ fn skip_host_param(chars: &[char], colon: usize) -> usize {
 /// The index after the `)` closing the `(` at `open`; the end when unclosed
 /// (the tokenizer then reports it).
 fn group_end(chars: &[char], open: usize) -> usize {
-    let mut depth = 0usize;
-    let mut k = open;
-    while k < chars.len() {
-        match chars[k] {
-            '\\' => k += 1,
-            '(' => depth += 1,
-            ')' => {
-                depth -= 1;
-                if depth == 0 {
-                    return k + 1;
-                }
-            }
-            _ => {}
-        }
-        k += 1;
-    }
-    chars.len()
+    closing_paren(chars, open).map_or(chars.len(), |close| close + 1)
 }
 
 /// Where the host ends and the port starts, if there is one. An IPv6 host

@@ -298,7 +298,7 @@ fn parse_modifier(
         _ => return Ok(Modifier::One),
     };
     *j += 1;
-    if matches!(modifier, Modifier::ZeroOrMore | Modifier::OneOrMore) && prefix.is_none() {
+    if modifier.repeats() && prefix.is_none() {
         return Err(ctx.error(
             at,
             format!(
@@ -324,40 +324,42 @@ fn parse_custom_pattern(
     open: usize,
     ctx: &Ctx,
 ) -> Result<(String, usize), PatternError> {
-    let mut depth = 1usize;
-    let mut pattern = String::new();
-    let mut k = open + 1;
-    let mut closed = false;
-    while k < chars.len() {
-        let c = chars[k];
-        if c == '\\' {
-            pattern.push(c);
-            if let Some(&escaped) = chars.get(k + 1) {
-                pattern.push(escaped);
-            }
-            k += 2;
-            continue;
-        }
-        if c == ')' {
-            depth -= 1;
-            if depth == 0 {
-                closed = true;
-                break;
-            }
-        } else if c == '(' {
-            depth += 1;
-        }
-        pattern.push(c);
-        k += 1;
-    }
-    if !closed {
+    let Some(close) = closing_paren(chars, open) else {
         return Err(ctx.error(open, "unbalanced '(': the custom pattern is never closed"));
-    }
+    };
+    let pattern: String = chars[open + 1..close].iter().collect();
     if pattern.is_empty() {
         return Err(ctx.error(open, "empty custom pattern \"()\""));
     }
-    // Validate on its own so a bad regex is reported here, at its '(',
-    // rather than as an opaque failure of the whole pattern.
+    check_custom_pattern(&pattern, open, ctx)?;
+    Ok((pattern, close + 1))
+}
+
+/// The index of the `)` closing the `(` at `open`, skipping nested groups
+/// and backslash escapes; `None` when it is never closed.
+pub(super) fn closing_paren(chars: &[char], open: usize) -> Option<usize> {
+    let mut depth = 0usize;
+    let mut k = open;
+    while k < chars.len() {
+        match chars[k] {
+            '\\' => k += 1,
+            '(' => depth += 1,
+            ')' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(k);
+                }
+            }
+            _ => {}
+        }
+        k += 1;
+    }
+    None
+}
+
+/// Validates a custom pattern on its own, so that a bad regex is reported
+/// at its '(' rather than as an opaque failure of the whole pattern.
+fn check_custom_pattern(pattern: &str, open: usize, ctx: &Ctx) -> Result<(), PatternError> {
     match Regex::new(&format!("(?:{pattern})")) {
         Err(e) => {
             let detail = e.to_string();
@@ -377,6 +379,6 @@ fn parse_custom_pattern(
             "capturing groups are not allowed in a custom pattern; \
              use a non-capturing group (?:...)",
         )),
-        Ok(_) => Ok((pattern, k + 1)),
+        Ok(_) => Ok(()),
     }
 }
