@@ -663,6 +663,65 @@ async fn a_failing_operation_fails_the_whole_batch() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_thrown_error_or_a_network_error_decides_for_the_whole_batch() {
+    let url = "https://deciding-batch.example.com/graphql";
+    let server = setup_server([
+        graphql::query("A", |_| graphql::data(json!("a"))),
+        graphql::query("Boom", |_| -> Result<HttpResponse, &str> { Err("boom") }),
+        graphql::query("Offline", |_| HttpResponse::error()),
+    ]);
+    server.listen_with(common::error_on_unhandled());
+    let client = client(&server);
+    let (status, _, body) = post_json(
+        &client,
+        url,
+        json!([{ "query": "query A { a }" }, { "query": "query Boom { b }" }]),
+    )
+    .await;
+    assert_eq!(status, 500);
+    assert!(
+        body["message"]
+            .as_str()
+            .unwrap()
+            .contains("boom (operation #1 query Boom of a batched request)"),
+        "{body}"
+    );
+    let error = client
+        .post(url)
+        .json(&json!([{ "query": "query A { a }" }, { "query": "query Offline { o }" }]))
+        .send()
+        .await
+        .unwrap_err();
+    assert!(common::is_network_error(&error));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_batch_keeps_the_cookies_of_every_answer() {
+    let server = setup_server([
+        graphql::query("A", |_| graphql::data(json!("a")).cookie("a", "1")),
+        graphql::query("B", |_| graphql::data(json!("b")).cookie("b", "2")),
+    ]);
+    server.listen_with(common::error_on_unhandled());
+    let response = client(&server)
+        .post("https://cookie-batch.example.com/graphql")
+        .json(&json!([{ "query": "query A { a }" }, { "query": "query B { b }" }]))
+        .send()
+        .await
+        .unwrap();
+    let cookies: Vec<&str> = response
+        .headers()
+        .get_all("set-cookie")
+        .iter()
+        .map(|value| value.to_str().unwrap())
+        .collect();
+    assert_eq!(cookies, ["a=1", "b=2"]);
+    assert_eq!(
+        response.json::<Value>().await.unwrap(),
+        json!([{ "data": "a" }, { "data": "b" }])
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_once_handler_is_used_up_by_one_batch() {
     let hits = Arc::new(AtomicUsize::new(0));
     let counter = Arc::clone(&hits);

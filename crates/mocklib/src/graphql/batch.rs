@@ -161,40 +161,51 @@ async fn resolve(
             ResolverCall::Ready(resolution) => resolution,
             ResolverCall::Pending(future) => future.await,
         };
-        match resolution {
-            Resolution::Fallthrough => {}
-            Resolution::Failed(error) => {
-                batch.settled.store(true, Ordering::Relaxed);
-                return Resolution::Failed(ResolverError {
-                    message: format!(
-                        "{} (operation {} of a batched request)",
-                        error.message, batch.labels[index]
-                    ),
-                    name: error.name,
-                });
-            }
-            Resolution::Respond(response) => {
-                if response.kind() != Kind::Mock {
-                    // A network error or a passthrough decides for the whole batch.
-                    batch.settled.store(true, Ordering::Relaxed);
-                    return Resolution::Respond(response);
-                }
-                match answer_of(response) {
-                    Ok(answer) => batch.lock()[index] = Some(answer),
-                    Err(message) => {
-                        batch.settled.store(true, Ordering::Relaxed);
-                        return Resolution::Failed(ResolverError {
-                            name: "InvalidResponse".to_owned(),
-                            message: format!(
-                                "the response to operation {} of a batched request {message}",
-                                batch.labels[index]
-                            ),
-                        });
-                    }
-                }
-            }
+        if let Some(decided) = record(batch, index, resolution) {
+            return decided;
         }
     }
+    combined(batch, parsed.prefers_graphql_response)
+}
+
+/// Files one operation's resolution in its slot. Returns what the whole
+/// request gets when the resolution decides for the batch: a failure, a
+/// network error or a passthrough.
+fn record(batch: &BatchState, index: usize, resolution: Resolution) -> Option<Resolution> {
+    let decided = match resolution {
+        Resolution::Fallthrough => return None,
+        Resolution::Failed(error) => Resolution::Failed(ResolverError {
+            message: format!(
+                "{} (operation {} of a batched request)",
+                error.message, batch.labels[index]
+            ),
+            name: error.name,
+        }),
+        // A network error or a passthrough decides for the whole batch.
+        Resolution::Respond(response) if response.kind() != Kind::Mock => {
+            Resolution::Respond(response)
+        }
+        Resolution::Respond(response) => match answer_of(response) {
+            Ok(answer) => {
+                batch.lock()[index] = Some(answer);
+                return None;
+            }
+            Err(message) => Resolution::Failed(ResolverError {
+                name: "InvalidResponse".to_owned(),
+                message: format!(
+                    "the response to operation {} of a batched request {message}",
+                    batch.labels[index]
+                ),
+            }),
+        },
+    };
+    batch.settled.store(true, Ordering::Relaxed);
+    Some(decided)
+}
+
+/// The array of answers once every operation has one; until then the
+/// request falls through to later handlers.
+fn combined(batch: &BatchState, prefers_graphql_response: bool) -> Resolution {
     let answers = batch.lock();
     if answers.iter().any(Option::is_none) {
         return Resolution::Fallthrough;
@@ -211,7 +222,7 @@ async fn resolve(
             response = response.header("set-cookie", cookie);
         }
     }
-    if parsed.prefers_graphql_response {
+    if prefers_graphql_response {
         response = response.header("content-type", super::GRAPHQL_RESPONSE_JSON);
     }
     Resolution::Respond(response)
