@@ -176,6 +176,41 @@ async fn mocked_redirects_are_followed_as_the_browser_would() {
 }
 
 #[wasm_bindgen_test]
+async fn redirect_modes_manual_and_error_are_honoured() {
+    let worker = started(
+        MODE,
+        [
+            http::get("/api/moved", |_| {
+                HttpResponse::text("moved")
+                    .status(302)
+                    .header("location", "/api/new")
+            }),
+            http::get("/api/new", |_| HttpResponse::text("new")),
+        ],
+    )
+    .await;
+    let with_mode = |mode: &str| {
+        let init = js_sys::Object::new();
+        js_sys::Reflect::set(&init, &"redirect".into(), &mode.into()).unwrap();
+        JsValue::from(init)
+    };
+    // "manual": the redirect response itself, not followed.
+    let manual = js_fetch("/api/moved", with_mode("manual")).await;
+    assert_eq!((manual.status, manual.body.as_str()), (302, "moved"));
+    assert!(!manual.redirected);
+    // "error": fetch rejects with a TypeError.
+    let error = JsFuture::from(
+        web_sys::window()
+            .unwrap()
+            .fetch_with_str_and_init("/api/moved", with_mode("error").unchecked_ref()),
+    )
+    .await
+    .unwrap_err();
+    assert!(error.is_instance_of::<js_sys::TypeError>(), "{error:?}");
+    worker.stop();
+}
+
+#[wasm_bindgen_test]
 async fn a_panicking_resolver_is_a_500_and_the_page_keeps_working() {
     let worker = started(
         MODE,

@@ -16,7 +16,7 @@ use wasm_bindgen_futures::JsFuture;
 use super::answer::{Answer, answer, report_passthrough};
 use super::convert::{BrowserRequest, MockedResponse, header_pairs};
 use super::{glue, task};
-use crate::engine::Engine;
+use crate::engine::{Engine, Passthrough};
 
 /// The browser's own redirect limit.
 const MAX_REDIRECTS: u32 = 20;
@@ -100,62 +100,90 @@ async fn respond(
 ) -> Result<JsValue, JsValue> {
     let mut redirects = 0;
     loop {
-        let mut browser = BrowserRequest::new(&glue::describe_request(&request), Bytes::new());
-        // Reading the body consumes it: a passthrough sends an unread copy
-        // (`Request.clone()` of the Fetch API).
-        let unread = if browser.may_have_body() {
-            let unread = request.clone()?;
-            let buffer = JsFuture::from(request.array_buffer()?).await?;
-            browser.body = Bytes::from(Uint8Array::new(&buffer).to_vec());
-            unread
-        } else {
-            Clone::clone(&request)
-        };
+        let (browser, unread) = read_request(&request).await?;
         let answer = answer(engine, &browser, quiet)
             .await
             .map_err(|message| glue::type_error(&message))?;
         match answer {
             Answer::Mocked(mocked) => {
                 mocked.store_cookies();
-                if let Some(location) = mocked.redirect_location() {
-                    match request.redirect() {
-                        web_sys::RequestRedirect::Follow => {
-                            redirects += 1;
-                            if redirects > MAX_REDIRECTS {
-                                return Err(glue::type_error(
-                                    "Failed to fetch: too many redirects",
-                                ));
-                            }
-                            request = follow(&browser, &request, mocked.status, location)?;
-                            continue;
-                        }
-                        web_sys::RequestRedirect::Error => {
-                            return Err(glue::type_error(
-                                "Failed to fetch: a redirect with redirect mode \"error\"",
-                            ));
-                        }
-                        // "manual": the redirect response itself.
-                        _ => {}
-                    }
+                if let Some(next) = redirect(&browser, &request, &mocked, &mut redirects)? {
+                    request = next;
+                    continue;
                 }
                 return mocked.to_js(&browser.url, redirects > 0).map(JsValue::from);
             }
             Answer::Passthrough(passthrough) => {
-                let pending: Promise = original.call1(&js_sys::global(), &unread)?.dyn_into()?;
-                let response: web_sys::Response = JsFuture::from(pending).await?.dyn_into()?;
-                report_passthrough(
-                    passthrough,
-                    response.status(),
-                    &header_pairs(&response.headers()),
-                );
-                if redirects > 0 {
-                    return Ok(glue::set_response_url(&response, &response.url(), true).into());
-                }
-                return Ok(response.into());
+                return perform(original, &unread, passthrough, redirects > 0).await;
             }
             Answer::NetworkError => return Err(glue::type_error("Failed to fetch")),
         }
     }
+}
+
+/// The request as the engine sees it, and an unread copy of it for a
+/// passthrough: reading the body consumes it (`Request.clone()` of the
+/// Fetch API).
+async fn read_request(
+    request: &web_sys::Request,
+) -> Result<(BrowserRequest, web_sys::Request), JsValue> {
+    let mut browser = BrowserRequest::new(&glue::describe_request(request), Bytes::new());
+    if !browser.may_have_body() {
+        return Ok((browser, Clone::clone(request)));
+    }
+    let unread = request.clone()?;
+    let buffer = JsFuture::from(request.array_buffer()?).await?;
+    browser.body = Bytes::from(Uint8Array::new(&buffer).to_vec());
+    Ok((browser, unread))
+}
+
+/// The request a mocked redirect leads to, by the request's redirect mode;
+/// `None` when the mocked response itself is the answer (it is no redirect,
+/// or the mode is "manual").
+fn redirect(
+    browser: &BrowserRequest,
+    request: &web_sys::Request,
+    mocked: &MockedResponse,
+    redirects: &mut u32,
+) -> Result<Option<web_sys::Request>, JsValue> {
+    let Some(location) = mocked.redirect_location() else {
+        return Ok(None);
+    };
+    match request.redirect() {
+        web_sys::RequestRedirect::Follow => {
+            *redirects += 1;
+            if *redirects > MAX_REDIRECTS {
+                return Err(glue::type_error("Failed to fetch: too many redirects"));
+            }
+            follow(browser, request, mocked.status, location).map(Some)
+        }
+        web_sys::RequestRedirect::Error => Err(glue::type_error(
+            "Failed to fetch: a redirect with redirect mode \"error\"",
+        )),
+        // "manual": the redirect response itself.
+        _ => Ok(None),
+    }
+}
+
+/// Performs the unread request with the page's original `fetch` and reports
+/// what came back.
+async fn perform(
+    original: &Function,
+    unread: &web_sys::Request,
+    passthrough: Passthrough,
+    redirected: bool,
+) -> Result<JsValue, JsValue> {
+    let pending: Promise = original.call1(&js_sys::global(), unread)?.dyn_into()?;
+    let response: web_sys::Response = JsFuture::from(pending).await?.dyn_into()?;
+    report_passthrough(
+        passthrough,
+        response.status(),
+        &header_pairs(&response.headers()),
+    );
+    if redirected {
+        return Ok(glue::set_response_url(&response, &response.url(), true).into());
+    }
+    Ok(response.into())
 }
 
 /// The request a redirect leads to, by the Fetch standard's rules: 303 (and
