@@ -142,51 +142,9 @@ impl Upstream {
     ///
     /// Does not need a tokio runtime; [`perform`](Self::perform) does.
     pub fn new(extra_roots: &[CertificateDer<'static>]) -> Result<Self, UpstreamError> {
-        let system = system_roots();
-        let roots = if extra_roots.is_empty() {
-            Arc::clone(&system.store)
-        } else {
-            let mut roots = (*system.store).clone();
-            add_roots(&mut roots, extra_roots)?;
-            Arc::new(roots)
-        };
+        let roots = trusted_roots(extra_roots)?;
         let trusted_roots = roots.len();
-        if trusted_roots == 0 {
-            tracing::warn!(
-                "no trusted root certificates found: passthrough https:// requests will fail verification"
-            );
-        }
-
-        // An explicit provider: with more than one rustls crypto provider
-        // compiled into the final binary, the provider-less builder panics.
-        // Nothing process-wide is installed, so this cannot clash with the
-        // application's own rustls setup either.
-        let config = rustls::ClientConfig::builder_with_provider(Arc::new(
-            rustls::crypto::ring::default_provider(),
-        ))
-        .with_safe_default_protocol_versions()
-        .map_err(UpstreamError::Tls)?
-        .with_root_certificates(roots)
-        .with_no_client_auth();
-
-        let mut http = HttpConnector::new();
-        // The HTTPS connector below decides the scheme; the plain connector
-        // must accept `https://` URIs to open the TCP connection underneath.
-        http.enforce_http(false);
-        http.set_connect_timeout(Some(CONNECT_TIMEOUT));
-        http.set_nodelay(true);
-        http.set_keepalive(Some(POOL_IDLE_TIMEOUT));
-
-        // ALPN offers h2 and http/1.1, so the server picks the version; plain
-        // http:// is always HTTP/1.1. `HttpConnector` does not look at proxy
-        // environment variables.
-        let connector = HttpsConnectorBuilder::new()
-            .with_tls_config(config)
-            .https_or_http()
-            .enable_http1()
-            .enable_http2()
-            .wrap_connector(http);
-
+        let connector = https_connector(roots)?;
         // Executor and timers are tokio's, taken from whatever runtime is
         // current when a request runs, so the client works on any tokio
         // runtime and can be built outside one. Redirects are never followed:
@@ -302,6 +260,63 @@ impl SystemRoots {
     pub(crate) fn certificates(&self) -> &[CertificateDer<'static>] {
         &self.certificates
     }
+}
+
+/// The system's root certificates plus `extra_roots`; warns when there are
+/// none at all (https:// passthrough then fails verification).
+fn trusted_roots(
+    extra_roots: &[CertificateDer<'static>],
+) -> Result<Arc<rustls::RootCertStore>, UpstreamError> {
+    let system = system_roots();
+    let roots = if extra_roots.is_empty() {
+        Arc::clone(&system.store)
+    } else {
+        let mut roots = (*system.store).clone();
+        add_roots(&mut roots, extra_roots)?;
+        Arc::new(roots)
+    };
+    if roots.is_empty() {
+        tracing::warn!(
+            "no trusted root certificates found: passthrough https:// requests will fail verification"
+        );
+    }
+    Ok(roots)
+}
+
+/// TLS (verified against `roots`, ALPN h2 and http/1.1) or plain TCP, by
+/// the URI's scheme.
+fn https_connector(
+    roots: Arc<rustls::RootCertStore>,
+) -> Result<HttpsConnector<HttpConnector>, UpstreamError> {
+    // An explicit provider: with more than one rustls crypto provider
+    // compiled into the final binary, the provider-less builder panics.
+    // Nothing process-wide is installed, so this cannot clash with the
+    // application's own rustls setup either.
+    let config = rustls::ClientConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .map_err(UpstreamError::Tls)?
+    .with_root_certificates(roots)
+    .with_no_client_auth();
+
+    let mut http = HttpConnector::new();
+    // The HTTPS connector below decides the scheme; the plain connector
+    // must accept `https://` URIs to open the TCP connection underneath.
+    http.enforce_http(false);
+    http.set_connect_timeout(Some(CONNECT_TIMEOUT));
+    http.set_nodelay(true);
+    http.set_keepalive(Some(POOL_IDLE_TIMEOUT));
+
+    // ALPN offers h2 and http/1.1, so the server picks the version; plain
+    // http:// is always HTTP/1.1. `HttpConnector` does not look at proxy
+    // environment variables.
+    Ok(HttpsConnectorBuilder::new()
+        .with_tls_config(config)
+        .https_or_http()
+        .enable_http1()
+        .enable_http2()
+        .wrap_connector(http))
 }
 
 pub(crate) fn system_roots() -> &'static SystemRoots {
