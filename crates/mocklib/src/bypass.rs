@@ -19,7 +19,7 @@
 //! bypass its own predicate without looping. The response is buffered so it
 //! can be read and changed.
 
-use crate::engine::PerformError;
+use crate::request::PerformError;
 use crate::request::{Request, UnsendableRequest, abbreviate};
 use crate::response::HttpResponse;
 

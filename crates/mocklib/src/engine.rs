@@ -30,7 +30,7 @@ use crate::events::{EventKind, Events, LifeCycleEvent, ObservedResponse};
 use crate::handler::{Handler, Invocation, LookupContext};
 use crate::handlers::Scope;
 use crate::matching::RequestKeys;
-use crate::request::Request;
+use crate::request::{Performer, Request};
 use crate::resolver::{RequestId, Resolution, ResolverCall, ResolverError};
 use crate::response::{HttpResponse, Kind, StatusText};
 
@@ -168,27 +168,6 @@ impl NetworkError {
     pub fn kind(&self) -> NetworkErrorKind {
         self.kind
     }
-}
-
-/// The result of performing a request for real with [`Performer`].
-pub(crate) type PerformFuture = crate::maybe_send::BoxFuture<Result<HttpResponse, PerformError>>;
-
-/// Why a [`Performer`] got no real response.
-#[derive(Debug)]
-pub(crate) enum PerformError {
-    /// The request cannot be sent on as it is; nothing was sent.
-    #[cfg_attr(any(not(feature = "net"), target_arch = "wasm32"), allow(dead_code))]
-    Unsendable(crate::request::UnsendableRequest),
-    /// Sending it failed (connection, TLS, reading the response…).
-    #[cfg_attr(not(any(feature = "net", target_arch = "wasm32")), allow(dead_code))]
-    Failed(String),
-}
-
-/// Performs a request over the real network, for [`bypass`](crate::bypass).
-/// Provided by a front door that has a network (the native listener); the
-/// core itself does no I/O.
-pub(crate) trait Performer: Send + Sync {
-    fn perform(&self, request: &Request) -> PerformFuture;
 }
 
 /// One server's (or worker's) state: handler lists, events, options.

@@ -27,8 +27,8 @@ use bytes::Bytes;
 use http::{HeaderMap, Method, Version};
 use url::Url;
 
-use crate::engine::Performer;
 use crate::form_data::{FormData, FormError};
+use crate::response::HttpResponse;
 
 /// An intercepted HTTP request with its body already buffered.
 #[derive(Clone)]
@@ -341,6 +341,31 @@ fn absolute_url(
         format!("{default_scheme}://{host}{path}")
     };
     Url::parse(&text).map_err(|e| invalid(&e.to_string()))
+}
+
+// Performing a request for real. The trait lives with the request (not in the
+// engine) so that the data layer imports nothing above it: a front door with
+// a network implements it, the engine hands it to each request.
+
+/// The result of performing a request for real with [`Performer`].
+pub(crate) type PerformFuture = crate::maybe_send::BoxFuture<Result<HttpResponse, PerformError>>;
+
+/// Why a [`Performer`] got no real response.
+#[derive(Debug)]
+pub(crate) enum PerformError {
+    /// The request cannot be sent on as it is; nothing was sent.
+    #[cfg_attr(any(not(feature = "net"), target_arch = "wasm32"), allow(dead_code))]
+    Unsendable(UnsendableRequest),
+    /// Sending it failed (connection, TLS, reading the response…).
+    #[cfg_attr(not(any(feature = "net", target_arch = "wasm32")), allow(dead_code))]
+    Failed(String),
+}
+
+/// Performs a request over the real network, for [`bypass`](crate::bypass).
+/// Provided by a front door that has a network (the native listener); the
+/// core itself does no I/O.
+pub(crate) trait Performer: Send + Sync {
+    fn perform(&self, request: &Request) -> PerformFuture;
 }
 
 #[cfg(test)]

@@ -8,8 +8,8 @@ use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 
 use super::convert::{header_map, header_pairs};
-use crate::engine::{PerformError, PerformFuture, Performer};
 use crate::request::Request;
+use crate::request::{PerformError, PerformFuture, Performer};
 use crate::response::HttpResponse;
 
 /// The header that tells our Service Worker to let a request through.

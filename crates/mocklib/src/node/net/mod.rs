@@ -576,9 +576,9 @@ struct UpstreamPerformer {
     upstream: Arc<LazyUpstream>,
 }
 
-impl crate::engine::Performer for UpstreamPerformer {
-    fn perform(&self, request: &Request) -> crate::engine::PerformFuture {
-        use crate::engine::PerformError;
+impl crate::request::Performer for UpstreamPerformer {
+    fn perform(&self, request: &Request) -> crate::request::PerformFuture {
+        use crate::request::PerformError;
         let upstream = self
             .upstream
             .get()
