@@ -72,6 +72,8 @@
 // The native front doors (`node`) do not exist on wasm32, so the docs built
 // for that target cannot resolve links to them; they render as plain text.
 #![cfg_attr(target_arch = "wasm32", allow(rustdoc::broken_intra_doc_links))]
+// docs.rs (which sets `docsrs`) marks items that need a cargo feature.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod boundary;
 pub mod browser;
