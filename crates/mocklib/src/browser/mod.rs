@@ -1,6 +1,8 @@
-//! The browser entry point: [`setup_worker`] (spec: `setupWorker`), for Rust
-//! apps compiled to `wasm32-unknown-unknown` (Leptos, Yew, Dioxus, plain
+//! The browser entry point: [`setup_worker`] (MSW: [`setupWorker`][msw]), for
+//! Rust apps compiled to `wasm32-unknown-unknown` (Leptos, Yew, Dioxus, plain
 //! web-sys).
+//!
+//! [msw]: https://mswjs.io/docs/api/setup-worker
 //!
 //! The same handlers as in native tests answer the page's requests, whatever
 //! makes them: web-sys `fetch`, gloo-net, reqwest's wasm backend, JavaScript.

@@ -1,6 +1,6 @@
 //! The `graphql` namespace: handlers for GraphQL APIs, matched by operation
-//! rather than by URL (spec: "`graphql` is recommended over `http` for
-//! GraphQL APIs").
+//! rather than by URL (MSW: [`graphql`](https://mswjs.io/docs/api/graphql), which MSW recommends
+//! over `http` for GraphQL APIs).
 //!
 //! ```
 //! use mocklib::{graphql, HttpResponse};
@@ -709,7 +709,9 @@ fn with_graphql_content_type(call: ResolverCall) -> ResolverCall {
 }
 
 /// A handler for `query` operations whose name matches `predicate`, sent to
-/// any endpoint (spec: `graphql.query(operationName, resolver)`).
+/// any endpoint (MSW: [`graphql.query(operationName, resolver)`][msw]).
+///
+/// [msw]: https://mswjs.io/docs/api/graphql
 pub fn query<P, F, R, M>(predicate: P, resolver: F) -> Handler
 where
     P: IntoGraphqlPredicate,
@@ -725,7 +727,9 @@ where
 }
 
 /// A handler for `mutation` operations whose name matches `predicate`, sent
-/// to any endpoint (spec: `graphql.mutation(operationName, resolver)`).
+/// to any endpoint (MSW: [`graphql.mutation(operationName, resolver)`][msw]).
+///
+/// [msw]: https://mswjs.io/docs/api/graphql
 pub fn mutation<P, F, R, M>(predicate: P, resolver: F) -> Handler
 where
     P: IntoGraphqlPredicate,
@@ -741,7 +745,8 @@ where
 }
 
 /// A handler for every GraphQL operation — query, mutation or subscription,
-/// named or anonymous — sent to any endpoint (spec: `graphql.operation(resolver)`).
+/// named or anonymous — sent to any endpoint (MSW:
+/// [`graphql.operation(resolver)`](https://mswjs.io/docs/api/graphql)).
 pub fn operation<F, R, M>(resolver: F) -> Handler
 where
     F: Fn(GraphqlResolverArgs) -> R + Send + Sync + 'static,
@@ -750,7 +755,9 @@ where
     GraphqlHandler::handler(Accepts::Any, None, None, resolver)
 }
 
-/// Handlers scoped to one GraphQL endpoint (spec: `graphql.link(url)`).
+/// Handlers scoped to one GraphQL endpoint (MSW: [`graphql.link(url)`][msw]).
+///
+/// [msw]: https://mswjs.io/docs/api/graphql
 ///
 /// The URL is a predicate like an `http` one: an absolute URL
 /// (`https://api.example.com/graphql`), a path relative to the base URL, or
