@@ -139,15 +139,9 @@
 //!
 //! # The parser
 //!
-//! Documents are parsed with [`graphql-parser`] (graphql-rust, the parser
-//! behind `juniper` and `graphql_client`'s code generator): small (one
-//! dependency, `combine`), pure Rust (the core still builds for wasm32),
-//! builds with our MSRV 1.85, borrows from the document instead of copying
-//! it, and its errors name the line and column (`Parse error at 1:28`). We
-//! only need the operations' types and names, which its AST gives directly.
-//! `apollo-parser` (error-resilient, a lossless syntax tree, errors as byte
-//! offsets) and `async-graphql-parser` (pest, more dependencies) were the
-//! alternatives; both do more than a mock needs.
+//! Documents are parsed with [`graphql-parser`], whose errors name the line
+//! and column (`Parse error at 1:28`). Why this parser: `docs/DESIGN.md` in
+//! the repository.
 //!
 //! [GraphQL multipart request spec]: https://github.com/jaydenseric/graphql-multipart-request-spec
 //! [`graphql-parser`]: https://docs.rs/graphql-parser
