@@ -1,5 +1,5 @@
-//! The quick start: the spec's reference REST API, served from handlers and
-//! exercised with a real reqwest client.
+//! The quick start: a posts API and a user endpoint, served from handlers
+//! and exercised with a real reqwest client.
 //!
 //! Run it with `cargo run --example quickstart`.
 

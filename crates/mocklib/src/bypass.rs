@@ -1,23 +1,5 @@
 //! `bypass()`: perform the intercepted request for real, skipping every
-//! handler, and use (or alter) the real response.
-//!
-//! This is the spec's "perform it as a proxy and alter the original response":
-//!
-//! ```no_run
-//! use mocklib::{bypass, http, HttpResponse};
-//!
-//! http::get("https://api.example.com/user", |args| async move {
-//!     let real = bypass(&args.request).await?;
-//!     let mut user: serde_json::Value = serde_json::from_slice(real.body())?;
-//!     user["name"] = "Patched".into();
-//!     Ok::<_, Box<dyn std::error::Error + Send + Sync>>(HttpResponse::json(&user).status(real.status_code().as_u16()))
-//! });
-//! ```
-//!
-//! The request goes out through the server's upstream client (certificate
-//! verification on), never through the handlers again, so a handler may
-//! bypass its own predicate without looping. The response is buffered so it
-//! can be read and changed.
+//! handler, and hand the real response to the resolver.
 
 use crate::request::PerformError;
 use crate::request::{Request, UnsendableRequest, abbreviate};
@@ -66,7 +48,41 @@ pub enum BypassError {
 }
 
 /// Performs `request` for real, skipping all handlers, and returns the real
-/// response (buffered) for the resolver to use or alter.
+/// response (buffered) for the resolver to use or alter (MSW:
+/// [`bypass()`](https://mswjs.io/docs/api/bypass)): the request is performed
+/// as a proxy would, and the original response altered.
+///
+/// The request goes out through the server's upstream client (certificate
+/// verification on), never through the handlers again, so a handler may
+/// bypass its own predicate without looping. It needs a listening server
+/// with the `net` feature (or a started browser worker) and the request the
+/// resolver received.
+///
+/// ```
+/// use mocklib::{bypass, http, HttpResponse, node::setup_server};
+/// use serde_json::{json, Value};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// // The real API, here another mocklib server on loopback.
+/// let real_api = setup_server([http::get("/user", |_| HttpResponse::json(&json!({ "name": "John" })))]);
+/// real_api.listen();
+///
+/// let server = setup_server([http::get("/user", |args| async move {
+///     let real = bypass(&args.request).await?;
+///     let mut user: Value = serde_json::from_slice(real.body())?;
+///     user["name"] = "Patched".into();
+///     Ok::<_, Box<dyn std::error::Error + Send + Sync>>(HttpResponse::json(&user))
+/// })]);
+/// server.listen();
+/// let client = reqwest_middleware::ClientBuilder::new(reqwest::Client::new())
+///     .with(server.middleware())
+///     .build();
+/// let user: Value = client.get(real_api.url().join("/user")?).send().await?.json().await?;
+/// assert_eq!(user, json!({ "name": "Patched" }));
+/// # Ok(())
+/// # }
+/// ```
 pub async fn bypass(request: &Request) -> Result<HttpResponse, BypassError> {
     let method = request.method().to_string();
     let url = request.url().to_string();

@@ -117,7 +117,7 @@ type Listener = Arc<dyn Fn(&LifeCycleEvent) + Send + Sync>;
 type Subscription = (ListenerId, Option<EventKind>, Listener);
 
 /// Subscribe to and unsubscribe from life-cycle events
-/// (spec: `server.events`).
+/// (MSW: [`server.events`](https://mswjs.io/docs/api/life-cycle-events)).
 #[derive(Clone, Default)]
 pub struct Events {
     inner: Arc<EventsInner>,
@@ -133,7 +133,34 @@ struct EventsInner {
 }
 
 impl Events {
-    /// Calls `listener` for every event of `kind`.
+    /// Calls `listener` for every event of `kind`, on the thread that
+    /// handles the request, before the client gets its response. Keep the
+    /// returned id to [`remove_listener`](Self::remove_listener) it.
+    ///
+    /// ```
+    /// use std::sync::{Arc, Mutex};
+    /// use mocklib::{http, EventKind, HttpResponse, node::setup_server};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let server = setup_server([http::get("https://api.example.com/user", |_| HttpResponse::text("John"))]);
+    /// // Spy on the mocked responses: which path got which status.
+    /// let mocked = Arc::new(Mutex::new(Vec::new()));
+    /// let seen = Arc::clone(&mocked);
+    /// server.events().on(EventKind::ResponseMocked, move |event| {
+    ///     let status = event.response.as_ref().map(|response| response.status.as_u16());
+    ///     seen.lock().unwrap().push((event.request().url().path().to_owned(), status));
+    /// });
+    /// server.listen();
+    ///
+    /// let client = reqwest_middleware::ClientBuilder::new(reqwest::Client::new())
+    ///     .with(server.middleware())
+    ///     .build();
+    /// client.get("https://api.example.com/user").send().await?;
+    /// assert_eq!(*mocked.lock().unwrap(), [("/user".to_owned(), Some(200))]);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn on(
         &self,
         kind: EventKind,

@@ -47,7 +47,29 @@ impl Handler {
 
     /// This handler, answering only the first request that matches it (per
     /// scope; see [`restore_handlers`](crate::SetupApi::restore_handlers)
-    /// to re-arm it).
+    /// to re-arm it). Once used, it is skipped and the next matching handler
+    /// answers.
+    ///
+    /// ```
+    /// use mocklib::{http, HttpResponse, node::setup_server};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let server = setup_server([
+    ///     http::get("https://api.example.com/status", |_| HttpResponse::text("starting")).once(),
+    ///     http::get("https://api.example.com/status", |_| HttpResponse::text("ready")),
+    /// ]);
+    /// server.listen();
+    /// let client = reqwest_middleware::ClientBuilder::new(reqwest::Client::new())
+    ///     .with(server.middleware())
+    ///     .build();
+    /// for expected in ["starting", "ready", "ready"] {
+    ///     let status = client.get("https://api.example.com/status").send().await?.text().await?;
+    ///     assert_eq!(status, expected);
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn once(self) -> Self {
         Handler {
             id: HandlerId::next(),

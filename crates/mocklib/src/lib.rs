@@ -54,12 +54,18 @@
 //!
 //! ## Features
 //!
-//! - `tower` (default): [`node::MockLayer`] / [`node::MockService`].
-//! - `reqwest` (default): [`node::MockMiddleware`] for `reqwest-middleware`.
-//! - `tokio` (default): `delay` uses tokio's timer when a runtime is running.
+//! | Feature | Default | Adds |
+//! |---|:---:|---|
+//! | `net` | ✔ | the loopback listener: [`Server::url`](node::Server::url) (base URL), [`proxy_url`](node::Server::proxy_url) and [`env`](node::Server::env) (HTTP proxy, HTTPS through `CONNECT`, child processes); the upstream client behind [`bypass`] and the listener's passthrough |
+//! | `tower` | ✔ | [`Server::layer`](node::Server::layer) / [`service`](node::Server::service): [`node::MockLayer`], [`node::MockService`] |
+//! | `reqwest` | ✔ | [`Server::middleware`](node::Server::middleware) ([`node::MockMiddleware`]) for reqwest 0.13 with reqwest-middleware 0.5; with `net`, `Server::reqwest_client` |
+//! | `reqwest-0-12` | | the same middleware for reqwest 0.12 with reqwest-middleware 0.4; with `net`, `Server::reqwest_client_0_12` |
+//! | `tokio` | ✔ | `delay` sleeps on tokio's timer when a runtime is running (otherwise on a helper thread) |
+//! | `graphql` | ✔ | the [`graphql`] namespace and its document parser |
 //!
-//! With `--no-default-features` the core (handlers, matching, engine) builds
-//! for `wasm32-unknown-unknown`.
+//! On docs.rs each item that needs a feature says which. With
+//! `--no-default-features` the core (handlers, matching, engine) builds for
+//! `wasm32-unknown-unknown`.
 //!
 //! ## Minimum supported Rust version
 //!
@@ -72,6 +78,8 @@
 // The native front doors (`node`) do not exist on wasm32, so the docs built
 // for that target cannot resolve links to them; they render as plain text.
 #![cfg_attr(target_arch = "wasm32", allow(rustdoc::broken_intra_doc_links))]
+// docs.rs (which sets `docsrs`) marks items that need a cargo feature.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod boundary;
 pub mod browser;

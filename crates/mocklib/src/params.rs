@@ -60,6 +60,28 @@ impl Params {
     /// The single-segment value of `name`. `None` when the predicate has no
     /// such parameter, it matched nothing (an absent `:name?`), or it holds a
     /// list (use [`Params::value`] for `:name*` / `:name+`).
+    ///
+    /// ```
+    /// use mocklib::{http, HttpResponse, node::setup_server, Outcome, Request};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let server = setup_server([http::get("/posts/:id/:slug?", |args| {
+    ///     let id = args.params.get("id").unwrap_or_default();
+    ///     match args.params.get("slug") {
+    ///         Some(slug) => HttpResponse::text(format!("post {id}: {slug}")),
+    ///         None => HttpResponse::text(format!("post {id}")),
+    ///     }
+    /// })]);
+    /// server.listen();
+    /// for (path, expected) in [("/posts/1/hello-world", "post 1: hello-world"), ("/posts/1", "post 1")] {
+    ///     let url = format!("https://api.example.com{path}").parse().unwrap();
+    ///     let outcome = server.handle(Request::new(::http::Method::GET, url), None).await;
+    ///     let Outcome::Mocked(response) = outcome else { panic!("{path} was not mocked") };
+    ///     assert_eq!(response.body(), expected);
+    /// }
+    /// # }
+    /// ```
     pub fn get(&self, name: &str) -> Option<&str> {
         match self.0.get(name)? {
             ParamValue::One(value) => Some(value),

@@ -293,6 +293,33 @@ impl Request {
     }
 
     /// The body parsed as JSON into `T` (use `serde_json::Value` for any JSON).
+    ///
+    /// In a resolver, `?` turns a body that is not the JSON expected into a
+    /// 500 "Unhandled Exception" naming the serde error:
+    ///
+    /// ```
+    /// use mocklib::{http, BodyError, HttpResponse, Request};
+    ///
+    /// #[derive(serde::Deserialize)]
+    /// struct NewPost {
+    ///     title: String,
+    /// }
+    ///
+    /// let handler = http::post("/posts", |args| {
+    ///     let post: NewPost = args.request.json()?;
+    ///     Ok::<_, BodyError>(HttpResponse::text(post.title).status(201))
+    /// });
+    /// # let _ = handler;
+    ///
+    /// let post = |body: &'static str| {
+    ///     let url = "https://api.example.com/posts".parse().unwrap();
+    ///     Request::from_parts(::http::Method::POST, url, Default::default(), body.into())
+    /// };
+    /// let new_post: NewPost = post(r#"{ "title": "Hello" }"#).json()?;
+    /// assert_eq!(new_post.title, "Hello");
+    /// assert!(post("title=Hello").json::<NewPost>().is_err());
+    /// # Ok::<_, BodyError>(())
+    /// ```
     pub fn json<T: serde::de::DeserializeOwned>(&self) -> Result<T, BodyError> {
         Ok(serde_json::from_slice(&self.inner.body)?)
     }

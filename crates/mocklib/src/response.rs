@@ -77,13 +77,15 @@ impl HttpResponse {
         }
     }
 
-    /// A 200 response with `body` and no content type (spec: `new HttpResponse(body)`).
+    /// A 200 response with `body` and no content type (MSW:
+    /// [`new HttpResponse(body)`](https://mswjs.io/docs/api/http-response)).
     #[doc(alias = "constructor")]
     pub fn new(body: impl Into<Bytes>) -> Self {
         Self::with_body(body.into(), None)
     }
 
-    /// A 200 response with no body (spec: `new HttpResponse(null)`).
+    /// A 200 response with no body (MSW:
+    /// [`new HttpResponse(null)`](https://mswjs.io/docs/api/http-response)).
     pub fn empty() -> Self {
         Self::with_body(Bytes::new(), None)
     }
@@ -121,7 +123,7 @@ impl HttpResponse {
     }
 
     /// A binary response (`Content-Type: application/octet-stream`;
-    /// spec: `HttpResponse.arrayBuffer`).
+    /// MSW: [`HttpResponse.arrayBuffer`](https://mswjs.io/docs/api/http-response)).
     #[doc(alias = "arrayBuffer")]
     pub fn bytes(body: impl Into<Bytes>) -> Self {
         Self::with_body(body.into(), Some("application/octet-stream"))
@@ -153,6 +155,15 @@ impl HttpResponse {
 
     /// Sets the status code (default 200). An invalid code (outside
     /// 100..=999) makes the request fail with a 500 that says so.
+    ///
+    /// ```
+    /// use mocklib::{http, HttpResponse};
+    ///
+    /// let handler = http::get("/user", |_| HttpResponse::empty().status(401));
+    /// # let _ = handler;
+    /// let created = HttpResponse::json(&serde_json::json!({ "id": 1 })).status(201);
+    /// assert_eq!(created.status_code(), 201);
+    /// ```
     pub fn status(mut self, status: u16) -> Self {
         match StatusCode::from_u16(status) {
             Ok(code) => self.parts.status = code,
@@ -170,6 +181,17 @@ impl HttpResponse {
 
     /// Adds a header. Headers you set win over the defaults of the
     /// constructor; adding the same name twice keeps both values.
+    ///
+    /// ```
+    /// use mocklib::HttpResponse;
+    ///
+    /// let response = HttpResponse::text("[]")
+    ///     .header("x-total-count", "0")
+    ///     .header("link", "</posts?page=2>; rel=\"next\"")
+    ///     .header("link", "</posts?page=9>; rel=\"last\"");
+    /// assert_eq!(response.headers()["x-total-count"], "0");
+    /// assert_eq!(response.headers().get_all("link").iter().count(), 2);
+    /// ```
     pub fn header(mut self, name: impl AsRef<str>, value: impl AsRef<str>) -> Self {
         let (name, value) = (name.as_ref(), value.as_ref());
         match (HeaderName::try_from(name), HeaderValue::try_from(value)) {
@@ -275,7 +297,7 @@ impl<B: Into<Bytes>> From<http::Response<B>> for HttpResponse {
 }
 
 /// Performs the request as it is, skipping the remaining handlers
-/// (spec: `passthrough()`).
+/// (MSW: [`passthrough()`](https://mswjs.io/docs/api/passthrough)).
 ///
 /// ```
 /// use mocklib::{http, passthrough, HttpResponse};

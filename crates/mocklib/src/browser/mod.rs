@@ -1,6 +1,8 @@
-//! The browser entry point: [`setup_worker`] (spec: `setupWorker`), for Rust
-//! apps compiled to `wasm32-unknown-unknown` (Leptos, Yew, Dioxus, plain
+//! The browser entry point: [`setup_worker`] (MSW: [`setupWorker`][msw]), for
+//! Rust apps compiled to `wasm32-unknown-unknown` (Leptos, Yew, Dioxus, plain
 //! web-sys).
+//!
+//! [msw]: https://mswjs.io/docs/api/setup-worker
 //!
 //! The same handlers as in native tests answer the page's requests, whatever
 //! makes them: web-sys `fetch`, gloo-net, reqwest's wasm backend, JavaScript.
@@ -25,12 +27,12 @@
 //!   a missing script is a [`StartError::WorkerScriptMissing`] saying so,
 //!   and one left there by an older mocklib a
 //!   [`StartError::WorkerScriptOutdated`]. Each request costs a hop to the
-//!   worker and back — in headless Chromium on a small machine about what a
-//!   worker answering by itself costs (~1.3–1.7 ms), half of MSW's time.
+//!   worker and back (measured in `docs/BENCHMARKS.md`: about half of MSW's
+//!   time).
 //! - **Fallback**: `fetch` is patched in the page. Chosen when Service
 //!   Workers are unavailable (a `file:` page, an insecure origin) or their
 //!   registration fails, or when [`StartOptions::mode`] asks for it. Only
-//!   `fetch` is seen, and answered in the page's own task (~33 µs).
+//!   `fetch` is seen, and answered in the page's own task.
 //!
 //! [`Worker::start`] reports which mode is active.
 //!
@@ -43,12 +45,9 @@
 //! - Relative predicates (`/api/user`) match requests to the page's own origin.
 //! - `delay(Delay::Real)` waits a random 100–400 ms.
 //! - A panicking resolver answers 500 "Request Handler Error" with a JSON
-//!   `{ "name": "Panic", "message" }` body and the page keeps working. (On
-//!   wasm32 a panic aborts the module's current call; mocklib runs each
-//!   request in its own call so only that request is lost. What the
-//!   abandoned call held is leaked, its share of the wasm stack included:
-//!   about 8 KiB per panic in a debug build, so a page load survives over a
-//!   hundred panicking requests — fix the panic before the next hundred.)
+//!   `{ "name": "Panic", "message" }` body and the page keeps working; each
+//!   panic leaks what its call held (a few KiB), so fix the panic rather
+//!   than rely on this (why: `docs/DESIGN.md`).
 //! - Cookies: a request's cookies come from `document.cookie` when its
 //!   credentials mode sends them; a mocked `Set-Cookie` is stored there.
 

@@ -12,9 +12,9 @@ use crate::engine::{Engine, ListenOptions};
 use crate::handler::Handler;
 use crate::setup_api::SetupApi;
 
-/// Creates a worker with `handlers` as its initial handlers (spec:
-/// `setupWorker(...handlers)`). Nothing is intercepted until
-/// [`Worker::start`].
+/// Creates a worker with `handlers` as its initial handlers (MSW:
+/// [`setupWorker(...handlers)`](https://mswjs.io/docs/api/setup-worker)). Nothing is intercepted
+/// until [`Worker::start`].
 #[doc(alias = "setupWorker")]
 pub fn setup_worker(handlers: impl IntoIterator<Item = Handler>) -> Worker {
     let engine = Engine::new(handlers.into_iter().collect());

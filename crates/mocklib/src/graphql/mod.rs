@@ -1,6 +1,6 @@
 //! The `graphql` namespace: handlers for GraphQL APIs, matched by operation
-//! rather than by URL (spec: "`graphql` is recommended over `http` for
-//! GraphQL APIs").
+//! rather than by URL (MSW: [`graphql`](https://mswjs.io/docs/api/graphql), which MSW recommends
+//! over `http` for GraphQL APIs).
 //!
 //! ```
 //! use mocklib::{graphql, HttpResponse};
@@ -139,15 +139,9 @@
 //!
 //! # The parser
 //!
-//! Documents are parsed with [`graphql-parser`] (graphql-rust, the parser
-//! behind `juniper` and `graphql_client`'s code generator): small (one
-//! dependency, `combine`), pure Rust (the core still builds for wasm32),
-//! builds with our MSRV 1.85, borrows from the document instead of copying
-//! it, and its errors name the line and column (`Parse error at 1:28`). We
-//! only need the operations' types and names, which its AST gives directly.
-//! `apollo-parser` (error-resilient, a lossless syntax tree, errors as byte
-//! offsets) and `async-graphql-parser` (pest, more dependencies) were the
-//! alternatives; both do more than a mock needs.
+//! Documents are parsed with [`graphql-parser`], whose errors name the line
+//! and column (`Parse error at 1:28`). Why this parser: `docs/DESIGN.md` in
+//! the repository.
 //!
 //! [GraphQL multipart request spec]: https://github.com/jaydenseric/graphql-multipart-request-spec
 //! [`graphql-parser`]: https://docs.rs/graphql-parser
@@ -709,7 +703,9 @@ fn with_graphql_content_type(call: ResolverCall) -> ResolverCall {
 }
 
 /// A handler for `query` operations whose name matches `predicate`, sent to
-/// any endpoint (spec: `graphql.query(operationName, resolver)`).
+/// any endpoint (MSW: [`graphql.query(operationName, resolver)`][msw]).
+///
+/// [msw]: https://mswjs.io/docs/api/graphql
 pub fn query<P, F, R, M>(predicate: P, resolver: F) -> Handler
 where
     P: IntoGraphqlPredicate,
@@ -725,7 +721,9 @@ where
 }
 
 /// A handler for `mutation` operations whose name matches `predicate`, sent
-/// to any endpoint (spec: `graphql.mutation(operationName, resolver)`).
+/// to any endpoint (MSW: [`graphql.mutation(operationName, resolver)`][msw]).
+///
+/// [msw]: https://mswjs.io/docs/api/graphql
 pub fn mutation<P, F, R, M>(predicate: P, resolver: F) -> Handler
 where
     P: IntoGraphqlPredicate,
@@ -741,7 +739,8 @@ where
 }
 
 /// A handler for every GraphQL operation — query, mutation or subscription,
-/// named or anonymous — sent to any endpoint (spec: `graphql.operation(resolver)`).
+/// named or anonymous — sent to any endpoint (MSW:
+/// [`graphql.operation(resolver)`](https://mswjs.io/docs/api/graphql)).
 pub fn operation<F, R, M>(resolver: F) -> Handler
 where
     F: Fn(GraphqlResolverArgs) -> R + Send + Sync + 'static,
@@ -750,7 +749,9 @@ where
     GraphqlHandler::handler(Accepts::Any, None, None, resolver)
 }
 
-/// Handlers scoped to one GraphQL endpoint (spec: `graphql.link(url)`).
+/// Handlers scoped to one GraphQL endpoint (MSW: [`graphql.link(url)`][msw]).
+///
+/// [msw]: https://mswjs.io/docs/api/graphql
 ///
 /// The URL is a predicate like an `http` one: an absolute URL
 /// (`https://api.example.com/graphql`), a path relative to the base URL, or

@@ -359,7 +359,7 @@ fn form_text(value: &FormValue) -> Option<String> {
 }
 
 /// The value at an object path such as `variables.files.0` or
-/// `1.variables.file`; it must already exist (as the spec's `null`).
+/// `1.variables.file`; it must already exist (as the multipart spec's `null`).
 fn object_path<'a>(root: &'a mut Value, path: &str) -> Option<&'a mut Value> {
     let mut current = root;
     for segment in path.split('.') {

@@ -1,5 +1,7 @@
-//! The native entry point: [`setup_server`] (spec: `setupServer` from
-//! `mocklib/node`).
+//! The native entry point: [`setup_server`] (MSW: [`setupServer`][msw] from
+//! `msw/node`).
+//!
+//! [msw]: https://mswjs.io/docs/api/setup-server
 //!
 //! A [`Server`] holds the handler list and answers requests that reach it
 //! through a front door:
@@ -31,14 +33,17 @@ use crate::request::Request;
 use crate::setup_api::SetupApi;
 
 #[cfg(feature = "net")]
+#[cfg_attr(docsrs, doc(cfg(feature = "net")))]
 pub use self::net::ListenError;
 #[cfg(any(feature = "reqwest", feature = "reqwest-0-12"))]
+#[cfg_attr(docsrs, doc(cfg(any(feature = "reqwest", feature = "reqwest-0-12"))))]
 pub use self::reqwest::MockMiddleware;
 #[cfg(feature = "tower")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
 pub use self::tower::{MockBody, MockLayer, MockService, NoUpstream};
 
 /// Creates a server with `handlers` as its initial handlers
-/// (spec: `setupServer(...handlers)`).
+/// (MSW: [`setupServer(...handlers)`](https://mswjs.io/docs/api/setup-server)).
 ///
 /// ```
 /// use mocklib::{http, HttpResponse, node::setup_server};
@@ -114,6 +119,7 @@ impl Server {
     /// Like [`listen_with`](Self::listen_with), returning why the listener
     /// could not start instead of panicking.
     #[cfg(feature = "net")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "net")))]
     pub fn try_listen_with(&self, options: ListenOptions) -> Result<(), ListenError> {
         let mut network = self
             .network
@@ -151,8 +157,8 @@ impl Server {
         self.engine.listen_options().is_some()
     }
 
-    /// Wraps `callback` so that each call runs it in a new boundary (spec:
-    /// `server.boundary(callback)`).
+    /// Wraps `callback` so that each call runs it in a new boundary (MSW:
+    /// [`server.boundary(callback)`](https://mswjs.io/docs/api/setup-server/boundary)).
     ///
     /// The returned function takes the callback's arguments (annotate their
     /// types) and returns its result in a [`Scoped`]: `.await` it when the
@@ -222,6 +228,7 @@ impl Server {
 
 /// The loopback listener: ways in for clients that cannot take a middleware.
 #[cfg(feature = "net")]
+#[cfg_attr(docsrs, doc(cfg(feature = "net")))]
 impl Server {
     fn with_network<T>(&self, what: &str, f: impl FnOnce(&net::Network) -> T) -> T {
         let network = self
@@ -378,6 +385,7 @@ impl Server {
     /// # Panics
     /// When the server is not listening.
     #[cfg(feature = "reqwest")]
+    #[cfg_attr(docsrs, doc(cfg(all(feature = "net", feature = "reqwest"))))]
     pub fn reqwest_client(&self) -> ::reqwest::Client {
         self.reqwest_client_builder()
             .build()
@@ -397,6 +405,7 @@ impl Server {
     /// # Panics
     /// When the server is not listening.
     #[cfg(feature = "reqwest")]
+    #[cfg_attr(docsrs, doc(cfg(all(feature = "net", feature = "reqwest"))))]
     pub fn reqwest_client_builder(&self) -> ::reqwest::ClientBuilder {
         let proxy = ::reqwest::Proxy::all(self.proxy_url().as_str())
             .expect("the listener URL is a valid proxy URL");
@@ -411,6 +420,7 @@ impl Server {
     /// # Panics
     /// When the server is not listening.
     #[cfg(feature = "reqwest-0-12")]
+    #[cfg_attr(docsrs, doc(cfg(all(feature = "net", feature = "reqwest-0-12"))))]
     pub fn reqwest_client_0_12(&self) -> ::reqwest012::Client {
         self.reqwest_client_builder_0_12()
             .build()
@@ -424,6 +434,7 @@ impl Server {
     /// # Panics
     /// When the server is not listening.
     #[cfg(feature = "reqwest-0-12")]
+    #[cfg_attr(docsrs, doc(cfg(all(feature = "net", feature = "reqwest-0-12"))))]
     pub fn reqwest_client_builder_0_12(&self) -> ::reqwest012::ClientBuilder {
         let certificate = ::reqwest012::Certificate::from_pem(self.ca_certificate_pem().as_bytes())
             .expect("the mocklib CA certificate is valid PEM");

@@ -38,6 +38,7 @@ use super::Server;
 use crate::engine::Outcome;
 use crate::request::Request;
 
+#[cfg_attr(docsrs, doc(cfg(any(feature = "reqwest", feature = "reqwest-0-12"))))]
 impl Server {
     /// A `reqwest_middleware::Middleware` answering from this server's
     /// handlers (reqwest-middleware 0.5 with feature `reqwest`, 0.4 with
@@ -51,6 +52,7 @@ impl Server {
 
 /// Answers a reqwest client's requests from the handlers; made by
 /// [`Server::middleware`].
+#[cfg_attr(docsrs, doc(cfg(any(feature = "reqwest", feature = "reqwest-0-12"))))]
 #[derive(Clone, Debug)]
 pub struct MockMiddleware {
     server: Server,
@@ -60,7 +62,14 @@ pub struct MockMiddleware {
 /// two majors have the same API but distinct types, so the code is written
 /// once over the crate paths.
 macro_rules! reqwest_front_door {
-    ($reqwest:ident, $middleware:ident, $from_error:ident, $version:literal, $crate_name:literal) => {
+    (
+        $reqwest:ident,
+        $middleware:ident,
+        $from_error:ident,
+        $version:literal,
+        $crate_name:literal,
+        $feature:literal
+    ) => {
         #[async_trait::async_trait]
         impl $middleware::Middleware for MockMiddleware {
             async fn handle(
@@ -94,6 +103,7 @@ macro_rules! reqwest_front_door {
             }
         }
 
+        #[cfg_attr(docsrs, doc(cfg(feature = $feature)))]
         impl crate::NetworkError {
             #[doc = concat!("The mocklib network error behind a `reqwest-middleware` ", $version, " error, if that")]
             /// is what made the request fail.
@@ -159,7 +169,8 @@ mod v0_13 {
         reqwest_middleware,
         from_middleware_error,
         "0.5",
-        "reqwest_middleware"
+        "reqwest_middleware",
+        "reqwest"
     );
 }
 
@@ -171,6 +182,7 @@ mod v0_12 {
         reqwest_middleware04,
         from_middleware_0_4_error,
         "0.4",
-        "reqwest_middleware04"
+        "reqwest_middleware04",
+        "reqwest-0-12"
     );
 }

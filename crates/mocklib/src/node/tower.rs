@@ -49,6 +49,7 @@ use crate::request::Request;
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
+#[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
 impl Server {
     /// A [`Layer`] that puts this server's handlers in front of a service
     /// taking `http::Request<Full<Bytes>>`; passthrough requests go to that
@@ -68,6 +69,7 @@ impl Server {
 }
 
 /// Wraps a service in a [`MockService`]; made by [`Server::layer`].
+#[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
 #[derive(Clone, Debug)]
 pub struct MockLayer {
     server: Server,
@@ -86,6 +88,7 @@ impl<S> Layer<S> for MockLayer {
 
 /// A service answering from the server's handlers, passing requests through
 /// to `S`.
+#[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
 #[derive(Clone, Debug)]
 pub struct MockService<S> {
     server: Server,
@@ -175,6 +178,7 @@ where
 pin_project_lite::pin_project! {
     /// The response body of a [`MockService`]: a mocked body, or the wrapped
     /// service's own body streamed through.
+    #[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
     pub struct MockBody<B> {
         #[pin]
         source: Source<B>,
@@ -257,10 +261,12 @@ where
 
 /// The inner service of [`Server::service`]: there is no real network
 /// behind it, so a request to perform as it is fails, saying so.
+#[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
 #[derive(Clone, Copy, Debug, Default)]
 pub struct NoUpstream;
 
 /// The error [`NoUpstream`] fails with.
+#[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
 #[derive(Debug, thiserror::Error)]
 #[error(
     "cannot perform {method} {uri} as it is: this mocklib service has no inner service \

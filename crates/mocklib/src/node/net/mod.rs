@@ -81,6 +81,7 @@ pub(crate) use tls::CertificateAuthority;
 pub(crate) use upstream::{Upstream, strip_hop_by_hop};
 
 /// Why the listener could not start.
+#[cfg_attr(docsrs, doc(cfg(feature = "net")))]
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ListenError {
