@@ -57,6 +57,8 @@
 //! - `tower` (default): [`node::MockLayer`] / [`node::MockService`].
 //! - `reqwest` (default): [`node::MockMiddleware`] for `reqwest-middleware`.
 //! - `tokio` (default): `delay` uses tokio's timer when a runtime is running.
+//! - `graphql` (default): the [`graphql`] namespace and its document parser
+//!   (as in MSW 3, where the GraphQL parser is an optional dependency).
 //!
 //! With `--no-default-features` the core (handlers, matching, engine) builds
 //! for `wasm32-unknown-unknown`.
@@ -72,6 +74,8 @@
 // The native front doors (`node`) do not exist on wasm32, so the docs built
 // for that target cannot resolve links to them; they render as plain text.
 #![cfg_attr(target_arch = "wasm32", allow(rustdoc::broken_intra_doc_links))]
+// docs.rs (which sets `docsrs`) marks items that need a cargo feature.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod boundary;
 pub mod browser;
@@ -81,6 +85,8 @@ mod delay;
 mod engine;
 pub mod events;
 mod form_data;
+#[cfg(feature = "graphql")]
+#[cfg_attr(docsrs, doc(cfg(feature = "graphql")))]
 pub mod graphql;
 mod handler;
 mod handlers;
