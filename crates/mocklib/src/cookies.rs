@@ -17,11 +17,13 @@
 use std::collections::BTreeMap;
 
 use http::HeaderMap;
+use percent_encoding::{AsciiSet, CONTROLS, percent_decode_str, utf8_percent_encode};
 
 /// Cookies sent with a request, keyed by name.
 ///
-/// Parsed with the [`cookie`] crate from every `Cookie` header of the request;
-/// values are percent-decoded. When a name appears twice, the first value wins
+/// Parsed from every `Cookie` header of the request as the `cookie` crate's
+/// `split_parse_encoded` does: `name=value` pairs split on `;`, trimmed, names
+/// and values percent-decoded. When a name appears twice, the first value wins
 /// (browsers send the most specific cookie first). Pairs that do not parse are
 /// skipped rather than failing the whole header.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
@@ -34,9 +36,8 @@ impl Cookies {
         let mut map = BTreeMap::new();
         for header in headers.get_all(http::header::COOKIE) {
             let Ok(text) = header.to_str() else { continue };
-            for cookie in cookie::Cookie::split_parse_encoded(text).flatten() {
-                map.entry(cookie.name().to_owned())
-                    .or_insert_with(|| cookie.value().to_owned());
+            for (name, value) in parse_pairs(text) {
+                map.entry(name).or_insert(value);
             }
         }
         Cookies(map)
@@ -66,6 +67,63 @@ impl Cookies {
     pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
         self.0.iter().map(|(k, v)| (k.as_str(), v.as_str()))
     }
+}
+
+/// The `name=value` pairs of one `Cookie` header, percent-decoded. A pair
+/// without `=`, with an empty name, or that does not decode to UTF-8 is
+/// skipped.
+fn parse_pairs(header: &str) -> impl Iterator<Item = (String, String)> + '_ {
+    let decode = |text: &str| {
+        percent_decode_str(text)
+            .decode_utf8()
+            .ok()
+            .map(|decoded| decoded.into_owned())
+    };
+    header.split(';').filter_map(move |pair| {
+        let (name, value) = pair.split_once('=')?;
+        let name = name.trim();
+        if name.is_empty() {
+            return None;
+        }
+        Some((decode(name)?, decode(value.trim())?))
+    })
+}
+
+/// What a cookie name or value percent-encodes in `Set-Cookie`: the URL
+/// userinfo set plus `(`, `)` and `,` (RFC 6265 section 4.1.1), as the
+/// `cookie` crate does, so every value survives the header.
+const COOKIE_ENCODE: &AsciiSet = &CONTROLS
+    .add(b' ')
+    .add(b'"')
+    .add(b'#')
+    .add(b'%')
+    .add(b'(')
+    .add(b')')
+    .add(b',')
+    .add(b'/')
+    .add(b':')
+    .add(b';')
+    .add(b'<')
+    .add(b'=')
+    .add(b'>')
+    .add(b'?')
+    .add(b'@')
+    .add(b'[')
+    .add(b'\\')
+    .add(b']')
+    .add(b'^')
+    .add(b'`')
+    .add(b'{')
+    .add(b'|')
+    .add(b'}');
+
+/// The `Set-Cookie` value `name=value`, both percent-encoded.
+pub(crate) fn set_cookie_value(name: &str, value: &str) -> String {
+    format!(
+        "{}={}",
+        utf8_percent_encode(name, COOKIE_ENCODE),
+        utf8_percent_encode(value, COOKIE_ENCODE)
+    )
 }
 
 impl std::ops::Index<&str> for Cookies {
@@ -101,5 +159,42 @@ mod tests {
         headers.append("cookie", "=novalue; ok=1;;; ".parse().unwrap());
         let cookies = Cookies::from_headers(&headers);
         assert_eq!(cookies.get("ok"), Some("1"));
+    }
+
+    #[test]
+    fn set_cookie_values_are_percent_encoded() {
+        assert_eq!(set_cookie_value("session", "abc"), "session=abc");
+        assert_eq!(
+            set_cookie_value("a b", "x;y=z, (1) \u{e9}"),
+            "a%20b=x%3By%3Dz%2C%20%281%29%20%C3%A9"
+        );
+    }
+
+    // mocklib parses and encodes cookies itself (the `cookie` crate would
+    // bring `time` and a proc macro into every build); the `cookie` crate,
+    // a dev-dependency only, is the reference.
+    proptest::proptest! {
+        #[test]
+        fn pairs_are_read_as_the_cookie_crate_reads_them(
+            // Pairs with blanks around names, `=` and values; escapes that
+            // decode, one that is not UTF-8 (%FF) and a lone `%`.
+            header in proptest::string::string_regex(
+                &r#"([ \t]{0,2}(T){0,3}[ \t]{0,2}=?[ \t]{0,2}(T){0,4}[ \t]{0,2};){0,4}[ \t]{0,2}(T){0,3}=?(T){0,3}"#
+                    .replace('T', r#"[a-zA-Z0-9"(),=\u{e9}]|%20|%3[bB]|%[cC]3%[aA]9|%[fF]{2}|%"#),
+            ).unwrap(),
+        ) {
+            let expected: Vec<(String, String)> = cookie::Cookie::split_parse_encoded(header.as_str())
+                .flatten()
+                .map(|c| (c.name().to_owned(), c.value().to_owned()))
+                .collect();
+            let actual: Vec<(String, String)> = parse_pairs(&header).collect();
+            proptest::prop_assert_eq!(actual, expected);
+        }
+
+        #[test]
+        fn set_cookie_values_match_the_cookie_crate(name in "\\PC{0,12}", value in "\\PC{0,12}") {
+            let expected = cookie::Cookie::new(name.clone(), value.clone()).encoded().to_string();
+            proptest::prop_assert_eq!(set_cookie_value(&name, &value), expected);
+        }
     }
 }

@@ -338,7 +338,11 @@ impl Lookup {
         let handlers = self.scope.snapshot();
         let mut matched = false;
         let keys = RequestKeys::new(request.method(), request.url());
-        for handler in handlers.candidates(&keys, &context) {
+        for handler in handlers.candidates(
+            &keys,
+            #[cfg(feature = "graphql")]
+            &context,
+        ) {
             if self.scope.is_used(handler) {
                 continue;
             }

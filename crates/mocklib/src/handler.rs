@@ -125,6 +125,7 @@ pub(crate) struct LookupContext<'a> {
     cookies: OnceLock<Cookies>,
     /// Per-request GraphQL state: the operation(s), parsed by the first
     /// GraphQL handler that needs them, and endpoint matches.
+    #[cfg(feature = "graphql")]
     graphql: crate::graphql::LookupCache,
 }
 
@@ -135,6 +136,7 @@ impl<'a> LookupContext<'a> {
             request_id,
             base_url,
             cookies: OnceLock::new(),
+            #[cfg(feature = "graphql")]
             graphql: crate::graphql::LookupCache::default(),
         }
     }
@@ -145,6 +147,7 @@ impl<'a> LookupContext<'a> {
     }
 
     /// Per-request GraphQL state (the document is parsed once per request).
+    #[cfg(feature = "graphql")]
     pub fn graphql(&self) -> &crate::graphql::LookupCache {
         &self.graphql
     }

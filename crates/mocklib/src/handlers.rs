@@ -26,7 +26,9 @@ use std::collections::HashSet;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use crate::handler::{Handler, HandlerId};
-use crate::matching::{ChunkIndex, MIN_INDEXED, OperationSource, RequestKeys};
+#[cfg(feature = "graphql")]
+use crate::matching::OperationSource;
+use crate::matching::{ChunkIndex, MIN_INDEXED, RequestKeys};
 
 /// An immutable, shareable handler list.
 #[derive(Clone, Default)]
@@ -85,7 +87,7 @@ impl HandlerChain {
     pub fn candidates(
         &self,
         keys: &RequestKeys,
-        operations: &dyn OperationSource,
+        #[cfg(feature = "graphql")] operations: &dyn OperationSource,
     ) -> Vec<&Handler> {
         let mut candidates = Vec::new();
         let mut positions = Vec::new();
@@ -93,7 +95,12 @@ impl HandlerChain {
             match &link.index {
                 None => candidates.extend(link.handlers.iter()),
                 Some(index) => {
-                    index.candidates(keys, operations, &mut positions);
+                    index.candidates(
+                        keys,
+                        #[cfg(feature = "graphql")]
+                        operations,
+                        &mut positions,
+                    );
                     candidates.extend(positions.iter().map(|&p| &link.handlers[p as usize]));
                 }
             }
@@ -256,6 +263,8 @@ mod tests {
         drop(scope);
     }
 
+    // Its handler mix includes GraphQL operation handlers.
+    #[cfg(feature = "graphql")]
     mod index_against_a_linear_scan {
         use proptest::prelude::*;
         use url::Url;

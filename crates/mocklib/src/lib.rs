@@ -75,9 +75,13 @@
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
-// The native front doors (`node`) do not exist on wasm32, so the docs built
-// for that target cannot resolve links to them; they render as plain text.
-#![cfg_attr(target_arch = "wasm32", allow(rustdoc::broken_intra_doc_links))]
+// The native front doors (`node`) do not exist on wasm32, nor `graphql`
+// without its feature, so docs built that way cannot resolve links to them;
+// they render as plain text.
+#![cfg_attr(
+    any(target_arch = "wasm32", not(feature = "graphql")),
+    allow(rustdoc::broken_intra_doc_links)
+)]
 // docs.rs (which sets `docsrs`) marks items that need a cargo feature.
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
@@ -89,6 +93,8 @@ mod delay;
 mod engine;
 pub mod events;
 mod form_data;
+#[cfg(feature = "graphql")]
+#[cfg_attr(docsrs, doc(cfg(feature = "graphql")))]
 pub mod graphql;
 mod handler;
 mod handlers;

@@ -207,8 +207,8 @@ impl HttpResponse {
     /// headers. For attributes (`Path`, `Max-Age`, …) use
     /// [`header`](Self::header) with the full `Set-Cookie` value.
     pub fn cookie(self, name: impl AsRef<str>, value: impl AsRef<str>) -> Self {
-        let cookie = cookie::Cookie::new(name.as_ref().to_owned(), value.as_ref().to_owned());
-        self.header("set-cookie", cookie.encoded().to_string())
+        let value = crate::cookies::set_cookie_value(name.as_ref(), value.as_ref());
+        self.header("set-cookie", value)
     }
 
     fn fail(&mut self, message: String) {

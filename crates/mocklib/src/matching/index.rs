@@ -14,7 +14,8 @@
 //! list order, so the first handler to respond is the same one a plain scan
 //! would find — the index only skips handlers that cannot match.
 //!
-//! GraphQL handlers with an exact operation name are grouped by endpoint and
+//! With the `graphql` feature, GraphQL handlers with an exact operation name
+//! are grouped by endpoint and
 //! keyed by name; the request's operation names come from the lookup's
 //! once-per-request parse, asked for only when a group's endpoint matches (a
 //! handler whose endpoint does not match never parses either). An invalid
@@ -24,11 +25,12 @@
 //! Keys are lowercased: path and host matching is case-insensitive, and
 //! percent-encoded text compares equal whatever the case of its hex digits.
 
-use std::collections::HashMap;
-use std::sync::Arc;
+#[cfg(feature = "graphql")]
+use std::{collections::HashMap, sync::Arc};
 
 use url::Url;
 
+#[cfg(feature = "graphql")]
 use super::Predicate;
 use crate::handler::Handler;
 
@@ -46,6 +48,7 @@ pub(crate) enum IndexHint {
     },
     /// A GraphQL handler for the operation with exactly this name, at this
     /// endpoint (`None`: any URL).
+    #[cfg(feature = "graphql")]
     Operation {
         name: String,
         endpoint: Option<Arc<Predicate>>,
@@ -54,6 +57,7 @@ pub(crate) enum IndexHint {
 
 /// What the index may learn about a request's GraphQL operations; provided
 /// by the lookup, which parses the request at most once.
+#[cfg(feature = "graphql")]
 pub(crate) trait OperationSource {
     /// Whether a GraphQL endpoint predicate matches the request.
     fn endpoint_applies(&self, endpoint: &Arc<Predicate>) -> bool;
@@ -62,6 +66,7 @@ pub(crate) trait OperationSource {
 }
 
 /// The request's GraphQL operations as far as the index cares.
+#[cfg(feature = "graphql")]
 pub(crate) enum Operations<'a> {
     /// Not GraphQL: no operation handler can match.
     NotGraphql,
@@ -74,6 +79,7 @@ pub(crate) enum Operations<'a> {
 
 /// Exact-name GraphQL handlers of one endpoint (handlers of one link share
 /// their endpoint), so the endpoint is checked once.
+#[cfg(feature = "graphql")]
 struct OperationGroup {
     endpoint: Option<Arc<Predicate>>,
     by_name: HashMap<String, Vec<u32>>,
@@ -117,6 +123,7 @@ pub(crate) struct ChunkIndex {
     by_origin_and_path: Trie,
     by_path: Trie,
     always: Vec<u32>,
+    #[cfg(feature = "graphql")]
     operations: Vec<OperationGroup>,
     /// The method each handler is limited to (`None`: any), by position.
     methods: Vec<Option<http::Method>>,
@@ -128,6 +135,7 @@ impl ChunkIndex {
             by_origin_and_path: Trie::new(),
             by_path: Trie::new(),
             always: Vec::new(),
+            #[cfg(feature = "graphql")]
             operations: Vec::new(),
             methods: handlers
                 .iter()
@@ -149,6 +157,7 @@ impl ChunkIndex {
                 IndexHint::Prefix { origin: None, path } => {
                     index.by_path.insert(path.bytes(), position)
                 }
+                #[cfg(feature = "graphql")]
                 IndexHint::Operation { name, endpoint } => {
                     index.add_operation(name, endpoint, position)
                 }
@@ -157,6 +166,7 @@ impl ChunkIndex {
         index
     }
 
+    #[cfg(feature = "graphql")]
     fn add_operation(&mut self, name: String, endpoint: Option<Arc<Predicate>>, position: u32) {
         let same = |group: &OperationGroup| match (&group.endpoint, &endpoint) {
             (None, None) => true,
@@ -179,12 +189,33 @@ impl ChunkIndex {
     }
 
     /// Positions (in the chunk) of the handlers that may match, in list order.
-    pub fn candidates(&self, keys: &RequestKeys, source: &dyn OperationSource, out: &mut Vec<u32>) {
+    pub fn candidates(
+        &self,
+        keys: &RequestKeys,
+        #[cfg(feature = "graphql")] source: &dyn OperationSource,
+        out: &mut Vec<u32>,
+    ) {
         out.clear();
         out.extend_from_slice(&self.always);
         self.by_origin_and_path
             .walk(keys.origin_and_path.as_bytes(), out);
         self.by_path.walk(keys.path().as_bytes(), out);
+        #[cfg(feature = "graphql")]
+        self.operation_candidates(source, out);
+        out.retain(|&p| {
+            self.methods[p as usize]
+                .as_ref()
+                .is_none_or(|m| *m == keys.method)
+        });
+        out.sort_unstable();
+        // A batch may name one operation twice.
+        out.dedup();
+    }
+
+    /// Adds the exact-name GraphQL handlers the request's operations may
+    /// match (the GraphQL lane).
+    #[cfg(feature = "graphql")]
+    fn operation_candidates(&self, source: &dyn OperationSource, out: &mut Vec<u32>) {
         for group in &self.operations {
             // A handler whose endpoint does not match never parses the
             // request: neither does the index on its behalf.
@@ -207,14 +238,6 @@ impl ChunkIndex {
                 }
             }
         }
-        out.retain(|&p| {
-            self.methods[p as usize]
-                .as_ref()
-                .is_none_or(|m| *m == keys.method)
-        });
-        out.sort_unstable();
-        // A batch may name one operation twice.
-        out.dedup();
     }
 }
 

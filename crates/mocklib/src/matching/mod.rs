@@ -72,9 +72,9 @@ use std::sync::Arc;
 use regex::Regex;
 use url::Url;
 
-pub(crate) use index::{
-    ChunkIndex, IndexHint, MIN_INDEXED, OperationSource, Operations, RequestKeys,
-};
+pub(crate) use index::{ChunkIndex, IndexHint, MIN_INDEXED, RequestKeys};
+#[cfg(feature = "graphql")]
+pub(crate) use index::{OperationSource, Operations};
 use pattern::PathPattern;
 pub use pattern::PatternError;
 

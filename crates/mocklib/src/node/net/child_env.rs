@@ -134,11 +134,20 @@ fn write_once(path: &Path, contents: impl FnOnce() -> io::Result<Vec<u8>>) -> io
     if path.exists() {
         return Ok(());
     }
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let mut file = tempfile::NamedTempFile::new_in(dir)?;
-    file.write_all(&contents()?)?;
-    file.persist(path).map_err(|error| error.error)?;
-    Ok(())
+    // A name of this call's own: the directory is private to this server,
+    // so the process id and a counter cannot collide.
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let unique = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let mut temporary = path.as_os_str().to_owned();
+    temporary.push(format!(".{}-{unique}.tmp", std::process::id()));
+    let temporary = std::path::PathBuf::from(temporary);
+    let written = std::fs::File::create(&temporary)
+        .and_then(|mut file| file.write_all(&contents()?))
+        .and_then(|()| std::fs::rename(&temporary, path));
+    if written.is_err() {
+        let _ = std::fs::remove_file(&temporary);
+    }
+    written
 }
 
 /// A Java KeyStore (JKS) of trusted-certificate entries: every certificate of

@@ -62,6 +62,7 @@
 mod base64;
 pub(crate) mod child_env;
 mod listener;
+mod private_dir;
 mod tls;
 mod upstream;
 
@@ -126,7 +127,7 @@ pub(crate) struct Network {
 struct Bundle {
     path: PathBuf,
     // Removed with the bundle.
-    _dir: tempfile::TempDir,
+    _dir: private_dir::PrivateDir,
 }
 
 /// What every connection task needs.
@@ -448,7 +449,7 @@ impl Network {
         let ca_pem = self
             .ca_certificate_pem()
             .map_err(|error| ListenError::Certificate(error.to_owned()))?;
-        let dir = private_dir().map_err(ListenError::Bundle)?;
+        let dir = private_dir::PrivateDir::new().map_err(ListenError::Bundle)?;
         let path = dir.path().join("ca-bundle.pem");
         write_bundle(&path, ca_pem).map_err(ListenError::Bundle)?;
         tracing::debug!(target: "mocklib", path = %path.display(), "wrote the CA bundle for child processes");
@@ -492,18 +493,6 @@ fn bind(
     Ok((listener, address))
 }
 
-/// A temporary directory only this user can read (0700 on Unix).
-fn private_dir() -> std::io::Result<tempfile::TempDir> {
-    let mut builder = tempfile::Builder::new();
-    builder.prefix("mocklib-ca-");
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        builder.permissions(std::fs::Permissions::from_mode(0o700));
-    }
-    builder.tempdir()
-}
-
 fn parse_pem_certificates(
     pems: &[String],
 ) -> Result<Vec<rustls_pki_types::CertificateDer<'static>>, ListenError> {
@@ -532,6 +521,7 @@ fn write_bundle(path: &Path, ca_pem: &str) -> std::io::Result<()> {
     file.write_all(bundle.as_bytes())
 }
 
+/// A certificate in PEM (LF line endings, 64 characters a line, as rcgen writes it).
 fn pem_encode(der: &[u8]) -> String {
     let encoded = base64::encode(der);
     let mut pem = String::from("-----BEGIN CERTIFICATE-----\n");

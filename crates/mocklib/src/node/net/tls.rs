@@ -187,7 +187,7 @@ impl CertificateAuthority {
                 what: "CA certificate".to_owned(),
                 source,
             })?;
-        let certificate_pem = certificate.pem();
+        let certificate_pem = super::pem_encode(certificate.der());
 
         let server_config = ServerConfig::builder_with_provider(Arc::clone(&provider))
             .with_safe_default_protocol_versions()
