@@ -29,7 +29,7 @@ use crate::boundary::{self, Scoped};
 use crate::events::{EventKind, Events, LifeCycleEvent, ObservedResponse};
 use crate::handler::{Handler, Invocation, LookupContext};
 use crate::handlers::Scope;
-use crate::matching::RequestKeys;
+use crate::index::RequestKeys;
 use crate::request::{Performer, Request};
 use crate::resolver::{RequestId, Resolution, ResolverCall, ResolverError};
 use crate::response::{HttpResponse, Kind, StatusText};

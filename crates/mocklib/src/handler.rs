@@ -5,6 +5,7 @@
 //! same handler may sit in several handler lists and boundaries at once.
 //! `once` state lives in the scope that uses the handler, not in the handler.
 
+use std::any::Any;
 use std::sync::{Arc, OnceLock};
 
 use url::Url;
@@ -123,10 +124,10 @@ pub(crate) struct LookupContext<'a> {
     pub request_id: RequestId,
     pub base_url: Option<&'a Url>,
     cookies: OnceLock<Cookies>,
-    /// Per-request GraphQL state: the operation(s), parsed by the first
-    /// GraphQL handler that needs them, and endpoint matches.
-    #[cfg(feature = "graphql")]
-    graphql: crate::graphql::LookupCache,
+    /// Per-request state of a namespace, made on first use (GraphQL keeps
+    /// its once-per-request parse here). Typed by the namespace, so this
+    /// layer knows none of them.
+    namespace_state: OnceLock<Box<dyn Any + Send + Sync>>,
 }
 
 impl<'a> LookupContext<'a> {
@@ -136,8 +137,7 @@ impl<'a> LookupContext<'a> {
             request_id,
             base_url,
             cookies: OnceLock::new(),
-            #[cfg(feature = "graphql")]
-            graphql: crate::graphql::LookupCache::default(),
+            namespace_state: OnceLock::new(),
         }
     }
 
@@ -146,10 +146,15 @@ impl<'a> LookupContext<'a> {
             .get_or_init(|| Cookies::from_headers(self.request.headers()))
     }
 
-    /// Per-request GraphQL state (the document is parsed once per request).
-    #[cfg(feature = "graphql")]
-    pub fn graphql(&self) -> &crate::graphql::LookupCache {
-        &self.graphql
+    /// The per-request state of type `T`, created on first use. One
+    /// namespace keeps state per request today (GraphQL); a second one
+    /// would need a map here instead of one slot.
+    #[cfg_attr(not(feature = "graphql"), allow(dead_code))]
+    pub fn namespace_state<T: Any + Default + Send + Sync>(&self) -> &T {
+        self.namespace_state
+            .get_or_init(|| Box::new(T::default()))
+            .downcast_ref()
+            .expect("one namespace keeps per-request state")
     }
 }
 
@@ -172,7 +177,53 @@ pub(crate) trait HandlerLogic: Send + Sync + 'static {
 
     /// What the handler index may assume about the URLs this handler
     /// matches. The default, "always ask", is always correct.
-    fn index_hint(&self) -> crate::matching::IndexHint {
-        crate::matching::IndexHint::Always
+    fn index_hint(&self) -> IndexHint {
+        IndexHint::Always
     }
+}
+
+// What the handler index may know of a handler and of a request, in terms
+// no namespace owns (the index itself sits above the namespaces).
+
+/// What a handler tells the index about the URLs it can match.
+#[derive(Debug, Clone)]
+pub(crate) enum IndexHint {
+    /// No literal prefix is known: always a candidate.
+    Always,
+    /// Every matching URL starts with this text (lowercased).
+    Prefix {
+        /// `scheme://host[:port]`, when the pattern's origin is literal.
+        origin: Option<String>,
+        /// The literal path prefix.
+        path: String,
+    },
+    /// A GraphQL handler for the operation with exactly this name, at this
+    /// endpoint (`None`: any URL).
+    #[cfg(feature = "graphql")]
+    Operation {
+        name: String,
+        endpoint: Option<std::sync::Arc<crate::matching::Predicate>>,
+    },
+}
+
+/// What the index may learn about a request's GraphQL operations; provided
+/// by the lookup, which parses the request at most once.
+#[cfg(feature = "graphql")]
+pub(crate) trait OperationSource {
+    /// Whether a GraphQL endpoint predicate matches the request.
+    fn endpoint_applies(&self, endpoint: &std::sync::Arc<crate::matching::Predicate>) -> bool;
+    /// The request's operations (parsing it if needed; prints nothing).
+    fn operations(&self) -> Operations<'_>;
+}
+
+/// The request's GraphQL operations as far as the index cares.
+#[cfg(feature = "graphql")]
+pub(crate) enum Operations<'a> {
+    /// Not GraphQL: no operation handler can match.
+    NotGraphql,
+    /// Every operation handler must look (an invalid document or an
+    /// anonymous operation: the first to look prints one warning).
+    AskEveryone,
+    /// These operation names.
+    Named(Vec<&'a str>),
 }

@@ -4,7 +4,7 @@
 //! its *initial* handlers and its *current* list, which is the runtime
 //! handlers added with `use_handlers` in front of the initial ones. The list
 //! is a persistent chain of immutable chunks, each with its own index
-//! ([`crate::matching`]'s `ChunkIndex`), so:
+//! ([`crate::index`]'s `ChunkIndex`), so:
 //!
 //! - entering a boundary copies one pointer (the boundary's initial list *is*
 //!   the enclosing scope's current list), whatever the number of handlers;
@@ -25,10 +25,10 @@
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use crate::handler::{Handler, HandlerId};
 #[cfg(feature = "graphql")]
-use crate::matching::OperationSource;
-use crate::matching::{ChunkIndex, MIN_INDEXED, RequestKeys};
+use crate::handler::OperationSource;
+use crate::handler::{Handler, HandlerId};
+use crate::index::{ChunkIndex, MIN_INDEXED, RequestKeys};
 
 /// An immutable, shareable handler list.
 #[derive(Clone, Default)]
@@ -271,7 +271,8 @@ mod tests {
 
         use super::super::HandlerChain;
         use crate::handler::LookupContext;
-        use crate::matching::{Predicate, RequestKeys};
+        use crate::index::RequestKeys;
+        use crate::matching::Predicate;
         use crate::resolver::RequestId;
         use crate::{HttpResponse, Request};
 

@@ -60,8 +60,14 @@ impl HandlerLogic for HttpHandler {
         self.predicate.suggestion_text()
     }
 
-    fn index_hint(&self) -> crate::matching::IndexHint {
-        self.predicate.index_hint()
+    fn index_hint(&self) -> crate::handler::IndexHint {
+        match self.predicate.url_prefix() {
+            Some(key) => crate::handler::IndexHint::Prefix {
+                origin: key.origin,
+                path: key.path_prefix,
+            },
+            None => crate::handler::IndexHint::Always,
+        }
     }
 
     fn try_match(&self, context: &LookupContext<'_>) -> Option<Invocation> {

@@ -99,6 +99,7 @@ pub mod graphql;
 mod handler;
 mod handlers;
 pub mod http;
+mod index;
 mod log;
 pub mod matching;
 mod maybe_send;

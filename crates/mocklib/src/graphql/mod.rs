@@ -582,14 +582,15 @@ impl GraphqlHandler {
     }
 }
 
-impl crate::matching::OperationSource for LookupContext<'_> {
+impl crate::handler::OperationSource for LookupContext<'_> {
     fn endpoint_applies(&self, endpoint: &Arc<Predicate>) -> bool {
-        self.graphql().endpoint_matches(endpoint, self)
+        self.namespace_state::<LookupCache>()
+            .endpoint_matches(endpoint, self)
     }
 
-    fn operations(&self) -> crate::matching::Operations<'_> {
-        use crate::matching::Operations;
-        match self.graphql().outcome(self.request) {
+    fn operations(&self) -> crate::handler::Operations<'_> {
+        use crate::handler::Operations;
+        match self.namespace_state::<LookupCache>().outcome(self.request) {
             parse::ParseOutcome::NotGraphql => Operations::NotGraphql,
             parse::ParseOutcome::Invalid { .. } => Operations::AskEveryone,
             parse::ParseOutcome::Graphql(parsed) => {
@@ -610,17 +611,17 @@ impl HandlerLogic for GraphqlHandler {
         &self.header
     }
 
-    fn index_hint(&self) -> crate::matching::IndexHint {
+    fn index_hint(&self) -> crate::handler::IndexHint {
         match self
             .predicate
             .as_ref()
             .and_then(GraphqlPredicate::exact_name)
         {
-            Some(name) => crate::matching::IndexHint::Operation {
+            Some(name) => crate::handler::IndexHint::Operation {
                 name: name.to_owned(),
                 endpoint: self.endpoint.clone(),
             },
-            None => crate::matching::IndexHint::Always,
+            None => crate::handler::IndexHint::Always,
         }
     }
 
@@ -636,7 +637,7 @@ impl HandlerLogic for GraphqlHandler {
 
     fn try_match(&self, context: &LookupContext<'_>) -> Option<Invocation> {
         // The endpoint first: a request to another URL is not even parsed.
-        let cache = context.graphql();
+        let cache = context.namespace_state::<LookupCache>();
         if let Some(endpoint) = &self.endpoint {
             if !cache.endpoint_matches(endpoint, context) {
                 return None;

@@ -64,7 +64,6 @@
 //!
 //! [`ListenOptions::base_url`]: crate::ListenOptions::base_url
 
-mod index;
 mod pattern;
 
 use std::sync::Arc;
@@ -72,9 +71,6 @@ use std::sync::Arc;
 use regex::Regex;
 use url::Url;
 
-pub(crate) use index::{ChunkIndex, IndexHint, MIN_INDEXED, RequestKeys};
-#[cfg(feature = "graphql")]
-pub(crate) use index::{OperationSource, Operations};
 use pattern::PathPattern;
 pub use pattern::PatternError;
 
@@ -156,17 +152,12 @@ impl Predicate {
         }
     }
 
-    /// What the handler index may assume about the URLs this predicate matches.
-    pub(crate) fn index_hint(&self) -> IndexHint {
+    /// The literal text every URL this predicate matches starts with, if
+    /// it is a path pattern: what a handler index may assume.
+    pub(crate) fn url_prefix(&self) -> Option<pattern::IndexKey> {
         match &self.kind {
-            PredicateKind::Path(pattern) => {
-                let key = pattern.index_key();
-                IndexHint::Prefix {
-                    origin: key.origin,
-                    path: key.path_prefix,
-                }
-            }
-            PredicateKind::Regex(_) | PredicateKind::Custom(_) => IndexHint::Always,
+            PredicateKind::Path(pattern) => Some(pattern.index_key()),
+            PredicateKind::Regex(_) | PredicateKind::Custom(_) => None,
         }
     }
 

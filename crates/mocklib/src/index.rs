@@ -1,5 +1,7 @@
 //! The handler index: which handlers of a chunk of the handler list could
-//! possibly match a request, without asking each of them.
+//! possibly match a request, without asking each of them. It sits with the
+//! handler list, above the namespaces: handlers describe themselves with a
+//! namespace-neutral [`IndexHint`](crate::handler::IndexHint).
 //!
 //! Every handler declares an [`IndexHint`]: "ask me always" (regex and
 //! closure predicates, GraphQL handlers without an exact operation name),
@@ -30,52 +32,11 @@ use std::{collections::HashMap, sync::Arc};
 
 use url::Url;
 
+use crate::handler::{Handler, IndexHint};
 #[cfg(feature = "graphql")]
-use super::Predicate;
-use crate::handler::Handler;
-
-/// What a handler tells the index about the URLs it can match.
-#[derive(Debug, Clone)]
-pub(crate) enum IndexHint {
-    /// No literal prefix is known: always a candidate.
-    Always,
-    /// Every matching URL starts with this text (lowercased).
-    Prefix {
-        /// `scheme://host[:port]`, when the pattern's origin is literal.
-        origin: Option<String>,
-        /// The literal path prefix.
-        path: String,
-    },
-    /// A GraphQL handler for the operation with exactly this name, at this
-    /// endpoint (`None`: any URL).
-    #[cfg(feature = "graphql")]
-    Operation {
-        name: String,
-        endpoint: Option<Arc<Predicate>>,
-    },
-}
-
-/// What the index may learn about a request's GraphQL operations; provided
-/// by the lookup, which parses the request at most once.
+use crate::handler::{OperationSource, Operations};
 #[cfg(feature = "graphql")]
-pub(crate) trait OperationSource {
-    /// Whether a GraphQL endpoint predicate matches the request.
-    fn endpoint_applies(&self, endpoint: &Arc<Predicate>) -> bool;
-    /// The request's operations (parsing it if needed; prints nothing).
-    fn operations(&self) -> Operations<'_>;
-}
-
-/// The request's GraphQL operations as far as the index cares.
-#[cfg(feature = "graphql")]
-pub(crate) enum Operations<'a> {
-    /// Not GraphQL: no operation handler can match.
-    NotGraphql,
-    /// Every operation handler must look (an invalid document or an
-    /// anonymous operation: the first to look prints one warning).
-    AskEveryone,
-    /// These operation names.
-    Named(Vec<&'a str>),
-}
+use crate::matching::Predicate;
 
 /// Exact-name GraphQL handlers of one endpoint (handlers of one link share
 /// their endpoint), so the endpoint is checked once.
