@@ -31,7 +31,7 @@ fn params(pattern: &str, request: &str) -> Vec<(String, Vec<String>)> {
 
 fn p(name: &str, values: &[&str]) -> (String, Vec<String>) {
     (
-        name.to_string(),
+        name.to_owned(),
         values.iter().map(|v| v.to_string()).collect(),
     )
 }
@@ -794,8 +794,8 @@ fn error_display_points_at_the_position() {
 fn index_keys() {
     let key = |s: &str| pat(s).index_key();
     let k = |origin: Option<&str>, prefix: &str| IndexKey {
-        origin: origin.map(str::to_string),
-        path_prefix: prefix.to_string(),
+        origin: origin.map(str::to_owned),
+        path_prefix: prefix.to_owned(),
     };
     assert_eq!(key("/posts/:id"), k(None, "/posts"));
     assert_eq!(key("/posts/:id?"), k(None, "/posts"));
@@ -969,7 +969,7 @@ fn random_input_never_panics() {
             let bytes: Vec<u8> = (0..rng.below(24)).map(|_| rng.next() as u8).collect();
             String::from_utf8_lossy(&bytes).into_owned()
         } else {
-            let mut s = heads[rng.below(heads.len())].to_string();
+            let mut s = heads[rng.below(heads.len())].to_owned();
             for _ in 0..rng.below(16) {
                 s.push(alphabet[rng.below(alphabet.len())]);
             }
