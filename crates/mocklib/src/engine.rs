@@ -195,7 +195,7 @@ impl Engine {
     }
 
     /// Sets how `bypass()` performs requests for this engine.
-    #[cfg_attr(any(not(feature = "net"), target_arch = "wasm32"), allow(dead_code))]
+    #[cfg(any(feature = "net", target_arch = "wasm32"))]
     pub(crate) fn set_performer(&self, performer: Arc<dyn Performer>) {
         *self
             .performer
@@ -241,13 +241,13 @@ impl Engine {
     }
 
     /// Whether `scope` is this engine's root (no boundary).
-    #[cfg_attr(any(not(feature = "net"), target_arch = "wasm32"), allow(dead_code))]
+    #[cfg(all(feature = "net", not(target_arch = "wasm32")))]
     pub(crate) fn is_root(&self, scope: &Arc<Scope>) -> bool {
         Arc::ptr_eq(scope, &self.root)
     }
 
     /// A function creating a fresh boundary scope from the caller's scope.
-    #[cfg_attr(target_arch = "wasm32", allow(dead_code))] // no boundaries in the browser yet
+    #[cfg(not(target_arch = "wasm32"))] // no boundaries in the browser yet
     pub(crate) fn boundary_factory(self: &Arc<Self>) -> boundary::NewScope {
         let engine = Arc::clone(self);
         boundary::NewScope(Arc::new(move || Arc::new(engine.current_scope().child())))

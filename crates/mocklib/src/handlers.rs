@@ -126,12 +126,13 @@ impl Drop for Link {
 /// The handler state of one scope.
 pub(crate) struct Scope {
     /// Unique in the process; names the scope in proxy credentials.
-    #[cfg_attr(any(not(feature = "net"), target_arch = "wasm32"), allow(dead_code))]
+    #[cfg(all(feature = "net", not(target_arch = "wasm32")))]
     id: u64,
     engine_id: u64,
     state: Mutex<ScopeState>,
 }
 
+#[cfg(all(feature = "net", not(target_arch = "wasm32")))]
 fn next_scope_id() -> u64 {
     use std::sync::atomic::{AtomicU64, Ordering};
     static NEXT: AtomicU64 = AtomicU64::new(1);
@@ -149,6 +150,7 @@ impl Scope {
     pub(crate) fn root(engine_id: u64, handlers: Vec<Handler>) -> Self {
         let initial = HandlerChain::from_handlers(handlers);
         Scope {
+            #[cfg(all(feature = "net", not(target_arch = "wasm32")))]
             id: next_scope_id(),
             engine_id,
             state: Mutex::new(ScopeState {
@@ -161,10 +163,11 @@ impl Scope {
 
     /// A boundary scope starting from this scope's full current list, all of
     /// it counted as initial.
-    #[cfg_attr(target_arch = "wasm32", allow(dead_code))] // no boundaries in the browser yet
+    #[cfg(not(target_arch = "wasm32"))] // no boundaries in the browser yet
     pub(crate) fn child(&self) -> Self {
         let state = self.lock();
         Scope {
+            #[cfg(all(feature = "net", not(target_arch = "wasm32")))]
             id: next_scope_id(),
             engine_id: self.engine_id,
             state: Mutex::new(ScopeState {
@@ -175,7 +178,7 @@ impl Scope {
         }
     }
 
-    #[cfg_attr(any(not(feature = "net"), target_arch = "wasm32"), allow(dead_code))]
+    #[cfg(all(feature = "net", not(target_arch = "wasm32")))]
     pub(crate) fn id(&self) -> u64 {
         self.id
     }

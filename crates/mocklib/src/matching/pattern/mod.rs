@@ -351,13 +351,6 @@ impl PathPattern {
         &self.source
     }
 
-    /// Whether this is a relative path pattern (starts with `/`).
-    // Part of the surface for callers not wired in yet; keep -D warnings quiet.
-    #[allow(dead_code)]
-    pub(super) fn is_relative(&self) -> bool {
-        matches!(self.kind, Kind::Relative)
-    }
-
     /// Whether the pattern carried a `?query` or `#hash`, which was stripped
     /// (query parameters are matched elsewhere, so the caller should warn).
     pub(super) fn had_query_or_hash(&self) -> bool {
