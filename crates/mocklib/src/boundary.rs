@@ -25,6 +25,7 @@
 //! ```
 
 use std::cell::RefCell;
+use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -213,6 +214,12 @@ pub trait BoundaryCallback<Args>: Clone + Send + Sync + 'static {
 #[doc(hidden)]
 #[derive(Clone)]
 pub struct NewScope(pub(crate) Arc<dyn Fn() -> Arc<Scope> + Send + Sync>);
+
+impl fmt::Debug for NewScope {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("NewScope").finish_non_exhaustive()
+    }
+}
 
 macro_rules! boundary_callback {
     ($($arg:ident),*) => {

@@ -181,7 +181,7 @@ pub(crate) struct Engine {
 }
 
 impl Engine {
-    pub fn new(handlers: Vec<Handler>) -> Arc<Self> {
+    pub(crate) fn new(handlers: Vec<Handler>) -> Arc<Self> {
         use std::sync::atomic::{AtomicU64, Ordering};
         static NEXT: AtomicU64 = AtomicU64::new(1);
         let id = NEXT.fetch_add(1, Ordering::Relaxed);
@@ -195,19 +195,19 @@ impl Engine {
     }
 
     /// Sets how `bypass()` performs requests for this engine.
-    #[cfg_attr(any(not(feature = "net"), target_arch = "wasm32"), allow(dead_code))]
-    pub fn set_performer(&self, performer: Arc<dyn Performer>) {
+    #[cfg(any(feature = "net", target_arch = "wasm32"))]
+    pub(crate) fn set_performer(&self, performer: Arc<dyn Performer>) {
         *self
             .performer
             .write()
             .unwrap_or_else(PoisonError::into_inner) = Some(performer);
     }
 
-    pub fn events(&self) -> &Events {
+    pub(crate) fn events(&self) -> &Events {
         &self.events
     }
 
-    pub fn listen(&self, options: ListenOptions) {
+    pub(crate) fn listen(&self, options: ListenOptions) {
         *self
             .listening
             .write()
@@ -215,7 +215,7 @@ impl Engine {
         self.events.set_enabled(true);
     }
 
-    pub fn close(&self) {
+    pub(crate) fn close(&self) {
         *self
             .listening
             .write()
@@ -223,7 +223,7 @@ impl Engine {
         self.events.set_enabled(false);
     }
 
-    pub fn listen_options(&self) -> Option<Arc<ListenOptions>> {
+    pub(crate) fn listen_options(&self) -> Option<Arc<ListenOptions>> {
         self.listening
             .read()
             .unwrap_or_else(PoisonError::into_inner)
@@ -231,24 +231,24 @@ impl Engine {
     }
 
     /// The scope the calling code runs in: its innermost boundary, or the root.
-    pub fn current_scope(&self) -> Arc<Scope> {
+    pub(crate) fn current_scope(&self) -> Arc<Scope> {
         boundary::current(self.id).unwrap_or_else(|| Arc::clone(&self.root))
     }
 
     /// The current scope's handlers in lookup order (`list_handlers`).
-    pub fn list_handlers(&self) -> Vec<Handler> {
+    pub(crate) fn list_handlers(&self) -> Vec<Handler> {
         self.current_scope().snapshot().iter().cloned().collect()
     }
 
     /// Whether `scope` is this engine's root (no boundary).
-    #[cfg_attr(any(not(feature = "net"), target_arch = "wasm32"), allow(dead_code))]
-    pub fn is_root(&self, scope: &Arc<Scope>) -> bool {
+    #[cfg(all(feature = "net", not(target_arch = "wasm32")))]
+    pub(crate) fn is_root(&self, scope: &Arc<Scope>) -> bool {
         Arc::ptr_eq(scope, &self.root)
     }
 
     /// A function creating a fresh boundary scope from the caller's scope.
-    #[cfg_attr(target_arch = "wasm32", allow(dead_code))] // no boundaries in the browser yet
-    pub fn boundary_factory(self: &Arc<Self>) -> boundary::NewScope {
+    #[cfg(not(target_arch = "wasm32"))] // no boundaries in the browser yet
+    pub(crate) fn boundary_factory(self: &Arc<Self>) -> boundary::NewScope {
         let engine = Arc::clone(self);
         boundary::NewScope(Arc::new(move || Arc::new(engine.current_scope().child())))
     }
@@ -258,7 +258,7 @@ impl Engine {
     ///
     /// The scope is taken now, at the call, and the returned future runs its
     /// resolvers inside it wherever it is polled.
-    pub fn handle(
+    pub(crate) fn handle(
         &self,
         request: Request,
         base_url: Option<Url>,
@@ -267,7 +267,7 @@ impl Engine {
     }
 
     /// Resolves `request` in `scope` (taken earlier, in the caller's task).
-    pub fn handle_in(
+    pub(crate) fn handle_in(
         &self,
         scope: Arc<Scope>,
         request: Request,
@@ -356,7 +356,7 @@ impl Lookup {
             }
             matched = true;
             match run_resolver(invocation).await {
-                Resolution::Fallthrough => continue,
+                Resolution::Fallthrough => {}
                 Resolution::Failed(error) => return self.fail(request, request_id, handler, error),
                 Resolution::Respond(response) => {
                     return self.respond(request, request_id, handler, response);

@@ -342,7 +342,7 @@ mod tests {
                 assert_eq!(filename.as_deref(), Some("a.txt"));
                 assert_eq!(&data[..], b"line1\r\nline2");
             }
-            other => panic!("expected a file, got {other:?}"),
+            other @ FormValue::Text(_) => panic!("expected a file, got {other:?}"),
         }
     }
 

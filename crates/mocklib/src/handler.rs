@@ -131,7 +131,11 @@ pub(crate) struct LookupContext<'a> {
 }
 
 impl<'a> LookupContext<'a> {
-    pub fn new(request: &'a Request, request_id: RequestId, base_url: Option<&'a Url>) -> Self {
+    pub(crate) fn new(
+        request: &'a Request,
+        request_id: RequestId,
+        base_url: Option<&'a Url>,
+    ) -> Self {
         LookupContext {
             request,
             request_id,
@@ -141,7 +145,7 @@ impl<'a> LookupContext<'a> {
         }
     }
 
-    pub fn cookies(&self) -> &Cookies {
+    pub(crate) fn cookies(&self) -> &Cookies {
         self.cookies
             .get_or_init(|| Cookies::from_headers(self.request.headers()))
     }
@@ -150,7 +154,7 @@ impl<'a> LookupContext<'a> {
     /// namespace keeps state per request today (GraphQL); a second one
     /// would need a map here instead of one slot.
     #[cfg_attr(not(feature = "graphql"), allow(dead_code))]
-    pub fn namespace_state<T: Any + Default + Send + Sync>(&self) -> &T {
+    pub(crate) fn namespace_state<T: Any + Default + Send + Sync>(&self) -> &T {
         self.namespace_state
             .get_or_init(|| Box::new(T::default()))
             .downcast_ref()

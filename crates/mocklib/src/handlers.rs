@@ -42,7 +42,7 @@ struct Link {
 }
 
 impl HandlerChain {
-    pub fn from_handlers(handlers: Vec<Handler>) -> Self {
+    pub(crate) fn from_handlers(handlers: Vec<Handler>) -> Self {
         HandlerChain::default().prepend(handlers)
     }
 
@@ -53,7 +53,7 @@ impl HandlerChain {
     /// geometrically down the chain: thousands of single `use_handlers` calls
     /// leave O(log n) indexed chunks, each handler is copied O(log n) times,
     /// and prepending to a large list copies nothing.
-    pub fn prepend(&self, handlers: Vec<Handler>) -> Self {
+    pub(crate) fn prepend(&self, handlers: Vec<Handler>) -> Self {
         if handlers.is_empty() {
             return self.clone();
         }
@@ -78,13 +78,13 @@ impl HandlerChain {
         std::iter::successors(self.0.as_deref(), |link| link.next.0.as_deref())
     }
 
-    pub fn iter(&self) -> impl Iterator<Item = &Handler> {
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &Handler> {
         self.links().flat_map(|link| link.handlers.iter())
     }
 
     /// The handlers that may match a request with these keys, in list order;
     /// every handler left out cannot match it.
-    pub fn candidates(
+    pub(crate) fn candidates(
         &self,
         keys: &RequestKeys,
         #[cfg(feature = "graphql")] operations: &dyn OperationSource,
@@ -126,12 +126,13 @@ impl Drop for Link {
 /// The handler state of one scope.
 pub(crate) struct Scope {
     /// Unique in the process; names the scope in proxy credentials.
-    #[cfg_attr(any(not(feature = "net"), target_arch = "wasm32"), allow(dead_code))]
+    #[cfg(all(feature = "net", not(target_arch = "wasm32")))]
     id: u64,
     engine_id: u64,
     state: Mutex<ScopeState>,
 }
 
+#[cfg(all(feature = "net", not(target_arch = "wasm32")))]
 fn next_scope_id() -> u64 {
     use std::sync::atomic::{AtomicU64, Ordering};
     static NEXT: AtomicU64 = AtomicU64::new(1);
@@ -146,9 +147,10 @@ struct ScopeState {
 }
 
 impl Scope {
-    pub fn root(engine_id: u64, handlers: Vec<Handler>) -> Self {
+    pub(crate) fn root(engine_id: u64, handlers: Vec<Handler>) -> Self {
         let initial = HandlerChain::from_handlers(handlers);
         Scope {
+            #[cfg(all(feature = "net", not(target_arch = "wasm32")))]
             id: next_scope_id(),
             engine_id,
             state: Mutex::new(ScopeState {
@@ -161,10 +163,11 @@ impl Scope {
 
     /// A boundary scope starting from this scope's full current list, all of
     /// it counted as initial.
-    #[cfg_attr(target_arch = "wasm32", allow(dead_code))] // no boundaries in the browser yet
-    pub fn child(&self) -> Self {
+    #[cfg(not(target_arch = "wasm32"))] // no boundaries in the browser yet
+    pub(crate) fn child(&self) -> Self {
         let state = self.lock();
         Scope {
+            #[cfg(all(feature = "net", not(target_arch = "wasm32")))]
             id: next_scope_id(),
             engine_id: self.engine_id,
             state: Mutex::new(ScopeState {
@@ -175,12 +178,12 @@ impl Scope {
         }
     }
 
-    #[cfg_attr(any(not(feature = "net"), target_arch = "wasm32"), allow(dead_code))]
-    pub fn id(&self) -> u64 {
+    #[cfg(all(feature = "net", not(target_arch = "wasm32")))]
+    pub(crate) fn id(&self) -> u64 {
         self.id
     }
 
-    pub fn engine_id(&self) -> u64 {
+    pub(crate) fn engine_id(&self) -> u64 {
         self.engine_id
     }
 
@@ -190,40 +193,40 @@ impl Scope {
     }
 
     /// The list as it is now; iterate it without holding any lock.
-    pub fn snapshot(&self) -> HandlerChain {
+    pub(crate) fn snapshot(&self) -> HandlerChain {
         self.lock().current.clone()
     }
 
     /// `use(...handlers)`: prepend runtime handlers, keeping their order.
-    pub fn prepend(&self, handlers: Vec<Handler>) {
+    pub(crate) fn prepend(&self, handlers: Vec<Handler>) {
         let mut state = self.lock();
         state.current = state.current.prepend(handlers);
     }
 
     /// `resetHandlers()`: drop the runtime handlers added in this scope.
-    pub fn reset(&self) {
+    pub(crate) fn reset(&self) {
         let mut state = self.lock();
         state.current = state.initial.clone();
     }
 
     /// `resetHandlers(...next)`: `next` becomes the initial list.
-    pub fn reset_to(&self, handlers: Vec<Handler>) {
+    pub(crate) fn reset_to(&self, handlers: Vec<Handler>) {
         let mut state = self.lock();
         state.initial = HandlerChain::from_handlers(handlers);
         state.current = state.initial.clone();
     }
 
     /// `restoreHandlers()`: re-arm every used once-handler.
-    pub fn restore(&self) {
+    pub(crate) fn restore(&self) {
         self.lock().used_once.clear();
     }
 
-    pub fn is_used(&self, handler: &Handler) -> bool {
+    pub(crate) fn is_used(&self, handler: &Handler) -> bool {
         handler.is_once() && self.lock().used_once.contains(&handler.id())
     }
 
     /// Marks a once-handler used; `false` if another request got it first.
-    pub fn claim_once(&self, handler: &Handler) -> bool {
+    pub(crate) fn claim_once(&self, handler: &Handler) -> bool {
         self.lock().used_once.insert(handler.id())
     }
 }

@@ -57,7 +57,7 @@ pub(crate) struct RequestKeys {
 }
 
 impl RequestKeys {
-    pub fn new(method: &http::Method, url: &Url) -> Self {
+    pub(crate) fn new(method: &http::Method, url: &Url) -> Self {
         let origin = url.origin().ascii_serialization();
         let mut origin_and_path = String::with_capacity(origin.len() + url.path().len());
         origin_and_path.push_str(&origin);
@@ -91,7 +91,7 @@ pub(crate) struct ChunkIndex {
 }
 
 impl ChunkIndex {
-    pub fn build(handlers: &[Handler]) -> Self {
+    pub(crate) fn build(handlers: &[Handler]) -> Self {
         let mut index = ChunkIndex {
             by_origin_and_path: Trie::new(),
             by_path: Trie::new(),
@@ -150,7 +150,7 @@ impl ChunkIndex {
     }
 
     /// Positions (in the chunk) of the handlers that may match, in list order.
-    pub fn candidates(
+    pub(crate) fn candidates(
         &self,
         keys: &RequestKeys,
         #[cfg(feature = "graphql")] source: &dyn OperationSource,

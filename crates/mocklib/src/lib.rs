@@ -74,7 +74,42 @@
 //! [Mock Service Worker]: https://mswjs.io
 
 #![forbid(unsafe_code)]
-#![warn(missing_docs)]
+// axum's lint set, less `clippy::match_on_vec_items` (removed from clippy)
+// and `clippy::empty_enum` (renamed `empty_enums` recently: no one name is
+// known to every supported toolchain), and without axum's
+// `allow(elided_lifetimes_in_paths)`.
+#![warn(
+    clippy::all,
+    clippy::todo,
+    clippy::enum_glob_use,
+    clippy::mem_forget,
+    clippy::unused_self,
+    clippy::filter_map_next,
+    clippy::needless_continue,
+    clippy::needless_borrow,
+    clippy::match_wildcard_for_single_variants,
+    clippy::if_let_mutex,
+    clippy::await_holding_lock,
+    clippy::imprecise_flops,
+    clippy::suboptimal_flops,
+    clippy::lossy_float_literal,
+    clippy::rest_pat_in_fully_bound_structs,
+    clippy::fn_params_excessive_bools,
+    clippy::exit,
+    clippy::inefficient_to_string,
+    clippy::linkedlist,
+    clippy::macro_use_imports,
+    clippy::option_option,
+    clippy::verbose_file_reads,
+    clippy::unnested_or_patterns,
+    clippy::str_to_string,
+    rust_2018_idioms,
+    future_incompatible,
+    nonstandard_style,
+    missing_debug_implementations,
+    missing_docs,
+    unreachable_pub
+)]
 // The native front doors (`node`) do not exist on wasm32, nor `graphql`
 // without its feature, so docs built that way cannot resolve links to them;
 // they render as plain text.

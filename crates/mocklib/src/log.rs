@@ -43,7 +43,7 @@ pub(crate) fn error(message: &str) {
 
 /// Routine news (mocking enabled, a request mocked); the browser front door
 /// prints these unless started `quiet`, as Mock Service Worker does.
-#[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+#[cfg(target_arch = "wasm32")]
 pub(crate) fn info(message: &str) {
     if has_subscriber() {
         tracing::info!(target: "mocklib", "{message}");
@@ -58,9 +58,6 @@ mod fallback {
         eprintln!("{line}");
     }
     pub(super) fn error(line: &str) {
-        eprintln!("{line}");
-    }
-    pub(super) fn info(line: &str) {
         eprintln!("{line}");
     }
 }

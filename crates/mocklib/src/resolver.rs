@@ -34,6 +34,7 @@
 //! A resolver that panics also answers its request with a 500; the server
 //! keeps serving every other request.
 
+use std::fmt;
 use std::future::Future;
 
 use crate::cookies::Cookies;
@@ -228,6 +229,12 @@ pub trait ResolverOutput<M>: MaybeSend + 'static {
 /// Opaque result of [`ResolverOutput::into_call`].
 #[doc(hidden)]
 pub struct ResolverCallBox(pub(crate) ResolverCall);
+
+impl fmt::Debug for ResolverCallBox {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ResolverCallBox").finish_non_exhaustive()
+    }
+}
 
 impl<T: IntoResolution + MaybeSend + 'static> ResolverOutput<marker::Sync> for T {
     fn into_call(self) -> ResolverCallBox {

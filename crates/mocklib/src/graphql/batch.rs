@@ -47,7 +47,7 @@ struct Answer {
 }
 
 impl BatchState {
-    pub fn new(operations: &[Arc<OperationInfo>], request_line: String) -> Self {
+    pub(crate) fn new(operations: &[Arc<OperationInfo>], request_line: String) -> Self {
         BatchState {
             answers: Mutex::new(operations.iter().map(|_| None).collect()),
             settled: AtomicBool::new(false),

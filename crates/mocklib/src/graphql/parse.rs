@@ -32,7 +32,7 @@ pub(crate) struct ParsedGraphql {
 impl ParsedGraphql {
     /// Prints the "named handlers skip anonymous operations" warning, at most
     /// once per request however many handlers skip it.
-    pub fn warn_anonymous(&self, operation: &OperationInfo) {
+    pub(crate) fn warn_anonymous(&self, operation: &OperationInfo) {
         if self.anonymous_warned.swap(true, Ordering::Relaxed) {
             return;
         }
@@ -87,7 +87,7 @@ pub(crate) enum ParseOutcome {
 impl ParseOutcome {
     /// The parsed request for a handler, printing the invalid-document
     /// warning the first time a handler asks.
-    pub fn graphql(&self) -> Option<&Arc<ParsedGraphql>> {
+    pub(super) fn graphql(&self) -> Option<&Arc<ParsedGraphql>> {
         match self {
             ParseOutcome::Graphql(parsed) => Some(parsed),
             ParseOutcome::NotGraphql => None,
@@ -286,7 +286,7 @@ fn from_query_string(request: &Request) -> Result<Payload, NotGraphql> {
         return Err(NotGraphql::Silent);
     };
     let variables = match variables.as_deref().map(str::trim) {
-        None | Some("") | Some("null") => Value::Object(Map::new()),
+        None | Some("" | "null") => Value::Object(Map::new()),
         Some(text) => Value::Object(json_object(text, "its \"variables\" parameter")?),
     };
     Ok(Payload {

@@ -40,7 +40,7 @@ pub use self::net::ListenError;
 pub use self::reqwest::MockMiddleware;
 #[cfg(feature = "tower")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
-pub use self::tower::{MockBody, MockLayer, MockService, NoUpstream};
+pub use self::tower::{MockBody, MockLayer, MockService, NoUpstream, NoUpstreamError};
 
 /// Creates a server with `handlers` as its initial handlers
 /// (MSW: [`setupServer(...handlers)`](https://mswjs.io/docs/api/setup-server)).

@@ -118,7 +118,7 @@ pub(super) fn push_param(
         existing.repeating = repeating;
     } else {
         params.push(RawParam {
-            name: name.to_string(),
+            name: name.to_owned(),
             values,
             repeating,
         });
@@ -130,6 +130,6 @@ pub(super) fn push_param(
 fn decode(raw: &str) -> String {
     match percent_decode_str(raw).decode_utf8() {
         Ok(decoded) => decoded.into_owned(),
-        Err(_) => raw.to_string(),
+        Err(_) => raw.to_owned(),
     }
 }

@@ -41,7 +41,7 @@ pub(super) fn literal_prefix(tokens: &[Token]) -> String {
 
 /// path-to-regexp v6 `tokensToRegexp` with `end: true, strict: false,
 /// sensitive: false`.
-pub(super) fn compile_path(tokens: &[Token], ctx: &Ctx) -> Result<Compiled, PatternError> {
+pub(super) fn compile_path(tokens: &[Token], ctx: &Ctx<'_>) -> Result<Compiled, PatternError> {
     if let Some(literal) = literal_matcher(tokens) {
         return Ok(literal);
     }
@@ -117,7 +117,7 @@ fn push_param_regex(re: &mut String, prefix: Option<char>, pattern: &str, modifi
 
 /// Compiles the assembled regex; its parts were validated while reading the
 /// pattern, so only its size can make this fail.
-fn build_regex(re: &str, ctx: &Ctx) -> Result<Regex, PatternError> {
+fn build_regex(re: &str, ctx: &Ctx<'_>) -> Result<Regex, PatternError> {
     Regex::new(re).map_err(|e| {
         ctx.error(
             0,

@@ -128,7 +128,7 @@ use tokenizer::{PATH_SYNTAX, tokenize};
 
 /// A compiled request path pattern. Cheap to clone, safe to share.
 #[derive(Debug, Clone)]
-pub struct PathPattern {
+pub(super) struct PathPattern {
     source: String,
     kind: Kind,
     had_query_or_hash: bool,
@@ -140,7 +140,7 @@ pub struct PathPattern {
 
 /// One parameter captured from a request URL, before any typing.
 #[derive(Debug, Clone, PartialEq)]
-pub struct RawParam {
+pub(super) struct RawParam {
     pub name: String,
     /// One value, or for repeated parameters (`:name*`, `:name+`) each segment.
     pub values: Vec<String>,
@@ -154,7 +154,7 @@ pub struct RawParam {
 /// starts with `path_prefix`, and (when `origin` is `Some`) the URL's origin
 /// equals it.
 #[derive(Debug, Clone, PartialEq)]
-pub struct IndexKey {
+pub(crate) struct IndexKey {
     /// Lowercased `scheme://host[:port]` (default port dropped) of an absolute
     /// pattern without wildcards in its origin.
     pub origin: Option<String>,
@@ -294,7 +294,7 @@ struct Ctx<'a> {
 impl Ctx<'_> {
     fn error(&self, position: usize, reason: impl Into<String>) -> PatternError {
         PatternError {
-            pattern: self.source.to_string(),
+            pattern: self.source.to_owned(),
             position,
             reason: reason.into(),
         }
@@ -309,7 +309,7 @@ impl Ctx<'_> {
 
 impl PathPattern {
     /// Compiles a pattern. See the module docs for the accepted syntax.
-    pub fn parse(pattern: &str) -> Result<PathPattern, PatternError> {
+    pub(super) fn parse(pattern: &str) -> Result<PathPattern, PatternError> {
         let chars: Vec<char> = pattern.chars().collect();
         let mut ctx = Ctx {
             source: pattern,
@@ -338,7 +338,7 @@ impl PathPattern {
         };
         let path = compile_path(&tokens, &ctx)?;
         Ok(PathPattern {
-            source: pattern.to_string(),
+            source: pattern.to_owned(),
             kind,
             had_query_or_hash: ctx.had_query_or_hash,
             path,
@@ -347,20 +347,13 @@ impl PathPattern {
     }
 
     /// The pattern text as given by the user.
-    pub fn as_str(&self) -> &str {
+    pub(super) fn as_str(&self) -> &str {
         &self.source
-    }
-
-    /// Whether this is a relative path pattern (starts with `/`).
-    // Part of the surface for callers not wired in yet; keep -D warnings quiet.
-    #[allow(dead_code)]
-    pub fn is_relative(&self) -> bool {
-        matches!(self.kind, Kind::Relative)
     }
 
     /// Whether the pattern carried a `?query` or `#hash`, which was stripped
     /// (query parameters are matched elsewhere, so the caller should warn).
-    pub fn had_query_or_hash(&self) -> bool {
+    pub(super) fn had_query_or_hash(&self) -> bool {
         self.had_query_or_hash
     }
 
@@ -368,7 +361,7 @@ impl PathPattern {
     /// its origin; absolute and `*`-led patterns ignore it.
     ///
     /// Returns the captured parameters in pattern order, or `None`.
-    pub fn matches(&self, url: &Url, base: Option<&Url>) -> Option<Vec<RawParam>> {
+    pub(super) fn matches(&self, url: &Url, base: Option<&Url>) -> Option<Vec<RawParam>> {
         let mut params = Vec::new();
         match &self.kind {
             Kind::Relative => {
@@ -394,7 +387,7 @@ impl PathPattern {
     }
 
     /// A key for pre-filtering; see [`IndexKey`] for its guarantee.
-    pub fn index_key(&self) -> IndexKey {
+    pub(super) fn index_key(&self) -> IndexKey {
         let origin = match &self.kind {
             Kind::Absolute(origin) => origin.index_origin.clone(),
             _ => None,

@@ -27,13 +27,13 @@ pub(super) fn scheme_colon(chars: &[char]) -> Option<usize> {
 pub(super) fn parse_absolute(
     chars: &[char],
     colon: usize,
-    ctx: &mut Ctx,
+    ctx: &mut Ctx<'_>,
 ) -> Result<(Kind, Vec<Token>), PatternError> {
     let origin = parse_origin(chars, colon, ctx)?;
     let tokens = match origin.path_start {
         Some(start) => tokenize(chars, start, ctx, &PATH_SYNTAX)?,
         // No path after the authority means the root path.
-        None => vec![Token::Literal("/".to_string())],
+        None => vec![Token::Literal("/".to_owned())],
     };
     check_host_names(origin.host_tokens.iter().chain(&tokens), origin.host, ctx)?;
     Ok((Kind::Absolute(origin.matcher), tokens))
@@ -42,7 +42,7 @@ pub(super) fn parse_absolute(
 /// A pattern starting with `*`, matched against the whole clean URL.
 pub(super) fn parse_wildcard_led(
     chars: &[char],
-    ctx: &mut Ctx,
+    ctx: &mut Ctx<'_>,
 ) -> Result<Vec<Token>, PatternError> {
     let (scheme_colon, authority) = wildcard_led_authority(chars);
     let roles = wildcard_led_colon_roles(chars, scheme_colon, authority.clone());
@@ -61,7 +61,7 @@ pub(super) fn parse_wildcard_led(
 fn check_host_names<'t>(
     tokens: impl Iterator<Item = &'t Token>,
     host: Range<usize>,
-    ctx: &Ctx,
+    ctx: &Ctx<'_>,
 ) -> Result<(), PatternError> {
     let mut seen: Vec<(&str, bool)> = Vec::new();
     for token in tokens {
@@ -96,7 +96,11 @@ struct ParsedOrigin {
 }
 
 /// Parses `scheme://host[:port]` of an absolute pattern.
-fn parse_origin(chars: &[char], colon: usize, ctx: &mut Ctx) -> Result<ParsedOrigin, PatternError> {
+fn parse_origin(
+    chars: &[char],
+    colon: usize,
+    ctx: &mut Ctx<'_>,
+) -> Result<ParsedOrigin, PatternError> {
     let scheme: String = chars[..colon]
         .iter()
         .collect::<String>()
@@ -217,7 +221,7 @@ fn split_host_port(
     chars: &[char],
     start: usize,
     authority: &Authority,
-    ctx: &Ctx,
+    ctx: &Ctx<'_>,
 ) -> Result<(usize, Option<usize>), PatternError> {
     let end = authority.end;
     if chars.get(start) != Some(&'[') {
@@ -250,7 +254,7 @@ fn parse_port(
     chars: &[char],
     port_start: Option<usize>,
     end: usize,
-    ctx: &Ctx,
+    ctx: &Ctx<'_>,
 ) -> Result<PortSpec, PatternError> {
     let Some(ps) = port_start else {
         return Ok(PortSpec::Default);
@@ -279,7 +283,7 @@ fn parse_port(
 fn host_tokens(
     chars: &[char],
     host: Range<usize>,
-    ctx: &mut Ctx,
+    ctx: &mut Ctx<'_>,
 ) -> Result<Vec<Token>, PatternError> {
     if chars[host.start] == '[' {
         return Ok(vec![Token::Literal(chars[host].iter().collect())]);
@@ -293,7 +297,7 @@ fn host_tokens(
 /// glued to the end of the host name, which would never match
 /// `localhost:3000` (MSW matches it only because its regex runs over the
 /// whole URL, capturing ":3000"). Refuse it rather than never match.
-fn reject_port_lookalike(tokens: &[Token], ctx: &Ctx) -> Result<(), PatternError> {
+fn reject_port_lookalike(tokens: &[Token], ctx: &Ctx<'_>) -> Result<(), PatternError> {
     let [
         ..,
         Token::Literal(before),
@@ -329,7 +333,7 @@ fn probe_origin(
     host_tokens: &[Token],
     port: PortSpec,
     start: usize,
-    ctx: &Ctx,
+    ctx: &Ctx<'_>,
 ) -> Result<Url, PatternError> {
     let mut probe = format!("{scheme}://");
     for token in host_tokens {
@@ -359,7 +363,7 @@ fn host_matcher(
     host: Range<usize>,
     tokens: &[Token],
     parsed: &Url,
-    ctx: &Ctx,
+    ctx: &Ctx<'_>,
 ) -> Result<HostMatcher, PatternError> {
     if let [Token::Literal(_)] = tokens {
         let normalized = parsed.host_str().unwrap_or_default();

@@ -42,7 +42,7 @@ pub(super) const HOST_SYNTAX: Syntax<'static> = Syntax {
 };
 
 impl Syntax<'_> {
-    fn check_literal(&self, c: char, at: usize, ctx: &Ctx) -> Result<(), PatternError> {
+    fn check_literal(&self, c: char, at: usize, ctx: &Ctx<'_>) -> Result<(), PatternError> {
         if !self.host || c.is_alphanumeric() || matches!(c, '-' | '.' | '_' | '~' | '%') {
             return Ok(());
         }
@@ -100,8 +100,8 @@ impl TokenSink {
 pub(super) fn tokenize(
     chars: &[char],
     start: usize,
-    ctx: &mut Ctx,
-    syntax: &Syntax,
+    ctx: &mut Ctx<'_>,
+    syntax: &Syntax<'_>,
 ) -> Result<Vec<Token>, PatternError> {
     let mut out = TokenSink::default();
     let mut i = start;
@@ -139,14 +139,14 @@ pub(super) fn tokenize(
 }
 
 /// The error for a special character out of place.
-fn misplaced(c: char, at: usize, ctx: &Ctx) -> PatternError {
+fn misplaced(c: char, at: usize, ctx: &Ctx<'_>) -> PatternError {
     let reason = match c {
         '+' => "unexpected '+': a modifier must follow a parameter \
                 (write \\+ to match a literal '+')"
-            .to_string(),
+            .to_owned(),
         '(' => "unexpected '(': a custom pattern must directly follow a parameter \
                 name, as in \":id(\\d+)\" (write \\( to match it literally)"
-            .to_string(),
+            .to_owned(),
         _ => format!(
             "unexpected '{c}': groups are not supported \
              (write \\{c} to match it literally)"
@@ -159,8 +159,8 @@ fn misplaced(c: char, at: usize, ctx: &Ctx) -> PatternError {
 fn read_colon(
     chars: &[char],
     i: usize,
-    ctx: &mut Ctx,
-    syntax: &Syntax,
+    ctx: &mut Ctx<'_>,
+    syntax: &Syntax<'_>,
     out: &mut TokenSink,
 ) -> Result<usize, PatternError> {
     match (syntax.colon_role)(i) {
@@ -193,7 +193,7 @@ fn read_colon(
 fn read_named_param(
     chars: &[char],
     i: usize,
-    ctx: &Ctx,
+    ctx: &Ctx<'_>,
     in_host: bool,
     out: &mut TokenSink,
 ) -> Result<usize, PatternError> {
@@ -239,7 +239,7 @@ fn read_named_param(
     Ok(j)
 }
 
-fn missing_name(chars: &[char], at: usize, in_host: bool, ctx: &Ctx) -> PatternError {
+fn missing_name(chars: &[char], at: usize, in_host: bool, ctx: &Ctx<'_>) -> PatternError {
     if in_host && chars.get(at + 1) == Some(&':') {
         return ctx.error(
             at + 1,
@@ -258,7 +258,7 @@ fn missing_name(chars: &[char], at: usize, in_host: bool, ctx: &Ctx) -> PatternE
 fn read_wildcard(
     chars: &[char],
     i: usize,
-    ctx: &mut Ctx,
+    ctx: &mut Ctx<'_>,
     out: &mut TokenSink,
 ) -> Result<usize, PatternError> {
     let mut j = i;
@@ -284,7 +284,7 @@ fn parse_modifier(
     j: &mut usize,
     name: &str,
     prefix: Option<char>,
-    ctx: &Ctx,
+    ctx: &Ctx<'_>,
 ) -> Result<Modifier, PatternError> {
     let at = *j;
     let modifier = match chars.get(at) {
@@ -322,7 +322,7 @@ fn parse_modifier(
 fn parse_custom_pattern(
     chars: &[char],
     open: usize,
-    ctx: &Ctx,
+    ctx: &Ctx<'_>,
 ) -> Result<(String, usize), PatternError> {
     let Some(close) = closing_paren(chars, open) else {
         return Err(ctx.error(open, "unbalanced '(': the custom pattern is never closed"));
@@ -359,7 +359,7 @@ pub(super) fn closing_paren(chars: &[char], open: usize) -> Option<usize> {
 
 /// Validates a custom pattern on its own, so that a bad regex is reported
 /// at its '(' rather than as an opaque failure of the whole pattern.
-fn check_custom_pattern(pattern: &str, open: usize, ctx: &Ctx) -> Result<(), PatternError> {
+fn check_custom_pattern(pattern: &str, open: usize, ctx: &Ctx<'_>) -> Result<(), PatternError> {
     match Regex::new(&format!("(?:{pattern})")) {
         Err(e) => {
             let detail = e.to_string();
@@ -367,7 +367,7 @@ fn check_custom_pattern(pattern: &str, open: usize, ctx: &Ctx) -> Result<(), Pat
                 .lines()
                 .find_map(|l| l.strip_prefix("error: "))
                 .unwrap_or(detail.lines().next().unwrap_or("invalid regex"))
-                .to_string();
+                .to_owned();
             Err(ctx.error(
                 open,
                 format!("invalid custom pattern \"{pattern}\": {detail}"),

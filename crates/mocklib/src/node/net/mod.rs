@@ -147,7 +147,7 @@ pub(crate) struct Shared {
 
 impl Shared {
     /// This server's certificate authority, generated on the first call.
-    pub fn ca(&self) -> Result<&Arc<CertificateAuthority>, &str> {
+    pub(super) fn ca(&self) -> Result<&Arc<CertificateAuthority>, &str> {
         self.ca
             .get_or_init(|| {
                 CertificateAuthority::generate()
@@ -159,7 +159,7 @@ impl Shared {
     }
 
     /// Resolves once the server has closed.
-    pub async fn closed(&self) {
+    pub(super) async fn closed(&self) {
         let mut closed = self.closed.subscribe();
         // An error means the sender is gone, which is closing too.
         let _ = closed.wait_for(|closed| *closed).await;
@@ -174,7 +174,7 @@ pub(crate) struct LazyUpstream {
 }
 
 impl LazyUpstream {
-    pub fn get(&self) -> Result<&Upstream, &str> {
+    pub(super) fn get(&self) -> Result<&Upstream, &str> {
         self.client
             .get_or_init(|| Upstream::new(&self.extra_roots).map_err(|error| error.to_string()))
             .as_ref()
@@ -215,7 +215,7 @@ pub(crate) struct Port {
 }
 
 impl Port {
-    pub fn tenant(&self) -> Option<Arc<Shared>> {
+    pub(super) fn tenant(&self) -> Option<Arc<Shared>> {
         self.tenant
             .read()
             .unwrap_or_else(PoisonError::into_inner)
@@ -226,7 +226,7 @@ impl Port {
         *self.tenant.write().unwrap_or_else(PoisonError::into_inner) = tenant;
     }
 
-    pub async fn retired(&self) {
+    pub(super) async fn retired(&self) {
         let mut retired = self.retired.subscribe();
         let _ = retired.wait_for(|retired| *retired).await;
     }
@@ -312,7 +312,7 @@ impl ScopeRegistry {
     }
 
     /// The scope named by a `Proxy-Authorization` header value.
-    pub fn scope_named_by(&self, header: Option<&http::HeaderValue>) -> CredentialScope {
+    pub(super) fn scope_named_by(&self, header: Option<&http::HeaderValue>) -> CredentialScope {
         let Some(credentials) = header
             .and_then(|value| value.to_str().ok())
             .and_then(|value| {
@@ -349,7 +349,7 @@ impl ScopeRegistry {
 }
 
 impl Network {
-    pub fn start(
+    pub(super) fn start(
         engine: Arc<Engine>,
         port: u16,
         extra_roots_pem: &[String],
@@ -393,7 +393,7 @@ impl Network {
 
     /// The origin to send requests to for `scope`: the main port at the
     /// root, a port of the boundary's own inside one.
-    pub fn url(&self, scope: &Arc<Scope>) -> Result<Url, ListenError> {
+    pub(super) fn url(&self, scope: &Arc<Scope>) -> Result<Url, ListenError> {
         let address = if self.shared.engine.is_root(scope) {
             self.address
         } else {
@@ -404,7 +404,7 @@ impl Network {
 
     /// The proxy URL for `scope`: plain at the root, with a credential naming
     /// the boundary inside one.
-    pub fn proxy_url(&self, scope: &Arc<Scope>) -> Url {
+    pub(super) fn proxy_url(&self, scope: &Arc<Scope>) -> Url {
         let mut url = Url::parse(&format!("http://{}", self.address))
             .expect("a socket address makes a valid URL");
         if !self.shared.engine.is_root(scope) {
@@ -436,12 +436,12 @@ impl Network {
         Ok(address)
     }
 
-    pub fn ca_certificate_pem(&self) -> Result<&str, &str> {
+    pub(super) fn ca_certificate_pem(&self) -> Result<&str, &str> {
         self.shared.ca().map(|ca| ca.certificate_pem())
     }
 
     /// The CA bundle for child processes, written on the first call.
-    pub fn bundle_path(&self) -> Result<PathBuf, ListenError> {
+    pub(super) fn bundle_path(&self) -> Result<PathBuf, ListenError> {
         let mut bundle = self.bundle.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(bundle) = &*bundle {
             return Ok(bundle.path.clone());

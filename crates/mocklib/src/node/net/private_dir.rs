@@ -24,7 +24,7 @@ impl PrivateDir {
     /// `create` fails when the path exists, so a directory (or symbolic link)
     /// that someone else put there first is never used: the next name is
     /// tried instead.
-    pub fn new() -> io::Result<Self> {
+    pub(super) fn new() -> io::Result<Self> {
         static NEXT: AtomicU64 = AtomicU64::new(0);
         let base = std::env::temp_dir();
         let mut builder = DirBuilder::new();
@@ -44,7 +44,7 @@ impl PrivateDir {
             ));
             match builder.create(&path) {
                 Ok(()) => return Ok(PrivateDir { path }),
-                Err(error) if error.kind() == io::ErrorKind::AlreadyExists => continue,
+                Err(error) if error.kind() == io::ErrorKind::AlreadyExists => {}
                 Err(error) => return Err(error),
             }
         }
@@ -54,7 +54,7 @@ impl PrivateDir {
         ))
     }
 
-    pub fn path(&self) -> &Path {
+    pub(super) fn path(&self) -> &Path {
         &self.path
     }
 }

@@ -57,7 +57,7 @@ use rustls::ServerConfig;
 use rustls::crypto::CryptoProvider;
 use rustls::server::{ClientHello, ResolvesServerCert, WantsServerCert};
 use rustls::sign::CertifiedKey;
-use rustls_pki_types::{CertificateDer, DnsName, PrivateKeyDer, PrivatePkcs8KeyDer};
+use rustls_pki_types::{DnsName, PrivateKeyDer, PrivatePkcs8KeyDer};
 
 /// ALPN protocols offered to clients, in order of preference: HTTP/2 first,
 /// because the listener speaks both and h2 multiplexes a client's requests
@@ -218,11 +218,8 @@ impl CertificateAuthority {
     }
 
     /// The CA certificate in DER form, e.g. for a rustls `RootCertStore`.
-    #[allow(
-        dead_code,
-        reason = "part of the CA's surface; the tests use it, the listener may not"
-    )]
-    pub(crate) fn certificate_der(&self) -> &CertificateDer<'static> {
+    #[cfg(test)] // only the tests need the DER form
+    pub(crate) fn certificate_der(&self) -> &rustls_pki_types::CertificateDer<'static> {
         self.certificate.der()
     }
 
@@ -458,6 +455,7 @@ mod tests {
 
     use rustls::pki_types::ServerName;
     use rustls::{ClientConfig, RootCertStore};
+    use rustls_pki_types::CertificateDer;
     use rustls_pki_types::pem::PemObject;
     use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
     use tokio_rustls::TlsConnector;

@@ -141,7 +141,7 @@ impl Upstream {
     /// (that is what `extra_roots` is for), which tests the real code path too.
     ///
     /// Does not need a tokio runtime; [`perform`](Self::perform) does.
-    pub fn new(extra_roots: &[CertificateDer<'static>]) -> Result<Self, UpstreamError> {
+    pub(crate) fn new(extra_roots: &[CertificateDer<'static>]) -> Result<Self, UpstreamError> {
         let roots = trusted_roots(extra_roots)?;
         let trusted_roots = roots.len();
         let connector = https_connector(roots)?;
@@ -175,7 +175,7 @@ impl Upstream {
     ///   are as the upstream sent them (hop-by-hop ones included — strip them
     ///   with [`strip_hop_by_hop`] before re-serving the response).
     /// * Redirects are returned, not followed.
-    pub async fn perform(
+    pub(crate) async fn perform(
         &self,
         mut request: UpstreamRequest,
     ) -> Result<http::Response<hyper::body::Incoming>, UpstreamError> {
@@ -751,7 +751,7 @@ mod tests {
 
         let leaf_key = rcgen::KeyPair::generate().unwrap();
         let leaf_params =
-            rcgen::CertificateParams::new(vec!["127.0.0.1".to_string(), "localhost".to_string()])
+            rcgen::CertificateParams::new(vec!["127.0.0.1".to_owned(), "localhost".to_owned()])
                 .unwrap();
         let leaf = leaf_params.signed_by(&leaf_key, &ca, &ca_key).unwrap();
 
