@@ -34,34 +34,12 @@ use crate::request::{Performer, Request};
 use crate::resolver::{RequestId, Resolution, ResolverCall, ResolverError};
 use crate::response::{HttpResponse, Kind, StatusText};
 
-/// Options for `listen_with`.
-///
-/// ```
-/// use mocklib::{ListenOptions, UnhandledRequest};
-///
-/// let options = ListenOptions {
-///     on_unhandled_request: UnhandledRequest::Error,
-///     ..ListenOptions::default()
-/// };
-/// # let _ = options;
-/// ```
+/// What the engine needs of a front door's options while intercepting: the
+/// front door's own options (the listener's port, say) stay with it.
 #[derive(Clone, Default, Debug)]
-pub struct ListenOptions {
-    /// What to do with a request no handler matches. Default: warn.
-    #[doc(alias = "onUnhandledRequest")]
-    pub on_unhandled_request: UnhandledRequest,
-    /// The origin relative predicates (`/posts`) match against when a front
-    /// door knows none of its own. Without one, relative predicates match the
-    /// path of a request to any origin.
-    #[doc(alias = "baseUrl")]
-    pub base_url: Option<Url>,
-    /// The loopback port of the listener (native, feature `net`); `None`
-    /// picks a free one.
-    pub port: Option<u16>,
-    /// Extra root certificates (PEM) the upstream client trusts besides the
-    /// system's, for passthrough to a test server with its own CA.
-    /// Certificate verification itself cannot be turned off.
-    pub upstream_root_certificates: Vec<String>,
+pub(crate) struct InterceptOptions {
+    pub(crate) on_unhandled_request: UnhandledRequest,
+    pub(crate) base_url: Option<Url>,
 }
 
 /// What happens to a request that no handler matches.
@@ -176,7 +154,7 @@ pub(crate) struct Engine {
     root: Arc<Scope>,
     events: Events,
     /// `Some` while listening.
-    listening: RwLock<Option<Arc<ListenOptions>>>,
+    listening: RwLock<Option<Arc<InterceptOptions>>>,
     performer: RwLock<Option<Arc<dyn Performer>>>,
 }
 
@@ -207,7 +185,7 @@ impl Engine {
         &self.events
     }
 
-    pub(crate) fn listen(&self, options: ListenOptions) {
+    pub(crate) fn listen(&self, options: InterceptOptions) {
         *self
             .listening
             .write()
@@ -223,7 +201,7 @@ impl Engine {
         self.events.set_enabled(false);
     }
 
-    pub(crate) fn listen_options(&self) -> Option<Arc<ListenOptions>> {
+    pub(crate) fn listen_options(&self) -> Option<Arc<InterceptOptions>> {
         self.listening
             .read()
             .unwrap_or_else(PoisonError::into_inner)
@@ -307,7 +285,7 @@ impl Engine {
 struct Lookup {
     scope: Arc<Scope>,
     events: Events,
-    options: Arc<ListenOptions>,
+    options: Arc<InterceptOptions>,
 }
 
 impl Lookup {

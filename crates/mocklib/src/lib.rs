@@ -157,14 +157,14 @@ pub use boundary::{BoundaryExt, Scoped};
 pub use bypass::{BypassError, bypass};
 pub use cookies::Cookies;
 pub use delay::{Delay, delay};
-pub use engine::{
-    ListenOptions, NetworkError, NetworkErrorKind, Outcome, Passthrough, UnhandledRequest,
-};
+pub use engine::{NetworkError, NetworkErrorKind, Outcome, Passthrough, UnhandledRequest};
 pub use events::{EventKind, Events, LifeCycleEvent};
 pub use form_data::{FormData, FormError, FormValue};
 pub use handler::Handler;
 pub use matching::{IntoPredicate, PatternError, Predicate};
 pub use maybe_send::MaybeSend;
+#[cfg(not(target_arch = "wasm32"))]
+pub use node::ListenOptions;
 pub use params::{ParamValue, Params};
 pub use request::{BodyError, InvalidRequest, Request, UnsendableRequest};
 pub use resolver::{IntoResolution, RequestId, ResolverArgs, ResolverError};

@@ -8,7 +8,7 @@ use super::fallback::FetchPatch;
 use super::perform::FetchPerformer;
 use super::service_worker::{self, Connection, RegisterFailure};
 use super::{Mode, StartError, StartOptions};
-use crate::engine::{Engine, ListenOptions};
+use crate::engine::{Engine, InterceptOptions};
 use crate::handler::Handler;
 use crate::setup_api::SetupApi;
 
@@ -82,9 +82,9 @@ impl Worker {
             State::Stopped => {}
         }
         *self.state.borrow_mut() = State::Starting;
-        self.engine.listen(ListenOptions {
+        self.engine.listen(InterceptOptions {
             on_unhandled_request: options.on_unhandled_request.clone(),
-            ..ListenOptions::default()
+            ..InterceptOptions::default()
         });
         match self.intercept(&options).await {
             Ok(interception) => {

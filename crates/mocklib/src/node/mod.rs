@@ -27,7 +27,7 @@ use std::sync::Arc;
 use url::Url;
 
 use crate::boundary::{BoundaryCallback, Scoped};
-use crate::engine::{Engine, ListenOptions, Outcome};
+use crate::engine::{Engine, InterceptOptions, Outcome, UnhandledRequest};
 use crate::handler::Handler;
 use crate::request::Request;
 use crate::setup_api::SetupApi;
@@ -63,6 +63,50 @@ pub fn setup_server(handlers: impl IntoIterator<Item = Handler>) -> Server {
         engine,
         #[cfg(feature = "net")]
         network: Arc::default(),
+    }
+}
+
+/// Options for [`Server::listen_with`] (MSW: `server.listen(options)`).
+///
+/// ```
+/// use mocklib::{ListenOptions, UnhandledRequest};
+///
+/// let options = ListenOptions {
+///     on_unhandled_request: UnhandledRequest::Error,
+///     ..ListenOptions::default()
+/// };
+/// # let _ = options;
+/// ```
+#[derive(Clone, Default, Debug)]
+pub struct ListenOptions {
+    /// What to do with a request no handler matches. Default: warn.
+    #[doc(alias = "onUnhandledRequest")]
+    pub on_unhandled_request: UnhandledRequest,
+    /// The origin relative predicates (`/posts`) match against when a front
+    /// door knows none of its own. Without one, relative predicates match the
+    /// path of a request to any origin.
+    #[doc(alias = "baseUrl")]
+    pub base_url: Option<Url>,
+    /// The loopback port of the listener; `None` takes a pooled port or a
+    /// free one (see [`Server::url`]).
+    #[cfg(feature = "net")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "net")))]
+    pub port: Option<u16>,
+    /// Extra root certificates (PEM) the upstream client trusts besides the
+    /// system's, for passthrough to a test server with its own CA.
+    /// Certificate verification itself cannot be turned off.
+    #[cfg(feature = "net")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "net")))]
+    pub upstream_root_certificates: Vec<String>,
+}
+
+impl ListenOptions {
+    /// The part the engine uses; the listener's own stay here.
+    fn intercept(&self) -> InterceptOptions {
+        InterceptOptions {
+            on_unhandled_request: self.on_unhandled_request.clone(),
+            base_url: self.base_url.clone(),
+        }
     }
 }
 
@@ -113,7 +157,7 @@ impl Server {
             panic!("mocklib could not start listening: {error}");
         }
         #[cfg(not(feature = "net"))]
-        self.engine.listen(options);
+        self.engine.listen(options.intercept());
     }
 
     /// Like [`listen_with`](Self::listen_with), returning why the listener
@@ -132,7 +176,7 @@ impl Server {
                 &options.upstream_root_certificates,
             )?);
         }
-        self.engine.listen(options);
+        self.engine.listen(options.intercept());
         Ok(())
     }
 
