@@ -8,8 +8,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use common::{client, spawn_upstream};
-use mocklib::node::setup_server;
+use common::{serve, spawn_upstream};
 use mocklib::{
     BodyError, FormValue, HttpResponse, NetworkError, NetworkErrorKind, ResolverArgs, delay, http,
     passthrough,
@@ -35,17 +34,11 @@ async fn upstream() -> (String, Arc<AtomicUsize>) {
     (format!("http://{address}"), hits)
 }
 
-async fn get_text(client: &reqwest_middleware::ClientWithMiddleware, url: &str) -> (u16, String) {
-    let response = client.get(url).send().await.expect("a response");
-    let status = response.status().as_u16();
-    (status, response.text().await.expect("a body"))
-}
-
 // ─────────────────────── sync, async, destructuring ───────────────────────
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sync_and_async_closures_are_both_resolvers() {
-    let server = setup_server([
+    let client = serve([
         http::get("https://api.example.com/sync", |_| {
             HttpResponse::text("sync")
         }),
@@ -54,22 +47,20 @@ async fn sync_and_async_closures_are_both_resolvers() {
             HttpResponse::text("async")
         }),
     ]);
-    server.listen_with(common::error_on_unhandled());
-    let client = client(&server);
 
     assert_eq!(
-        get_text(&client, "https://api.example.com/sync").await,
-        (200, "sync".into())
+        client.get("https://api.example.com/sync").await,
+        (200, "sync")
     );
     assert_eq!(
-        get_text(&client, "https://api.example.com/async").await,
-        (200, "async".into())
+        client.get("https://api.example.com/async").await,
+        (200, "async")
     );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn resolver_args_can_be_destructured() {
-    let server = setup_server([http::get(
+    let client = serve([http::get(
         "https://api.example.com/users/:id",
         |ResolverArgs {
              request,
@@ -84,18 +75,12 @@ async fn resolver_args_can_be_destructured() {
             }))
         },
     )]);
-    server.listen_with(common::error_on_unhandled());
-    let client = client(&server);
 
     let body: Value = client
         .get("https://api.example.com/users/42")
         .header("cookie", "session=abc")
-        .send()
         .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+        .json();
     assert_eq!(
         body,
         json!({ "method": "GET", "id": "42", "session": "abc" })
@@ -106,15 +91,13 @@ async fn resolver_args_can_be_destructured() {
 async fn request_id_is_distinct_per_request() {
     let seen = Arc::new(Mutex::new(Vec::new()));
     let record = Arc::clone(&seen);
-    let server = setup_server([http::get("https://api.example.com/id", move |args| {
+    let client = serve([http::get("https://api.example.com/id", move |args| {
         record.lock().unwrap().push(args.request_id);
         HttpResponse::text(args.request_id.to_string())
     })]);
-    server.listen_with(common::error_on_unhandled());
-    let client = client(&server);
 
-    let (_, first) = get_text(&client, "https://api.example.com/id").await;
-    let (_, second) = get_text(&client, "https://api.example.com/id").await;
+    let first = client.get("https://api.example.com/id").await.text();
+    let second = client.get("https://api.example.com/id").await.text();
     assert_ne!(first, second);
     let seen = seen.lock().unwrap();
     assert_eq!(seen.len(), 2);
@@ -125,7 +108,7 @@ async fn request_id_is_distinct_per_request() {
 async fn fall_through_handlers_see_the_same_request_id() {
     let seen = Arc::new(Mutex::new(Vec::new()));
     let (first, second) = (Arc::clone(&seen), Arc::clone(&seen));
-    let server = setup_server([
+    let client = serve([
         http::get("https://api.example.com/id", move |args| {
             first.lock().unwrap().push(args.request_id);
         }),
@@ -134,10 +117,8 @@ async fn fall_through_handlers_see_the_same_request_id() {
             HttpResponse::empty()
         }),
     ]);
-    server.listen_with(common::error_on_unhandled());
-    let client = client(&server);
 
-    get_text(&client, "https://api.example.com/id").await;
+    client.get("https://api.example.com/id").await;
     let seen = seen.lock().unwrap();
     assert_eq!(seen.len(), 2);
     assert_eq!(seen[0], seen[1], "one request, one id");
@@ -153,7 +134,7 @@ struct NewPost {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn resolver_reads_method_url_headers_and_body() {
-    let server = setup_server([http::post("https://api.example.com/posts", |args| {
+    let client = serve([http::post("https://api.example.com/posts", |args| {
         let request = &args.request;
         let post: NewPost = request.json().expect("a NewPost");
         HttpResponse::json(&json!({
@@ -166,8 +147,6 @@ async fn resolver_reads_method_url_headers_and_body() {
             "post": post,
         }))
     })]);
-    server.listen_with(common::error_on_unhandled());
-    let client = client(&server);
 
     let post = NewPost {
         id: 1,
@@ -177,12 +156,8 @@ async fn resolver_reads_method_url_headers_and_body() {
         .post("https://api.example.com/posts?draft=true")
         .header("x-trace", "t-1")
         .json(&post)
-        .send()
         .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+        .json();
     let sent = serde_json::to_string(&post).unwrap();
     assert_eq!(
         body,
@@ -200,46 +175,34 @@ async fn resolver_reads_method_url_headers_and_body() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn resolver_reads_binary_body_bytes() {
-    let server = setup_server([http::put("https://api.example.com/blob", |args| {
+    let client = serve([http::put("https://api.example.com/blob", |args| {
         let bytes = args.request.bytes();
         // Not UTF-8: text() is an error, bytes() is not.
         assert!(matches!(args.request.text(), Err(BodyError::NotUtf8(_))));
         HttpResponse::json(&bytes.to_vec())
     })]);
-    server.listen_with(common::error_on_unhandled());
-    let client = client(&server);
 
     let body: Vec<u8> = client
         .put("https://api.example.com/blob")
         .body(vec![0u8, 255, 1, 254])
-        .send()
         .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+        .json();
     assert_eq!(body, [0, 255, 1, 254]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn resolver_reads_an_urlencoded_form() {
-    let server = setup_server([http::post("https://api.example.com/form", |args| {
+    let client = serve([http::post("https://api.example.com/form", |args| {
         let form = args.request.form().expect("a form");
         let tags: Vec<&str> = form.get_all("tag").filter_map(FormValue::as_text).collect();
         HttpResponse::json(&json!({ "title": form.get("title"), "tags": tags }))
     })]);
-    server.listen_with(common::error_on_unhandled());
-    let client = client(&server);
 
     let body: Value = client
         .post("https://api.example.com/form")
         .form(&[("title", "Hello world & more"), ("tag", "a"), ("tag", "b")])
-        .send()
         .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+        .json();
     assert_eq!(
         body,
         json!({ "title": "Hello world & more", "tags": ["a", "b"] })
@@ -248,7 +211,7 @@ async fn resolver_reads_an_urlencoded_form() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn resolver_reads_a_multipart_form() {
-    let server = setup_server([http::post("https://api.example.com/upload", |args| {
+    let client = serve([http::post("https://api.example.com/upload", |args| {
         let form = args.request.form().expect("a multipart form");
         let Some(FormValue::File {
             filename,
@@ -265,8 +228,6 @@ async fn resolver_reads_a_multipart_form() {
             "data": String::from_utf8_lossy(data),
         }))
     })]);
-    server.listen_with(common::error_on_unhandled());
-    let client = client(&server);
 
     // reqwest's `multipart` feature is not enabled for the tests: build the
     // body by hand, as a browser would send it.
@@ -288,12 +249,8 @@ async fn resolver_reads_a_multipart_form() {
             format!("multipart/form-data; boundary={boundary}"),
         )
         .body(body)
-        .send()
         .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+        .json();
     assert_eq!(
         response,
         json!({
@@ -307,13 +264,11 @@ async fn resolver_reads_a_multipart_form() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn resolver_reads_a_multipart_field_whose_name_has_a_semicolon() {
-    let server = setup_server([http::post("https://api.example.com/upload", |args| {
+    let client = serve([http::post("https://api.example.com/upload", |args| {
         let form = args.request.form().expect("a multipart form");
         let names: Vec<&str> = form.iter().map(|(name, _)| name).collect();
         HttpResponse::json(&names)
     })]);
-    server.listen_with(common::error_on_unhandled());
-    let client = client(&server);
 
     // Browsers send ';' in a quoted name as it is (only '"', CR, LF are escaped).
     let body = "--b\r\nContent-Disposition: form-data; name=\"a;b\"\r\n\r\n1\r\n--b--\r\n";
@@ -321,42 +276,28 @@ async fn resolver_reads_a_multipart_field_whose_name_has_a_semicolon() {
         .post("https://api.example.com/upload")
         .header("content-type", "multipart/form-data; boundary=b")
         .body(body)
-        .send()
         .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+        .json();
     assert_eq!(names, ["a;b"]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cookies_are_parsed_from_the_cookie_header() {
-    let server = setup_server([http::get("https://api.example.com/user", |args| {
+    let client = serve([http::get("https://api.example.com/user", |args| {
         if args.cookies.get("session").is_none() {
             return HttpResponse::empty().status(401);
         }
         HttpResponse::json(&args.cookies)
     })]);
-    server.listen_with(common::error_on_unhandled());
-    let client = client(&server);
 
-    let response = client
-        .get("https://api.example.com/user")
-        .send()
-        .await
-        .unwrap();
+    let response = client.get("https://api.example.com/user").await;
     assert_eq!(response.status(), 401);
 
     let body: Value = client
         .get("https://api.example.com/user")
         .header("cookie", "session=abc%20def; theme=dark")
-        .send()
         .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+        .json();
     assert_eq!(body, json!({ "session": "abc def", "theme": "dark" }));
 }
 
@@ -364,7 +305,7 @@ async fn cookies_are_parsed_from_the_cookie_header() {
 async fn every_fall_through_handler_can_read_the_body() {
     let first_saw = Arc::new(Mutex::new(None));
     let record = Arc::clone(&first_saw);
-    let server = setup_server([
+    let client = serve([
         http::post("https://api.example.com/echo", move |args| {
             // Reads the body, then lets the next handler answer.
             *record.lock().unwrap() = Some(args.request.text().unwrap().to_owned());
@@ -373,18 +314,12 @@ async fn every_fall_through_handler_can_read_the_body() {
             HttpResponse::text(format!("second read {}", args.request.text().unwrap()))
         }),
     ]);
-    server.listen_with(common::error_on_unhandled());
-    let client = client(&server);
 
     let body = client
         .post("https://api.example.com/echo")
         .body("payload")
-        .send()
         .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+        .text();
     assert_eq!(body, "second read payload");
     assert_eq!(first_saw.lock().unwrap().as_deref(), Some("payload"));
 }
@@ -393,43 +328,35 @@ async fn every_fall_through_handler_can_read_the_body() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn returning_http_response_answers_with_it() {
-    let server = setup_server([http::get("https://api.example.com/r", |_| {
+    let client = serve([http::get("https://api.example.com/r", |_| {
         HttpResponse::text("created").status(201)
     })]);
-    server.listen_with(common::error_on_unhandled());
-    let client = client(&server);
 
     assert_eq!(
-        get_text(&client, "https://api.example.com/r").await,
-        (201, "created".into())
+        client.get("https://api.example.com/r").await,
+        (201, "created")
     );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn returning_an_http_crate_response_answers_with_it() {
-    let server = setup_server([http::get("https://api.example.com/r", |_| {
+    let client = serve([http::get("https://api.example.com/r", |_| {
         ::http::Response::builder()
             .status(202)
             .header("x-kind", "http-crate")
             .body(String::from("accepted"))
             .unwrap()
     })]);
-    server.listen_with(common::error_on_unhandled());
-    let client = client(&server);
 
-    let response = client
-        .get("https://api.example.com/r")
-        .send()
-        .await
-        .unwrap();
+    let response = client.get("https://api.example.com/r").await;
     assert_eq!(response.status(), 202);
-    assert_eq!(response.headers()["x-kind"], "http-crate");
-    assert_eq!(response.text().await.unwrap(), "accepted");
+    assert_eq!(response.header("x-kind"), "http-crate");
+    assert_eq!(response.text(), "accepted");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn returning_unit_falls_through_to_the_next_matching_handler() {
-    let server = setup_server([
+    let client = serve([
         http::get("https://api.example.com/r", |_| {}),
         http::get("https://api.example.com/other", |_| {
             HttpResponse::text("wrong handler")
@@ -438,18 +365,16 @@ async fn returning_unit_falls_through_to_the_next_matching_handler() {
             HttpResponse::text("second")
         }),
     ]);
-    server.listen_with(common::error_on_unhandled());
-    let client = client(&server);
 
     assert_eq!(
-        get_text(&client, "https://api.example.com/r").await,
-        (200, "second".into())
+        client.get("https://api.example.com/r").await,
+        (200, "second")
     );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn returning_none_falls_through_and_some_answers() {
-    let server = setup_server([
+    let client = serve([
         http::get("https://api.example.com/r/:id", |args| {
             (&args.params["id"] == "1").then(|| HttpResponse::text("some"))
         }),
@@ -457,34 +382,27 @@ async fn returning_none_falls_through_and_some_answers() {
             HttpResponse::text("fallback")
         }),
     ]);
-    server.listen_with(common::error_on_unhandled());
-    let client = client(&server);
 
     assert_eq!(
-        get_text(&client, "https://api.example.com/r/1").await,
-        (200, "some".into())
+        client.get("https://api.example.com/r/1").await,
+        (200, "some")
     );
     assert_eq!(
-        get_text(&client, "https://api.example.com/r/2").await,
-        (200, "fallback".into())
+        client.get("https://api.example.com/r/2").await,
+        (200, "fallback")
     );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn passthrough_performs_the_request_and_stops_the_lookup() {
     let (origin, hits) = upstream().await;
-    let server = setup_server([
+    let client = serve([
         http::get(format!("{origin}/data"), |_| passthrough()),
         // Matches too, but must not be reached.
         http::get(format!("{origin}/data"), |_| HttpResponse::text("mocked")),
     ]);
-    server.listen_with(common::error_on_unhandled());
-    let client = client(&server);
 
-    assert_eq!(
-        get_text(&client, &format!("{origin}/data")).await,
-        (200, "real".into())
-    );
+    assert_eq!(client.get(format!("{origin}/data")).await, (200, "real"));
     assert_eq!(hits.load(Ordering::SeqCst), 1);
 }
 
@@ -495,29 +413,23 @@ async fn passthrough_sends_the_original_body_upstream() {
         axum::routing::post(|body: String| async move { format!("upstream got {body}") }),
     );
     let origin = format!("http://{}", spawn_upstream(app).await);
-    let server = setup_server([http::post(format!("{origin}/echo"), |args| {
+    let client = serve([http::post(format!("{origin}/echo"), |args| {
         // Reading the body does not consume it.
         assert_eq!(args.request.text().unwrap(), "original");
         passthrough()
     })]);
-    server.listen_with(common::error_on_unhandled());
-    let client = client(&server);
 
     let body = client
         .post(format!("{origin}/echo"))
         .body("original")
-        .send()
         .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+        .text();
     assert_eq!(body, "upstream got original");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ok_is_used_as_its_value() {
-    let server = setup_server([
+    let client = serve([
         http::get("https://api.example.com/ok", |_| {
             Ok::<_, std::io::Error>(HttpResponse::text("ok"))
         }),
@@ -528,23 +440,18 @@ async fn ok_is_used_as_its_value() {
             HttpResponse::text("next")
         }),
     ]);
-    server.listen_with(common::error_on_unhandled());
-    let client = client(&server);
 
-    assert_eq!(
-        get_text(&client, "https://api.example.com/ok").await,
-        (200, "ok".into())
-    );
+    assert_eq!(client.get("https://api.example.com/ok").await, (200, "ok"));
     // Ok(()) is "nothing", like ().
     assert_eq!(
-        get_text(&client, "https://api.example.com/ok-nothing").await,
-        (200, "next".into())
+        client.get("https://api.example.com/ok-nothing").await,
+        (200, "next")
     );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn err_http_response_is_used_as_the_response() {
-    let server = setup_server([
+    let client = serve([
         http::get("https://api.example.com/denied", |_| {
             Err::<HttpResponse, _>(HttpResponse::text("denied").status(403))
         }),
@@ -553,12 +460,10 @@ async fn err_http_response_is_used_as_the_response() {
             HttpResponse::text("allowed")
         }),
     ]);
-    server.listen_with(common::error_on_unhandled());
-    let client = client(&server);
 
     assert_eq!(
-        get_text(&client, "https://api.example.com/denied").await,
-        (403, "denied".into())
+        client.get("https://api.example.com/denied").await,
+        (403, "denied")
     );
 }
 
@@ -573,7 +478,7 @@ impl std::fmt::Display for PostNotFound {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn err_with_a_custom_error_is_a_500_with_name_and_message() {
-    let server = setup_server([
+    let client = serve([
         http::get("https://api.example.com/posts/:id", |args| async move {
             let id: u32 = args.params["id"].parse().unwrap();
             Err::<HttpResponse, _>(PostNotFound(id))
@@ -582,17 +487,11 @@ async fn err_with_a_custom_error_is_a_500_with_name_and_message() {
             HttpResponse::text("not reached")
         }),
     ]);
-    server.listen_with(common::error_on_unhandled());
-    let client = client(&server);
 
-    let response = client
-        .get("https://api.example.com/posts/7")
-        .send()
-        .await
-        .unwrap();
+    let response = client.get("https://api.example.com/posts/7").await;
     assert_eq!(response.status(), 500);
-    assert_eq!(response.headers()["content-type"], "application/json");
-    let body: Value = response.json().await.unwrap();
+    assert_eq!(response.header("content-type"), "application/json");
+    let body: Value = response.json();
     assert_eq!(
         body,
         json!({ "name": "PostNotFound", "message": "post 7 does not exist" })
@@ -601,24 +500,20 @@ async fn err_with_a_custom_error_is_a_500_with_name_and_message() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn question_mark_on_a_bad_body_is_a_500_naming_body_error() {
-    let server = setup_server([http::post(
+    let client = serve([http::post(
         "https://api.example.com/posts",
         |args| async move {
             let post: NewPost = args.request.json()?;
             Ok::<_, BodyError>(HttpResponse::json(&post).status(201))
         },
     )]);
-    server.listen_with(common::error_on_unhandled());
-    let client = client(&server);
 
     let response = client
         .post("https://api.example.com/posts")
         .body(r#"{"id": "not a number"}"#)
-        .send()
-        .await
-        .unwrap();
+        .await;
     assert_eq!(response.status(), 500);
-    let body: Value = response.json().await.unwrap();
+    let body: Value = response.json();
     assert_eq!(body["name"], "BodyError");
     assert!(
         body["message"]
@@ -634,17 +529,12 @@ async fn handler_returning_nothing_alone_performs_the_request_and_counts_as_hand
     let (origin, hits) = upstream().await;
     let observed = Arc::new(AtomicUsize::new(0));
     let count = Arc::clone(&observed);
-    let server = setup_server([http::all("*", move |_| {
+    // `serve` uses the `Error` strategy: an unhandled request would fail, this one must not.
+    let client = serve([http::all("*", move |_| {
         count.fetch_add(1, Ordering::SeqCst);
     })]);
-    // With `Error`, an unhandled request would fail: this one must not.
-    server.listen_with(common::error_on_unhandled());
-    let client = client(&server);
 
-    assert_eq!(
-        get_text(&client, &format!("{origin}/data")).await,
-        (200, "real".into())
-    );
+    assert_eq!(client.get(format!("{origin}/data")).await, (200, "real"));
     assert_eq!(observed.load(Ordering::SeqCst), 1);
     assert_eq!(hits.load(Ordering::SeqCst), 1);
 }
@@ -653,53 +543,37 @@ async fn handler_returning_nothing_alone_performs_the_request_and_counts_as_hand
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn once_handler_answers_only_once_then_the_next_handler_answers() {
-    let server = setup_server([
+    let client = serve([
         http::get("https://api.example.com/r", |_| HttpResponse::text("once")).once(),
         http::get("https://api.example.com/r", |_| {
             HttpResponse::text("always")
         }),
     ]);
-    server.listen_with(common::error_on_unhandled());
-    let client = client(&server);
 
+    assert_eq!(client.get("https://api.example.com/r").await.text(), "once");
     assert_eq!(
-        get_text(&client, "https://api.example.com/r").await.1,
-        "once"
-    );
-    assert_eq!(
-        get_text(&client, "https://api.example.com/r").await.1,
+        client.get("https://api.example.com/r").await.text(),
         "always"
     );
     assert_eq!(
-        get_text(&client, "https://api.example.com/r").await.1,
+        client.get("https://api.example.com/r").await.text(),
         "always"
     );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn used_once_handler_alone_leaves_the_request_unhandled() {
-    let server =
-        setup_server([
-            http::get("https://api.example.com/r", |_| HttpResponse::text("once")).once(),
-        ]);
-    server.listen_with(common::error_on_unhandled());
-    let client = client(&server);
+    let client =
+        serve([http::get("https://api.example.com/r", |_| HttpResponse::text("once")).once()]);
 
-    assert_eq!(
-        get_text(&client, "https://api.example.com/r").await.1,
-        "once"
-    );
-    let error = client
-        .get("https://api.example.com/r")
-        .send()
-        .await
-        .unwrap_err();
+    assert_eq!(client.get("https://api.example.com/r").await.text(), "once");
+    let error = client.get("https://api.example.com/r").expect_error().await;
     assert!(common::is_network_error(&error), "{error:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn parallel_requests_to_a_once_handler_only_one_gets_it() {
-    let server = setup_server([
+    let client = serve([
         http::get("https://api.example.com/r", |_| async {
             // Give the other request a chance to run meanwhile.
             delay(Duration::from_millis(20)).await;
@@ -710,44 +584,34 @@ async fn parallel_requests_to_a_once_handler_only_one_gets_it() {
             HttpResponse::text("always")
         }),
     ]);
-    server.listen_with(common::error_on_unhandled());
-    let client = client(&server);
 
     let (a, b) = tokio::join!(
-        get_text(&client, "https://api.example.com/r"),
-        get_text(&client, "https://api.example.com/r"),
+        client.get("https://api.example.com/r"),
+        client.get("https://api.example.com/r"),
     );
-    let mut bodies = [a.1, b.1];
+    let mut bodies = [a.text(), b.text()];
     bodies.sort();
     assert_eq!(bodies, ["always", "once"]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn restore_handlers_re_arms_once_handlers() {
-    let server = setup_server([
+    let client = serve([
         http::get("https://api.example.com/r", |_| HttpResponse::text("once")).once(),
         http::get("https://api.example.com/r", |_| {
             HttpResponse::text("always")
         }),
     ]);
-    server.listen_with(common::error_on_unhandled());
-    let client = client(&server);
 
+    assert_eq!(client.get("https://api.example.com/r").await.text(), "once");
     assert_eq!(
-        get_text(&client, "https://api.example.com/r").await.1,
-        "once"
-    );
-    assert_eq!(
-        get_text(&client, "https://api.example.com/r").await.1,
+        client.get("https://api.example.com/r").await.text(),
         "always"
     );
-    server.restore_handlers();
+    client.server().restore_handlers();
+    assert_eq!(client.get("https://api.example.com/r").await.text(), "once");
     assert_eq!(
-        get_text(&client, "https://api.example.com/r").await.1,
-        "once"
-    );
-    assert_eq!(
-        get_text(&client, "https://api.example.com/r").await.1,
+        client.get("https://api.example.com/r").await.text(),
         "always"
     );
 }
@@ -760,33 +624,27 @@ fn explode(message: &str) -> HttpResponse {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn panicking_sync_resolver_gives_a_500_and_the_server_keeps_serving() {
-    let server = setup_server([
+    let client = serve([
         http::get("https://api.example.com/boom", |_| explode("sync kaboom")),
         http::get("https://api.example.com/fine", |_| {
             HttpResponse::text("fine")
         }),
     ]);
-    server.listen_with(common::error_on_unhandled());
-    let client = client(&server);
 
-    let response = client
-        .get("https://api.example.com/boom")
-        .send()
-        .await
-        .unwrap();
+    let response = client.get("https://api.example.com/boom").await;
     assert_eq!(response.status(), 500);
-    let body: Value = response.json().await.unwrap();
+    let body: Value = response.json();
     assert_eq!(body, json!({ "name": "Panic", "message": "sync kaboom" }));
 
     assert_eq!(
-        get_text(&client, "https://api.example.com/fine").await,
-        (200, "fine".into())
+        client.get("https://api.example.com/fine").await,
+        (200, "fine")
     );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn panicking_async_resolver_gives_a_500_and_the_server_keeps_serving() {
-    let server = setup_server([
+    let client = serve([
         http::get("https://api.example.com/boom", |args| async move {
             tokio::task::yield_now().await;
             explode(&format!("async kaboom at {}", args.request.url().path()))
@@ -795,37 +653,27 @@ async fn panicking_async_resolver_gives_a_500_and_the_server_keeps_serving() {
             HttpResponse::text("fine")
         }),
     ]);
-    server.listen_with(common::error_on_unhandled());
-    let client = client(&server);
 
-    let response = client
-        .get("https://api.example.com/boom")
-        .send()
-        .await
-        .unwrap();
+    let response = client.get("https://api.example.com/boom").await;
     assert_eq!(response.status(), 500);
-    let body: Value = response.json().await.unwrap();
+    let body: Value = response.json();
     assert_eq!(
         body,
         json!({ "name": "Panic", "message": "async kaboom at /boom" })
     );
 
     assert_eq!(
-        get_text(&client, "https://api.example.com/fine").await,
-        (200, "fine".into())
+        client.get("https://api.example.com/fine").await,
+        (200, "fine")
     );
     // The panicking handler still answers (with a 500), it is not poisoned away.
-    let again = client
-        .get("https://api.example.com/boom")
-        .send()
-        .await
-        .unwrap();
+    let again = client.get("https://api.example.com/boom").await;
     assert_eq!(again.status(), 500);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn invalid_json_body_is_an_error_value_for_the_resolver() {
-    let server = setup_server([http::post(
+    let client = serve([http::post(
         "https://api.example.com/posts",
         |args| match args.request.json::<Value>() {
             Ok(_) => HttpResponse::text("parsed"),
@@ -841,61 +689,48 @@ async fn invalid_json_body_is_an_error_value_for_the_resolver() {
             }
         },
     )]);
-    server.listen_with(common::error_on_unhandled());
-    let client = client(&server);
 
     let response = client
         .post("https://api.example.com/posts")
         .header("content-type", "application/json")
         .body("{nope")
-        .send()
-        .await
-        .unwrap();
+        .await;
     assert_eq!(response.status(), 400);
-    assert_eq!(response.headers()["x-error-kind"], "json");
-    let message = response.text().await.unwrap();
+    assert_eq!(response.header("x-error-kind"), "json");
+    let message = response.text();
     assert!(
         message.starts_with("request body is not the expected JSON"),
         "{message}"
     );
 
     // An empty body is an error too, not a panic.
-    let response = client
-        .post("https://api.example.com/posts")
-        .send()
-        .await
-        .unwrap();
+    let response = client.post("https://api.example.com/posts").await;
     assert_eq!(response.status(), 400);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn delay_in_an_async_resolver_completes() {
-    let server = setup_server([http::get("https://api.example.com/slow", |_| async {
+    let client = serve([http::get("https://api.example.com/slow", |_| async {
         delay(Duration::from_millis(50)).await;
         HttpResponse::text("finally")
     })]);
-    server.listen_with(common::error_on_unhandled());
-    let client = client(&server);
 
     assert_eq!(
-        get_text(&client, "https://api.example.com/slow").await,
-        (200, "finally".into())
+        client.get("https://api.example.com/slow").await,
+        (200, "finally")
     );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn network_error_from_a_resolver_is_of_kind_mocked() {
-    let server = setup_server([http::get("https://api.example.com/down", |_| {
+    let client = serve([http::get("https://api.example.com/down", |_| {
         HttpResponse::error()
     })]);
-    server.listen_with(common::error_on_unhandled());
-    let client = client(&server);
 
     let error = client
         .get("https://api.example.com/down")
-        .send()
-        .await
-        .unwrap_err();
+        .expect_error()
+        .await;
     let reqwest_middleware::Error::Middleware(inner) = &error else {
         panic!("expected a middleware error, got {error:?}")
     };

@@ -83,3 +83,158 @@ pub fn reference_api() -> Server {
         }),
     ])
 }
+
+/// A server with `handlers`, listening with the error strategy (an unmatched
+/// request fails at once), and a client whose requests go through it: the
+/// one-line setup of a test, in the spirit of axum's `TestClient`.
+pub fn serve(handlers: impl IntoIterator<Item = mocklib::Handler>) -> TestClient {
+    TestClient::new(&mocklib::node::setup_server(handlers))
+}
+
+/// A reqwest client (through the in-process middleware) bound to one
+/// listening server; requests are one-liners: `client.get(url).await`.
+pub struct TestClient {
+    server: Server,
+    client: ClientWithMiddleware,
+}
+
+impl TestClient {
+    /// Starts `server` with the error strategy and builds a client for it.
+    pub fn new(server: &Server) -> Self {
+        server.listen_with(error_on_unhandled());
+        Self {
+            server: server.clone(),
+            client: client(server),
+        }
+    }
+
+    /// The server the requests go through (to change its handlers mid-test).
+    pub fn server(&self) -> &Server {
+        &self.server
+    }
+
+    /// A `GET` of `url`.
+    pub fn get(&self, url: impl reqwest::IntoUrl) -> TestRequest {
+        TestRequest(self.client.get(url))
+    }
+
+    /// A `POST` to `url`.
+    pub fn post(&self, url: impl reqwest::IntoUrl) -> TestRequest {
+        TestRequest(self.client.post(url))
+    }
+
+    /// A `PUT` to `url`.
+    pub fn put(&self, url: impl reqwest::IntoUrl) -> TestRequest {
+        TestRequest(self.client.put(url))
+    }
+
+    /// A request with any `method`.
+    pub fn request(&self, method: reqwest::Method, url: impl reqwest::IntoUrl) -> TestRequest {
+        TestRequest(self.client.request(method, url))
+    }
+}
+
+/// A request being built; `.await` sends it and expects an HTTP response.
+pub struct TestRequest(reqwest_middleware::RequestBuilder);
+
+impl TestRequest {
+    /// Adds header `name: value`.
+    pub fn header(self, name: &str, value: impl AsRef<str>) -> Self {
+        Self(self.0.header(name, value.as_ref()))
+    }
+
+    /// Sets the raw body.
+    pub fn body(self, body: impl Into<reqwest::Body>) -> Self {
+        Self(self.0.body(body))
+    }
+
+    /// Sets a JSON body (and its content type).
+    pub fn json<T: serde::Serialize + ?Sized>(self, value: &T) -> Self {
+        Self(self.0.json(value))
+    }
+
+    /// Sets an urlencoded form body (and its content type).
+    pub fn form<T: serde::Serialize + ?Sized>(self, value: &T) -> Self {
+        Self(self.0.form(value))
+    }
+
+    /// Sends the request, expecting it to fail (no HTTP response at all).
+    pub async fn expect_error(self) -> reqwest_middleware::Error {
+        match self.0.send().await {
+            Ok(response) => panic!("expected an error, got {}", response.status()),
+            Err(error) => error,
+        }
+    }
+
+    async fn send(self) -> TestResponse {
+        let response = self.0.send().await.expect("an HTTP response");
+        TestResponse {
+            status: response.status().as_u16(),
+            headers: response.headers().clone(),
+            body: response.bytes().await.expect("a body"),
+        }
+    }
+}
+
+impl std::future::IntoFuture for TestRequest {
+    type Output = TestResponse;
+    type IntoFuture = std::pin::Pin<Box<dyn std::future::Future<Output = TestResponse> + Send>>;
+
+    fn into_future(self) -> Self::IntoFuture {
+        Box::pin(self.send())
+    }
+}
+
+/// A received response, read in full.
+pub struct TestResponse {
+    status: u16,
+    headers: reqwest::header::HeaderMap,
+    body: bytes::Bytes,
+}
+
+impl TestResponse {
+    /// The status code.
+    pub fn status(&self) -> u16 {
+        self.status
+    }
+
+    /// The value of header `name`; panics when it is absent or not text.
+    pub fn header(&self, name: &str) -> &str {
+        let value = self.headers.get(name);
+        let value = value.unwrap_or_else(|| panic!("no {name} header"));
+        value.to_str().expect("a text header")
+    }
+
+    /// All headers.
+    pub fn headers(&self) -> &reqwest::header::HeaderMap {
+        &self.headers
+    }
+
+    /// The body as text; panics when it is not UTF-8.
+    pub fn text(&self) -> String {
+        String::from_utf8(self.body.to_vec()).expect("a UTF-8 body")
+    }
+
+    /// The body parsed as JSON into `T`; panics when it does not parse.
+    pub fn json<T: serde::de::DeserializeOwned>(&self) -> T {
+        serde_json::from_slice(&self.body).expect("a JSON body")
+    }
+}
+
+/// `assert_eq!(client.get(url).await, (200, "body"))`: status and text in one line.
+impl PartialEq<(u16, &str)> for TestResponse {
+    fn eq(&self, (status, text): &(u16, &str)) -> bool {
+        self.status == *status && self.body == text.as_bytes()
+    }
+}
+
+/// Shows what an `assert_eq!` compares: status and body text.
+impl std::fmt::Debug for TestResponse {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let text = String::from_utf8_lossy(&self.body);
+        f.debug_tuple("TestResponse")
+            .field(&self.status)
+            .field(&text)
+            .finish()
+    }
+}
