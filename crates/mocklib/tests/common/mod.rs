@@ -101,7 +101,12 @@ pub struct TestClient {
 impl TestClient {
     /// Starts `server` with the error strategy and builds a client for it.
     pub fn new(server: &Server) -> Self {
-        server.listen_with(error_on_unhandled());
+        Self::with_options(server, error_on_unhandled())
+    }
+
+    /// Starts `server` with `options` and builds a client for it.
+    pub fn with_options(server: &Server, options: mocklib::ListenOptions) -> Self {
+        server.listen_with(options);
         Self {
             server: server.clone(),
             client: client(server),
@@ -114,60 +119,109 @@ impl TestClient {
     }
 
     /// A `GET` of `url`.
-    pub fn get(&self, url: impl reqwest::IntoUrl) -> TestRequest {
-        TestRequest(self.client.get(url))
+    pub fn get(&self, url: impl AsRef<str>) -> TestRequest {
+        self.request(reqwest::Method::GET, url)
+    }
+
+    /// A `HEAD` of `url`.
+    pub fn head(&self, url: impl AsRef<str>) -> TestRequest {
+        self.request(reqwest::Method::HEAD, url)
     }
 
     /// A `POST` to `url`.
-    pub fn post(&self, url: impl reqwest::IntoUrl) -> TestRequest {
-        TestRequest(self.client.post(url))
+    pub fn post(&self, url: impl AsRef<str>) -> TestRequest {
+        self.request(reqwest::Method::POST, url)
     }
 
     /// A `PUT` to `url`.
-    pub fn put(&self, url: impl reqwest::IntoUrl) -> TestRequest {
-        TestRequest(self.client.put(url))
+    pub fn put(&self, url: impl AsRef<str>) -> TestRequest {
+        self.request(reqwest::Method::PUT, url)
     }
 
     /// A request with any `method`.
-    pub fn request(&self, method: reqwest::Method, url: impl reqwest::IntoUrl) -> TestRequest {
-        TestRequest(self.client.request(method, url))
+    pub fn request(&self, method: reqwest::Method, url: impl AsRef<str>) -> TestRequest {
+        let url = url.as_ref();
+        TestRequest {
+            what: format!("{method} {url}"),
+            builder: self.client.request(method, url),
+        }
     }
 }
 
 /// A request being built; `.await` sends it and expects an HTTP response.
-pub struct TestRequest(reqwest_middleware::RequestBuilder);
+pub struct TestRequest {
+    /// Method and URL, to name the request in failure messages.
+    what: String,
+    builder: reqwest_middleware::RequestBuilder,
+}
 
 impl TestRequest {
     /// Adds header `name: value`.
     pub fn header(self, name: &str, value: impl AsRef<str>) -> Self {
-        Self(self.0.header(name, value.as_ref()))
+        Self {
+            builder: self.builder.header(name, value.as_ref()),
+            ..self
+        }
     }
 
     /// Sets the raw body.
     pub fn body(self, body: impl Into<reqwest::Body>) -> Self {
-        Self(self.0.body(body))
+        Self {
+            builder: self.builder.body(body),
+            ..self
+        }
     }
 
     /// Sets a JSON body (and its content type).
     pub fn json<T: serde::Serialize + ?Sized>(self, value: &T) -> Self {
-        Self(self.0.json(value))
+        Self {
+            builder: self.builder.json(value),
+            ..self
+        }
     }
 
     /// Sets an urlencoded form body (and its content type).
     pub fn form<T: serde::Serialize + ?Sized>(self, value: &T) -> Self {
-        Self(self.0.form(value))
+        Self {
+            builder: self.builder.form(value),
+            ..self
+        }
     }
 
     /// Sends the request, expecting it to fail (no HTTP response at all).
     pub async fn expect_error(self) -> reqwest_middleware::Error {
-        match self.0.send().await {
-            Ok(response) => panic!("expected an error, got {}", response.status()),
+        match self.builder.send().await {
+            Ok(response) => panic!(
+                "{}: expected an error, got {}",
+                self.what,
+                response.status()
+            ),
             Err(error) => error,
         }
     }
 
+    /// Sends the request, expecting it to be unhandled (the error strategy's
+    /// network error); returns that error's message.
+    pub async fn expect_unhandled(self) -> String {
+        let what = self.what.clone();
+        unhandled_message(&self.expect_error().await, &what)
+    }
+
+    /// `Ok(body)` when a handler answered (with 200), `Err(message)` when the
+    /// request failed as unhandled; any other outcome fails the test.
+    pub async fn handled(self) -> Result<String, String> {
+        match self.builder.send().await {
+            Ok(response) => {
+                assert_eq!(response.status(), 200, "{}", self.what);
+                Ok(response.text().await.expect("read body"))
+            }
+            Err(error) => Err(unhandled_message(&error, &self.what)),
+        }
+    }
+
     async fn send(self) -> TestResponse {
-        let response = self.0.send().await.expect("an HTTP response");
+        let response = self.builder.send().await;
+        let response = response.unwrap_or_else(|e| panic!("{}: no response: {e:?}", self.what));
         TestResponse {
             status: response.status().as_u16(),
             headers: response.headers().clone(),
@@ -237,4 +291,18 @@ impl std::fmt::Debug for TestResponse {
             .field(&text)
             .finish()
     }
+}
+
+/// The message of an "unhandled request" network error (`what` names the
+/// request); panics on any other error.
+pub fn unhandled_message(error: &reqwest_middleware::Error, what: &str) -> String {
+    let network = mocklib::NetworkError::from_middleware_error(error);
+    let network =
+        network.unwrap_or_else(|| panic!("{what}: expected a network error, got {error:?}"));
+    assert_eq!(
+        network.kind(),
+        mocklib::NetworkErrorKind::Unhandled,
+        "{what}: {network}"
+    );
+    network.to_string()
 }
