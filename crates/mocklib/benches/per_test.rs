@@ -116,8 +116,8 @@ fn micros(duration: Duration) -> String {
 
 async fn iteration(name: &str, client: &reqwest::Client) {
     let body = match name {
-        MIDDLEWARE => mocklib_middleware(client).await,
-        BASE_URL => mocklib_base_url(client).await,
+        MIDDLEWARE => mocklib(client, true).await,
+        BASE_URL => mocklib(client, false).await,
         WIREMOCK => wiremock(client).await,
         "httpmock" => httpmock(client).await,
         "mockito" => mockito(client).await,
@@ -131,32 +131,31 @@ async fn text(response: reqwest::Response) -> String {
     response.text().await.unwrap()
 }
 
-async fn mocklib_middleware(client: &reqwest::Client) -> String {
-    let server = setup_server([http::get("https://api.example.com/user", |_| {
-        HttpResponse::text(BODY)
-    })]);
+/// One test's life through mocklib: through the middleware, or in base URL
+/// mode (a request to `server.url()`).
+async fn mocklib(client: &reqwest::Client, through_middleware: bool) -> String {
+    let predicate = if through_middleware {
+        "https://api.example.com/user"
+    } else {
+        "/user"
+    };
+    let server = setup_server([http::get(predicate, |_| HttpResponse::text(BODY))]);
     server.listen();
-    let client = reqwest_middleware::ClientBuilder::new(client.clone())
-        .with(server.middleware())
-        .build();
-    let response = client
-        .get("https://api.example.com/user")
-        .send()
-        .await
-        .unwrap();
-    let body = text(response).await;
-    server.close();
-    body
-}
-
-async fn mocklib_base_url(client: &reqwest::Client) -> String {
-    let server = setup_server([http::get("/user", |_| HttpResponse::text(BODY))]);
-    server.listen();
-    let response = client
-        .get(format!("{}user", server.url()))
-        .send()
-        .await
-        .unwrap();
+    let response = if through_middleware {
+        reqwest_middleware::ClientBuilder::new(client.clone())
+            .with(server.middleware())
+            .build()
+            .get("https://api.example.com/user")
+            .send()
+            .await
+            .unwrap()
+    } else {
+        client
+            .get(format!("{}user", server.url()))
+            .send()
+            .await
+            .unwrap()
+    };
     let body = text(response).await;
     server.close();
     body
