@@ -114,7 +114,6 @@ pub enum ListenError {
 /// the port was asked for by number) and removes the CA bundle's private
 /// directory.
 pub(crate) struct Network {
-    address: SocketAddr,
     port: Arc<Port>,
     /// Whether `port` goes back to the pool on drop.
     pooled: bool,
@@ -383,7 +382,6 @@ impl Network {
         port.lend(Some(Arc::clone(&shared)));
         tracing::debug!(target: "mocklib", %address, pooled, "listening");
         Ok(Network {
-            address,
             port,
             pooled,
             shared,
@@ -395,7 +393,7 @@ impl Network {
     /// root, a port of the boundary's own inside one.
     pub(super) fn url(&self, scope: &Arc<Scope>) -> Result<Url, ListenError> {
         let address = if self.shared.engine.is_root(scope) {
-            self.address
+            self.port.address
         } else {
             self.scope_port(scope)?
         };
@@ -405,7 +403,7 @@ impl Network {
     /// The proxy URL for `scope`: plain at the root, with a credential naming
     /// the boundary inside one.
     pub(super) fn proxy_url(&self, scope: &Arc<Scope>) -> Url {
-        let mut url = Url::parse(&format!("http://{}", self.address))
+        let mut url = Url::parse(&format!("http://{}", self.port.address))
             .expect("a socket address makes a valid URL");
         if !self.shared.engine.is_root(scope) {
             self.shared.scopes.register(scope);
