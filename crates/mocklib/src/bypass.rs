@@ -70,7 +70,7 @@ pub enum BypassError {
 ///
 /// let server = setup_server([http::get("/user", |args| async move {
 ///     let real = bypass(&args.request).await?;
-///     let mut user: Value = serde_json::from_slice(real.body())?;
+///     let mut user: Value = real.json_body()?;
 ///     user["name"] = "Patched".into();
 ///     Ok::<_, Box<dyn std::error::Error + Send + Sync>>(HttpResponse::json(&user))
 /// })]);

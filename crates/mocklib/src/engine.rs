@@ -18,20 +18,21 @@
 use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, PoisonError, RwLock};
 
-use bytes::Bytes;
 use futures_util::FutureExt;
 
 use crate::maybe_send::MaybeSend;
 use http::HeaderMap;
 use url::Url;
 
+use crate::body::Body;
 use crate::boundary::{self, Scoped};
 use crate::events::{EventKind, Events, LifeCycleEvent, ObservedResponse};
+use crate::finalize::{FinalizeGuard, Finalizers};
 use crate::handler::{Handler, Invocation, LookupContext};
 use crate::handlers::Scope;
 use crate::index::RequestKeys;
 use crate::request::{Performer, Request};
-use crate::resolver::{RequestId, Resolution, ResolverCall, ResolverError};
+use crate::resolver::{CallContext, RequestId, Resolution, ResolverCall, ResolverError};
 use crate::response::{HttpResponse, Kind, StatusText};
 
 /// What the engine needs of a front door's options while intercepting: the
@@ -80,7 +81,7 @@ impl std::fmt::Debug for UnhandledRequest {
 #[derive(Debug)]
 pub enum Outcome {
     /// Send this response. Its [`StatusText`] extension holds the status text.
-    Mocked(http::Response<Bytes>),
+    Mocked(http::Response<Body>),
     /// Perform the request for real, then report the response head.
     Passthrough(Passthrough),
     /// Fail the request at the transport level.
@@ -332,12 +333,19 @@ impl Lookup {
             if handler.is_once() && !self.scope.claim_once(handler) {
                 continue;
             }
-            matched = true;
-            match run_resolver(invocation).await {
-                Resolution::Fallthrough => {}
+            let call = CallContext {
+                previous_calls: self.scope.count_call(handler),
+                finalizers: Finalizers::default(),
+            };
+            // Runs the cleanup when dropped: at once unless a mocked body
+            // takes it, also when this future is dropped mid-resolver.
+            let finalize = call.finalizers.guard();
+            match run_resolver(invocation, call).await {
+                Resolution::Exhausted => self.scope.exhaust(handler),
+                Resolution::Fallthrough => matched = true,
                 Resolution::Failed(error) => return self.fail(request, request_id, handler, error),
                 Resolution::Respond(response) => {
-                    return self.respond(request, request_id, handler, response);
+                    return self.respond(request, request_id, handler, response, finalize);
                 }
             }
         }
@@ -355,6 +363,7 @@ impl Lookup {
         request_id: RequestId,
         handler: &Handler,
         response: HttpResponse,
+        finalize: FinalizeGuard,
     ) -> Outcome {
         match response.kind() {
             Kind::Passthrough => {
@@ -379,8 +388,9 @@ impl Lookup {
                     // A real HEAD response never has a body; its headers
                     // (Content-Length included) describe the GET response.
                     if request.method() == http::Method::HEAD {
-                        *response.body_mut() = Bytes::new();
+                        *response.body_mut() = Body::empty();
                     }
+                    response.body_mut().finalize_with(finalize);
                     self.emit(EventKind::RequestMatch, &request, request_id);
                     self.emit(EventKind::RequestEnd, &request, request_id);
                     self.emit_response(EventKind::ResponseMocked, &request, request_id, &response);
@@ -433,7 +443,7 @@ impl Lookup {
         kind: EventKind,
         request: &Request,
         request_id: RequestId,
-        response: &http::Response<Bytes>,
+        response: &http::Response<Body>,
     ) {
         self.events.emit(kind, || LifeCycleEvent {
             kind,
@@ -442,7 +452,7 @@ impl Lookup {
             response: Some(ObservedResponse {
                 status: response.status(),
                 headers: response.headers().clone(),
-                body: Some(response.body().clone()),
+                body: response.body().as_bytes().cloned(),
             }),
             error: None,
         });
@@ -490,8 +500,8 @@ impl Lookup {
 }
 
 /// Runs a matched handler's resolver; a panic becomes a failure.
-async fn run_resolver(invocation: Invocation) -> Resolution {
-    let call = match std::panic::catch_unwind(AssertUnwindSafe(invocation)) {
+async fn run_resolver(invocation: Invocation, call: CallContext) -> Resolution {
+    let call = match std::panic::catch_unwind(AssertUnwindSafe(|| invocation(call))) {
         Ok(call) => call,
         Err(panic) => return panicked(&*panic),
     };
@@ -561,7 +571,7 @@ fn unhandled_message(request: &Request, handlers: &crate::handlers::HandlerChain
 
 impl StatusText {
     /// The status text of a mocked response (its reason phrase if none was set).
-    pub fn of(response: &http::Response<Bytes>) -> &str {
+    pub fn of<B>(response: &http::Response<B>) -> &str {
         response
             .extensions()
             .get::<StatusText>()

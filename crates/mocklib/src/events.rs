@@ -80,7 +80,8 @@ pub struct ObservedResponse {
     pub status: StatusCode,
     /// The headers.
     pub headers: HeaderMap,
-    /// The body of a mocked response; `None` for a real one (it streams).
+    /// The body of a buffered mocked response; `None` for a real or streamed
+    /// one (its chunks are read by the client only).
     pub body: Option<Bytes>,
 }
 

@@ -12,7 +12,7 @@ use url::Url;
 
 use crate::cookies::Cookies;
 use crate::request::Request;
-use crate::resolver::{RequestId, ResolverCall};
+use crate::resolver::{CallContext, RequestId, ResolverCall};
 
 /// A request handler: created by [`http::get`](crate::http::get) and friends,
 /// passed to [`setup_server`](crate::node::setup_server) or
@@ -163,7 +163,7 @@ impl<'a> LookupContext<'a> {
 }
 
 /// A matched handler, ready to run its resolver.
-pub(crate) type Invocation = Box<dyn FnOnce() -> ResolverCall + Send>;
+pub(crate) type Invocation = Box<dyn FnOnce(CallContext) -> ResolverCall + Send>;
 
 /// The behaviour behind a [`Handler`]; one implementation per namespace.
 pub(crate) trait HandlerLogic: Send + Sync + 'static {

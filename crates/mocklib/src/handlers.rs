@@ -19,10 +19,14 @@
 //! the enclosing scope's set of used once-handlers) plus the chunks it
 //! prepends itself.
 //!
-//! `once` state is per scope: a scope records which once-handlers it has
-//! used; a new boundary starts from a copy of its enclosing scope's record.
+//! `once` state is per scope: a scope records which handlers it has used up
+//! (once-handlers, and handlers whose resolver said
+//! [`Resolution::Exhausted`](crate::resolver::Resolution::Exhausted)) and how many
+//! times each resolver ran (for [`sequence`](crate::sequence)); a new boundary
+//! starts from a copy of its enclosing scope's record.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 #[cfg(feature = "graphql")]
@@ -130,6 +134,9 @@ pub(crate) struct Scope {
     id: u64,
     engine_id: u64,
     state: Mutex<ScopeState>,
+    /// Whether `used` may hold a handler that is not a once-handler: until
+    /// then, the lookup checks only once-handlers under the lock.
+    exhausted_any: AtomicBool,
 }
 
 #[cfg(all(feature = "net", not(target_arch = "wasm32")))]
@@ -143,7 +150,8 @@ fn next_scope_id() -> u64 {
 struct ScopeState {
     initial: HandlerChain,
     current: HandlerChain,
-    used_once: HashSet<HandlerId>,
+    used: HashSet<HandlerId>,
+    calls: HashMap<HandlerId, usize>,
 }
 
 impl Scope {
@@ -156,8 +164,10 @@ impl Scope {
             state: Mutex::new(ScopeState {
                 current: initial.clone(),
                 initial,
-                used_once: HashSet::new(),
+                used: HashSet::new(),
+                calls: HashMap::new(),
             }),
+            exhausted_any: AtomicBool::new(false),
         }
     }
 
@@ -173,8 +183,10 @@ impl Scope {
             state: Mutex::new(ScopeState {
                 initial: state.current.clone(),
                 current: state.current.clone(),
-                used_once: state.used_once.clone(),
+                used: state.used.clone(),
+                calls: state.calls.clone(),
             }),
+            exhausted_any: AtomicBool::new(self.exhausted_any.load(Ordering::Relaxed)),
         }
     }
 
@@ -216,18 +228,37 @@ impl Scope {
         state.current = state.initial.clone();
     }
 
-    /// `restoreHandlers()`: re-arm every used once-handler.
+    /// `restoreHandlers()`: re-arm every used handler and start every
+    /// sequence over.
     pub(crate) fn restore(&self) {
-        self.lock().used_once.clear();
+        let mut state = self.lock();
+        state.used.clear();
+        state.calls.clear();
+        self.exhausted_any.store(false, Ordering::Relaxed);
     }
 
     pub(crate) fn is_used(&self, handler: &Handler) -> bool {
-        handler.is_once() && self.lock().used_once.contains(&handler.id())
+        (handler.is_once() || self.exhausted_any.load(Ordering::Relaxed))
+            && self.lock().used.contains(&handler.id())
     }
 
     /// Marks a once-handler used; `false` if another request got it first.
     pub(crate) fn claim_once(&self, handler: &Handler) -> bool {
-        self.lock().used_once.insert(handler.id())
+        self.lock().used.insert(handler.id())
+    }
+
+    /// Marks a handler used up: it stops matching in this scope.
+    pub(crate) fn exhaust(&self, handler: &Handler) {
+        self.lock().used.insert(handler.id());
+        self.exhausted_any.store(true, Ordering::Relaxed);
+    }
+
+    /// Counts one more call of `handler`'s resolver; returns the calls before it.
+    pub(crate) fn count_call(&self, handler: &Handler) -> usize {
+        let mut state = self.lock();
+        let count = state.calls.entry(handler.id()).or_insert(0);
+        *count += 1;
+        *count - 1
     }
 }
 

@@ -77,14 +77,19 @@ impl HandlerLogic for HttpHandler {
             }
         }
         let params = self.predicate.matches(context.request, context.base_url)?;
-        let args = ResolverArgs {
-            request: context.request.clone(),
-            params,
-            cookies: context.cookies().clone(),
-            request_id: context.request_id,
-        };
+        let request = context.request.clone();
+        let cookies = context.cookies().clone();
+        let request_id = context.request_id;
         let resolver = Arc::clone(&self.resolver);
-        Some(Box::new(move || resolver(args)))
+        Some(Box::new(move |call| {
+            resolver(ResolverArgs {
+                request,
+                params,
+                cookies,
+                request_id,
+                call,
+            })
+        }))
     }
 }
 

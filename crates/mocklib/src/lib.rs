@@ -120,6 +120,7 @@
 // docs.rs (which sets `docsrs`) marks items that need a cargo feature.
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+mod body;
 pub mod boundary;
 pub mod browser;
 mod bypass;
@@ -127,6 +128,7 @@ mod cookies;
 mod delay;
 mod engine;
 pub mod events;
+mod finalize;
 mod form_data;
 #[cfg(feature = "graphql")]
 #[cfg_attr(docsrs, doc(cfg(feature = "graphql")))]
@@ -153,6 +155,7 @@ mod suggest;
 #[doc = include_str!("../../../README.md")]
 struct ReadmeDoctests;
 
+pub use body::{Body, StreamError};
 pub use boundary::{BoundaryExt, Scoped};
 pub use bypass::{BypassError, bypass};
 pub use cookies::Cookies;
@@ -167,6 +170,8 @@ pub use maybe_send::MaybeSend;
 pub use node::ListenOptions;
 pub use params::{ParamValue, Params};
 pub use request::{BodyError, InvalidRequest, Request, UnsendableRequest};
-pub use resolver::{IntoResolution, RequestId, ResolverArgs, ResolverError};
-pub use response::{HttpResponse, StatusText, passthrough};
+pub use resolver::{
+    CallHistory, IntoResolution, RequestId, ResolverArgs, ResolverError, sequence, sequence_once,
+};
+pub use response::{HttpResponse, ResponseBodyError, StatusText, passthrough};
 pub use setup_api::SetupApi;

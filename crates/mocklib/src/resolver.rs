@@ -38,6 +38,7 @@ use std::fmt;
 use std::future::Future;
 
 use crate::cookies::Cookies;
+use crate::finalize::Finalizers;
 use crate::maybe_send::MaybeSend;
 use crate::params::Params;
 use crate::request::Request;
@@ -56,6 +57,170 @@ pub struct ResolverArgs {
     pub cookies: Cookies,
     /// An id unique to this request, the same one life-cycle events carry.
     pub request_id: RequestId,
+    pub(crate) call: CallContext,
+}
+
+impl ResolverArgs {
+    /// Registers `cleanup` to run once this answer is over: after a mocked
+    /// body (streamed or not) is sent in full or abandoned by its client,
+    /// or, for any other answer, when the resolver returns. Cleanups run in
+    /// reverse order of registration; one registered after that point runs
+    /// at once. A panicking cleanup is logged and spares the others.
+    ///
+    /// ```
+    /// use std::sync::{Arc, atomic::{AtomicUsize, Ordering}};
+    /// use mocklib::{http, HttpResponse};
+    ///
+    /// let open_streams = Arc::new(AtomicUsize::new(0));
+    /// http::get("/feed", move |args| {
+    ///     open_streams.fetch_add(1, Ordering::SeqCst);
+    ///     let open_streams = Arc::clone(&open_streams);
+    ///     args.finalize(move || { open_streams.fetch_sub(1, Ordering::SeqCst); });
+    ///     HttpResponse::stream(futures_util::stream::iter(["a", "b"]))
+    /// });
+    /// ```
+    pub fn finalize(&self, cleanup: impl FnOnce() + Send + 'static) {
+        self.call.finalizers.push(Box::new(cleanup));
+    }
+
+    /// How many times this handler's resolver ran before this call, in the
+    /// current scope (0 on the first call). Counted per scope like `once`,
+    /// and reset by [`restore_handlers`](crate::SetupApi::restore_handlers);
+    /// see [`sequence`] for the common use.
+    pub fn previous_calls(&self) -> usize {
+        self.call.previous_calls
+    }
+}
+
+/// Resolver arguments that know how many times their handler ran before in
+/// the current scope: [`ResolverArgs`] and the GraphQL namespace's. Lets
+/// [`sequence`] and [`sequence_once`] serve both namespaces.
+pub trait CallHistory {
+    /// How many times the handler's resolver ran before this call, in the
+    /// current scope.
+    fn previous_calls(&self) -> usize;
+}
+
+impl CallHistory for ResolverArgs {
+    fn previous_calls(&self) -> usize {
+        self.call.previous_calls
+    }
+}
+
+/// A resolver that answers the handler's first matching request with the
+/// first response, the second with the second, and every later one with the
+/// last (MSW: a generator resolver, whose final value repeats). Typical for
+/// testing retries: 503, 503, then 200.
+///
+/// Counting is per scope, like `once`: each boundary starts from its
+/// enclosing scope's count and does not advance it;
+/// [`restore_handlers`](crate::SetupApi::restore_handlers) starts the
+/// sequence over. For a sequence that then stops matching, see
+/// [`sequence_once`]. A streamed response answers once only (its stream is
+/// consumed); write a resolver that builds each stream instead.
+///
+/// ```
+/// use mocklib::{http, sequence, HttpResponse, node::setup_server};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let server = setup_server([http::get(
+///     "https://api.example.com/flaky",
+///     sequence([
+///         HttpResponse::empty().status(503),
+///         HttpResponse::empty().status(503),
+///         HttpResponse::text("ok"),
+///     ]),
+/// )]);
+/// server.listen();
+/// let client = reqwest_middleware::ClientBuilder::new(reqwest::Client::new())
+///     .with(server.middleware())
+///     .build();
+/// for expected in [503, 503, 200, 200] {
+///     let response = client.get("https://api.example.com/flaky").send().await?;
+///     assert_eq!(response.status(), expected);
+/// }
+/// # Ok(())
+/// # }
+/// ```
+///
+/// An async resolver with state of its own can do the same (the count is then
+/// global, not per scope), and may return [`Resolution::Exhausted`] to stop
+/// matching:
+///
+/// ```
+/// use std::sync::{Arc, atomic::{AtomicUsize, Ordering}};
+/// use mocklib::{http, HttpResponse};
+///
+/// let attempts = Arc::new(AtomicUsize::new(0));
+/// http::get("/flaky", move |_| {
+///     let attempt = attempts.fetch_add(1, Ordering::SeqCst);
+///     async move {
+///         if attempt < 2 { HttpResponse::empty().status(503) } else { HttpResponse::text("ok") }
+///     }
+/// });
+/// ```
+///
+/// # Panics
+/// When `responses` is empty.
+#[track_caller]
+pub fn sequence<A: CallHistory>(
+    responses: impl IntoIterator<Item = HttpResponse>,
+) -> impl Fn(A) -> Resolution + Clone + Send + Sync + 'static {
+    let responses = sequence_of(responses);
+    move |args: A| {
+        let last = responses.len() - 1;
+        Resolution::Respond(responses[args.previous_calls().min(last)].clone())
+    }
+}
+
+/// Like [`sequence`], but each response answers once: after the last one,
+/// the handler stops matching (as a used `.once()` handler does) and the
+/// next matching handler, or the unhandled-request strategy, takes over.
+///
+/// ```
+/// use mocklib::{http, sequence_once, HttpResponse};
+///
+/// let handlers = [
+///     http::get("/token", sequence_once([HttpResponse::text("first"), HttpResponse::text("second")])),
+///     http::get("/token", |_| HttpResponse::empty().status(410)), // from the third request on
+/// ];
+/// # let _ = handlers;
+/// ```
+///
+/// # Panics
+/// When `responses` is empty.
+#[track_caller]
+pub fn sequence_once<A: CallHistory>(
+    responses: impl IntoIterator<Item = HttpResponse>,
+) -> impl Fn(A) -> Resolution + Clone + Send + Sync + 'static {
+    let responses = sequence_of(responses);
+    move |args: A| match responses.get(args.previous_calls()) {
+        Some(response) => Resolution::Respond(response.clone()),
+        None => Resolution::Exhausted,
+    }
+}
+
+#[track_caller]
+fn sequence_of(
+    responses: impl IntoIterator<Item = HttpResponse>,
+) -> std::sync::Arc<[HttpResponse]> {
+    let responses: std::sync::Arc<[HttpResponse]> = responses.into_iter().collect();
+    assert!(
+        !responses.is_empty(),
+        "a sequence needs at least one response"
+    );
+    responses
+}
+
+/// What the engine tells a resolver call about itself; namespaces put it
+/// into their resolver arguments.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct CallContext {
+    /// How many times the handler's resolver ran before in this scope.
+    pub(crate) previous_calls: usize,
+    /// Where the resolver registers its `finalize` cleanup.
+    pub(crate) finalizers: Finalizers,
 }
 
 /// Identifies one intercepted request across resolvers and life-cycle events.
@@ -85,6 +250,12 @@ pub enum Resolution {
     Fallthrough,
     /// The resolver failed; answer with a 500 and report the error.
     Failed(ResolverError),
+    /// This handler is used up in the current scope: it stops matching from
+    /// now on, like a used `.once()` handler, and the lookup goes on as if it
+    /// had not matched (until [`restore_handlers`](crate::SetupApi::restore_handlers)).
+    /// What [`sequence_once`] returns after its last response; a resolver
+    /// keeping its own state may return it too.
+    Exhausted,
 }
 
 /// An error a resolver returned or a panic it raised.

@@ -20,6 +20,7 @@
 use bytes::Bytes;
 use http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
 
+use crate::body::Body;
 use crate::form_data::FormData;
 
 /// A mocked response, or one of the two special answers: a network error
@@ -39,7 +40,7 @@ struct ResponseParts {
     status: StatusCode,
     status_text: Option<String>,
     headers: HeaderMap,
-    body: Bytes,
+    body: Body,
     /// The constructor's content type, used unless a header sets one.
     default_content_type: Option<HeaderValue>,
     /// Whether to add `Content-Length` (as MSW does for its typed constructors).
@@ -56,20 +57,36 @@ pub(crate) enum Kind {
     Passthrough,
 }
 
+/// Why [`HttpResponse::text_body`] or [`json_body`](HttpResponse::json_body)
+/// could not read the body.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ResponseBodyError {
+    /// The body streams: only the client reads it (or [`Body::collect`]).
+    #[error("the response body streams; it is not held in memory")]
+    Streamed,
+    /// The body is not valid UTF-8.
+    #[error("response body is not valid UTF-8: {0}")]
+    NotUtf8(#[from] std::str::Utf8Error),
+    /// The body is not valid JSON, or not of the requested shape.
+    #[error("response body is not the expected JSON: {0}")]
+    Json(#[from] serde_json::Error),
+}
+
 /// The status text of a mocked response, kept in the `http::Response`'s
 /// extensions for front doors that can send a custom reason phrase.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StatusText(pub String);
 
 impl HttpResponse {
-    fn with_body(body: Bytes, content_type: Option<&'static str>) -> Self {
+    fn with_body(body: impl Into<Body>, content_type: Option<&'static str>) -> Self {
         HttpResponse {
             parts: Box::new(ResponseParts {
                 kind: Kind::Mock,
                 status: StatusCode::OK,
                 status_text: None,
                 headers: HeaderMap::new(),
-                body,
+                body: body.into(),
                 default_content_type: content_type.map(HeaderValue::from_static),
                 sets_content_length: content_type.is_some(),
                 build_error: None,
@@ -96,7 +113,7 @@ impl HttpResponse {
     /// request gets a 500 "Unhandled Exception" naming the serde error.
     pub fn json<T: serde::Serialize + ?Sized>(data: &T) -> Self {
         match serde_json::to_vec(data) {
-            Ok(body) => Self::with_body(body.into(), Some("application/json")),
+            Ok(body) => Self::with_body(Bytes::from(body), Some("application/json")),
             Err(error) => {
                 let mut response = Self::empty();
                 response.fail(format!(
@@ -109,17 +126,17 @@ impl HttpResponse {
 
     /// A text response (`Content-Type: text/plain`).
     pub fn text(body: impl Into<String>) -> Self {
-        Self::with_body(body.into().into(), Some("text/plain"))
+        Self::with_body(Bytes::from(body.into()), Some("text/plain"))
     }
 
     /// An HTML response (`Content-Type: text/html`).
     pub fn html(body: impl Into<String>) -> Self {
-        Self::with_body(body.into().into(), Some("text/html"))
+        Self::with_body(Bytes::from(body.into()), Some("text/html"))
     }
 
     /// An XML response (`Content-Type: text/xml`).
     pub fn xml(body: impl Into<String>) -> Self {
-        Self::with_body(body.into().into(), Some("text/xml"))
+        Self::with_body(Bytes::from(body.into()), Some("text/xml"))
     }
 
     /// A binary response (`Content-Type: application/octet-stream`;
@@ -137,6 +154,71 @@ impl HttpResponse {
         response.parts.default_content_type =
             HeaderValue::try_from(format!("multipart/form-data; boundary={boundary}")).ok();
         response
+    }
+
+    /// A 200 response that streams `stream`'s chunks as they come, with no
+    /// content type and no `Content-Length` (MSW: a `ReadableStream` body).
+    /// The front door sends each chunk when the stream yields it and drops
+    /// the stream when the client goes away.
+    ///
+    /// ```
+    /// use mocklib::{http, HttpResponse};
+    ///
+    /// http::get("/logs", |_| {
+    ///     let lines = futures_util::stream::iter(["boot\n", "ready\n"]);
+    ///     HttpResponse::stream(lines).header("content-type", "text/plain")
+    /// });
+    /// ```
+    #[doc(alias = "ReadableStream")]
+    pub fn stream<S, B>(stream: S) -> Self
+    where
+        S: futures_util::Stream<Item = B> + Send + 'static,
+        B: Into<Bytes>,
+    {
+        Self::with_body(Body::from_stream(stream), None)
+    }
+
+    /// Like [`stream`](Self::stream), for a stream of `Result`s: an `Err`
+    /// ends the body abruptly, as a server that fails mid-response does (the
+    /// client sees a connection or HTTP/2 stream reset after the chunks
+    /// before it).
+    pub fn try_stream<S, B, E>(stream: S) -> Self
+    where
+        S: futures_util::Stream<Item = Result<B, E>> + Send + 'static,
+        B: Into<Bytes>,
+        E: Into<Box<dyn std::error::Error + Send + Sync>>,
+    {
+        Self::with_body(Body::from_try_stream(stream), None)
+    }
+
+    /// A streamed response of `chunks`, waiting `pause` between two chunks
+    /// (the first goes at once): a slow download, a token-by-token answer.
+    /// The pause uses [`delay`](crate::delay)'s timer, so
+    /// `tokio::time::pause()` applies.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use mocklib::{http, HttpResponse};
+    ///
+    /// http::get("/tokens", |_| HttpResponse::chunks(["Hel", "lo"], Duration::from_millis(50)));
+    /// ```
+    pub fn chunks<I>(chunks: I, pause: impl Into<crate::Delay>) -> Self
+    where
+        I: IntoIterator,
+        I::Item: Into<Bytes> + 'static,
+        I::IntoIter: Send + 'static,
+    {
+        use futures_util::StreamExt;
+        let pause = pause.into();
+        let paced = futures_util::stream::iter(chunks.into_iter().map(Into::into))
+            .enumerate()
+            .then(move |(n, chunk): (usize, Bytes)| async move {
+                if n > 0 {
+                    crate::delay(pause).await;
+                }
+                chunk
+            });
+        Self::stream(paced)
     }
 
     /// A network error: the requester sees its request fail (a transport
@@ -233,9 +315,34 @@ impl HttpResponse {
         &self.parts.headers
     }
 
-    /// The body.
-    pub fn body(&self) -> &Bytes {
+    /// The body: buffered ([`Body::as_bytes`]) or streamed.
+    pub fn body(&self) -> &Body {
         &self.parts.body
+    }
+
+    /// The buffered body as text (a [`bypass`](crate::bypass) response is
+    /// always buffered).
+    pub fn text_body(&self) -> Result<&str, ResponseBodyError> {
+        Ok(std::str::from_utf8(self.buffered_body()?)?)
+    }
+
+    /// The buffered body parsed as JSON into `T` (use `serde_json::Value`
+    /// for any JSON), typically to alter a [`bypass`](crate::bypass) response.
+    ///
+    /// ```
+    /// let response = mocklib::HttpResponse::json(&serde_json::json!({ "plan": "free" }));
+    /// let body: serde_json::Value = response.json_body().unwrap();
+    /// assert_eq!(body["plan"], "free");
+    /// ```
+    pub fn json_body<T: serde::de::DeserializeOwned>(&self) -> Result<T, ResponseBodyError> {
+        Ok(serde_json::from_slice(self.buffered_body()?)?)
+    }
+
+    fn buffered_body(&self) -> Result<&Bytes, ResponseBodyError> {
+        self.parts
+            .body
+            .as_bytes()
+            .ok_or(ResponseBodyError::Streamed)
     }
 
     /// Whether this is [`HttpResponse::error`].
@@ -250,7 +357,7 @@ impl HttpResponse {
     /// The finished `http::Response`: default headers filled in, no body on
     /// statuses that cannot have one, the status text in
     /// [`StatusText`]. `Err` carries a mistake made while building.
-    pub fn into_http(self) -> Result<http::Response<Bytes>, String> {
+    pub fn into_http(self) -> Result<http::Response<Body>, String> {
         let status_text = self.status_text_or_default().to_owned();
         let ResponseParts {
             status,
@@ -265,16 +372,16 @@ impl HttpResponse {
             return Err(error);
         }
         if matches!(status.as_u16(), 101 | 103 | 204 | 205 | 304) {
-            body = Bytes::new();
+            body = Body::empty();
             headers.remove(header::CONTENT_LENGTH);
         } else {
             if let Some(content_type) = default_content_type {
                 headers.entry(header::CONTENT_TYPE).or_insert(content_type);
             }
-            if sets_content_length {
+            if let Some(bytes) = body.as_bytes().filter(|_| sets_content_length) {
                 headers
                     .entry(header::CONTENT_LENGTH)
-                    .or_insert_with(|| HeaderValue::from(body.len()));
+                    .or_insert_with(|| HeaderValue::from(bytes.len()));
             }
         }
         let mut response = http::Response::new(body);
@@ -288,7 +395,7 @@ impl HttpResponse {
 impl<B: Into<Bytes>> From<http::Response<B>> for HttpResponse {
     fn from(response: http::Response<B>) -> Self {
         let (parts, body) = response.into_parts();
-        let mut converted = Self::new(body);
+        let mut converted = Self::with_body(body.into(), None);
         converted.parts.status = parts.status;
         converted.parts.headers = parts.headers;
         converted.parts.status_text = parts.extensions.get::<StatusText>().map(|t| t.0.clone());
@@ -382,7 +489,7 @@ mod tests {
     fn null_body_statuses_drop_the_body() {
         for status in [204, 205, 304] {
             let response = HttpResponse::text("x").status(status).into_http().unwrap();
-            assert!(response.body().is_empty());
+            assert!(response.body().as_bytes().unwrap().is_empty());
             assert!(response.headers().get("content-length").is_none());
         }
     }

@@ -223,7 +223,7 @@ async fn bypass_fetches_the_real_response_for_the_resolver_to_patch() {
         format!("http://{upstream}/user"),
         |args| async move {
             let real = bypass(&args.request).await?;
-            let mut user: Value = serde_json::from_slice(real.body())?;
+            let mut user: Value = real.json_body()?;
             user["plan"] = "pro".into();
             Ok::<_, Box<dyn std::error::Error + Send + Sync>>(HttpResponse::json(&user))
         },

@@ -31,7 +31,13 @@ pub(super) async fn answer(
     let outcome = engine.handle(request, base_url).await;
     Ok(match outcome {
         Outcome::Mocked(response) => {
-            let response = MockedResponse::new(response);
+            // Not yet a `ReadableStream`: a streamed body is read in full
+            // first (issue 13 tracks streaming it chunk by chunk here).
+            let (parts, body) = response.into_parts();
+            let Ok(body) = body.collect().await else {
+                return Ok(Answer::NetworkError);
+            };
+            let response = MockedResponse::new(http::Response::from_parts(parts, body));
             if !quiet {
                 crate::log::info(&format!(
                     "{method} {url} ({} {})",

@@ -28,7 +28,7 @@ use super::{GraphqlHandler, GraphqlResolverArgs, OperationInfo};
 use crate::cookies::Cookies;
 use crate::handler::{Invocation, LookupContext};
 use crate::request::Request;
-use crate::resolver::{RequestId, Resolution, ResolverCall, ResolverError};
+use crate::resolver::{CallContext, RequestId, Resolution, ResolverCall, ResolverError};
 use crate::response::{HttpResponse, Kind};
 
 /// The answers of one batched request, filled as the lookup goes.
@@ -130,9 +130,9 @@ pub(super) fn try_match(
     let request = context.request.clone();
     let cookies = context.cookies().clone();
     let request_id = context.request_id;
-    Some(Box::new(move || {
+    Some(Box::new(move |call| {
         ResolverCall::Pending(Box::pin(resolve(
-            resolver, parsed, pending, request, cookies, request_id,
+            resolver, parsed, pending, request, cookies, request_id, call,
         )))
     }))
 }
@@ -144,6 +144,7 @@ async fn resolve(
     request: Request,
     cookies: Cookies,
     request_id: RequestId,
+    call: CallContext,
 ) -> Resolution {
     let batch = parsed
         .batch
@@ -156,6 +157,7 @@ async fn resolve(
             request.clone(),
             cookies.clone(),
             request_id,
+            call.clone(),
         );
         let resolution = match resolver(args) {
             ResolverCall::Ready(resolution) => resolution,
@@ -173,7 +175,8 @@ async fn resolve(
 /// network error or a passthrough.
 fn record(batch: &BatchState, index: usize, resolution: Resolution) -> Option<Resolution> {
     let decided = match resolution {
-        Resolution::Fallthrough => return None,
+        // A used-up handler answers no operation of this batch.
+        Resolution::Fallthrough | Resolution::Exhausted => return None,
         Resolution::Failed(error) => Resolution::Failed(ResolverError {
             message: format!(
                 "{} (operation {} of a batched request)",
@@ -233,11 +236,14 @@ fn answer_of(response: HttpResponse) -> Result<Answer, String> {
     let response = response
         .into_http()
         .map_err(|error| format!("is invalid: {error}"))?;
-    let body = serde_json::from_slice::<Value>(response.body()).map_err(|error| {
+    let Some(bytes) = response.body().as_bytes() else {
+        return Err("streams its body: a batch needs each operation's whole JSON body".to_owned());
+    };
+    let body = serde_json::from_slice::<Value>(bytes).map_err(|error| {
         format!(
             "is not JSON (status {}, {} bytes): {error}",
             response.status().as_u16(),
-            response.body().len()
+            bytes.len()
         )
     })?;
     Ok(Answer {

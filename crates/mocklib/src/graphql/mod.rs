@@ -162,7 +162,7 @@ use crate::cookies::Cookies;
 use crate::handler::{Handler, HandlerLogic, Invocation, LookupContext};
 use crate::matching::{PatternError, Predicate};
 use crate::request::Request;
-use crate::resolver::{RequestId, Resolution, ResolverCall, ResolverOutput};
+use crate::resolver::{CallContext, RequestId, Resolution, ResolverCall, ResolverOutput};
 use crate::response::{HttpResponse, Kind};
 
 const GRAPHQL_RESPONSE_JSON: &str = "application/graphql-response+json";
@@ -370,6 +370,13 @@ pub struct GraphqlResolverArgs {
     /// An id unique to this request, the same one life-cycle events carry.
     /// The operations of a batch share their request's id.
     pub request_id: RequestId,
+    call: CallContext,
+}
+
+impl crate::resolver::CallHistory for GraphqlResolverArgs {
+    fn previous_calls(&self) -> usize {
+        self.call.previous_calls
+    }
 }
 
 impl GraphqlResolverArgs {
@@ -378,8 +385,10 @@ impl GraphqlResolverArgs {
         request: Request,
         cookies: Cookies,
         request_id: RequestId,
+        call: CallContext,
     ) -> Self {
         GraphqlResolverArgs {
+            call,
             query: operation.query.clone(),
             variables: operation.variables.clone(),
             operation_name: operation.operation_name.clone(),
@@ -388,6 +397,19 @@ impl GraphqlResolverArgs {
             request,
             request_id,
         }
+    }
+
+    /// Registers `cleanup` to run once this answer is over (after the
+    /// response is sent, or when the resolver returns anything else); see
+    /// [`ResolverArgs::finalize`](crate::ResolverArgs::finalize).
+    pub fn finalize(&self, cleanup: impl FnOnce() + Send + 'static) {
+        self.call.finalizers.push(Box::new(cleanup));
+    }
+
+    /// How many times this handler's resolver ran before this call, in the
+    /// current scope; see [`sequence`](crate::sequence).
+    pub fn previous_calls(&self) -> usize {
+        self.call.previous_calls
     }
 
     /// The variables read into `T` with serde.
@@ -651,15 +673,15 @@ impl HandlerLogic for GraphqlHandler {
         if !self.matches(operation, parsed) {
             return None;
         }
-        let args = GraphqlResolverArgs::from_parts(
-            operation,
-            context.request.clone(),
-            context.cookies().clone(),
-            context.request_id,
-        );
+        let operation = operation.clone();
+        let request = context.request.clone();
+        let cookies = context.cookies().clone();
+        let request_id = context.request_id;
         let resolver = Arc::clone(&self.resolver);
         let prefers_graphql_response = parsed.prefers_graphql_response;
-        Some(Box::new(move || {
+        Some(Box::new(move |call| {
+            let args =
+                GraphqlResolverArgs::from_parts(&operation, request, cookies, request_id, call);
             let call = resolver(args);
             if prefers_graphql_response {
                 with_graphql_content_type(call)
@@ -870,9 +892,15 @@ mod tests {
     #[test]
     fn response_helpers() {
         let response = data(json!({ "a": 1 })).into_http().unwrap();
-        assert_eq!(&response.body()[..], br#"{"data":{"a":1}}"#);
+        assert_eq!(
+            &response.body().as_bytes().unwrap()[..],
+            br#"{"data":{"a":1}}"#
+        );
         let response = error_message("nope").into_http().unwrap();
-        assert_eq!(&response.body()[..], br#"{"errors":[{"message":"nope"}]}"#);
+        assert_eq!(
+            &response.body().as_bytes().unwrap()[..],
+            br#"{"errors":[{"message":"nope"}]}"#
+        );
     }
 
     #[test]
@@ -892,6 +920,7 @@ mod tests {
             Request::new(Method::POST, url::Url::parse("http://x/").unwrap()),
             Cookies::default(),
             RequestId::next(),
+            CallContext::default(),
         );
         assert_eq!(args.variables::<Vars>().unwrap().id, 7);
         assert!(args.variables::<Vec<u8>>().is_err());

@@ -126,7 +126,7 @@ macro_rules! reqwest_front_door {
         /// A mocked response as reqwest's, reporting the request's URL as
         /// `Response::url()`.
         fn mocked(
-            response: http::Response<Bytes>,
+            response: http::Response<crate::Body>,
             url: &url::Url,
         ) -> $middleware::Result<$reqwest::Response> {
             use $reqwest::ResponseBuilderExt;
@@ -136,6 +136,13 @@ macro_rules! reqwest_front_door {
                 .body(())
                 .map_err(anyhow::Error::new)?;
             parts.extensions.extend(carrier.into_parts().0.extensions);
+            // A buffered body is handed over whole (its finalize cleanup runs
+            // now); a streamed one is pulled by the client as it reads, and
+            // dropped with the response when the client stops.
+            let body = match body.as_bytes() {
+                Some(bytes) => $reqwest::Body::from(bytes.clone()),
+                None => $reqwest::Body::wrap(body),
+            };
             Ok($reqwest::Response::from(http::Response::from_parts(
                 parts, body,
             )))

@@ -153,9 +153,8 @@ fn unsendable<B>(
     request: &Request,
     error: &crate::UnsendableRequest,
 ) -> http::Response<MockBody<B>> {
-    let mut response = http::Response::new(MockBody::mocked(Bytes::from(
-        request.unsendable_message(error),
-    )));
+    let mut response =
+        http::Response::new(MockBody::mocked(request.unsendable_message(error).into()));
     *response.status_mut() = error.status_code();
     response.headers_mut().insert(
         http::header::CONTENT_TYPE,
@@ -188,7 +187,7 @@ pin_project_lite::pin_project! {
 pin_project_lite::pin_project! {
     #[project = SourceProjection]
     enum Source<B> {
-        Mocked { #[pin] body: Full<Bytes> },
+        Mocked { #[pin] body: crate::Body },
         Passthrough { #[pin] body: B },
     }
 }
@@ -204,11 +203,9 @@ impl<B> std::fmt::Debug for MockBody<B> {
 }
 
 impl<B> MockBody<B> {
-    fn mocked(body: Bytes) -> Self {
+    fn mocked(body: crate::Body) -> Self {
         MockBody {
-            source: Source::Mocked {
-                body: Full::new(body),
-            },
+            source: Source::Mocked { body },
         }
     }
 
@@ -237,9 +234,7 @@ where
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
         match self.project().source.project() {
-            SourceProjection::Mocked { body } => {
-                body.poll_frame(cx).map_err(|never| match never {})
-            }
+            SourceProjection::Mocked { body } => body.poll_frame(cx).map_err(Into::into),
             SourceProjection::Passthrough { body } => body.poll_frame(cx).map_err(Into::into),
         }
     }

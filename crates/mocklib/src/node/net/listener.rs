@@ -378,7 +378,7 @@ fn is_own_address(shared: &Shared, url: &Url) -> bool {
     }
 }
 
-fn mocked(response: http::Response<Bytes>) -> http::Response<ResponseBody> {
+fn mocked(response: http::Response<crate::Body>) -> http::Response<ResponseBody> {
     let (mut parts, body) = response.into_parts();
     // HTTP/1.1 sends the status text as the reason phrase.
     let reason = parts
@@ -390,10 +390,9 @@ fn mocked(response: http::Response<Bytes>) -> http::Response<ResponseBody> {
     {
         parts.extensions.insert(phrase);
     }
-    http::Response::from_parts(
-        parts,
-        Full::new(body).map_err(|never| match never {}).boxed(),
-    )
+    // Streamed or not, hyper pulls the body frame by frame and drops it
+    // (ending the stream) when the client goes away.
+    http::Response::from_parts(parts, body.map_err(BoxError::from).boxed())
 }
 
 /// A proxy credential for a boundary that has ended: say so instead of
