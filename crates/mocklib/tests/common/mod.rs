@@ -8,8 +8,11 @@ use mocklib::node::Server;
 use reqwest_middleware::ClientWithMiddleware;
 
 /// A plain reqwest client whose requests go through `server`'s handlers.
+/// It uses no system proxy: passthrough requests reach the loopback
+/// upstreams of the tests directly, whatever the machine's settings.
 pub fn client(server: &Server) -> ClientWithMiddleware {
-    reqwest_middleware::ClientBuilder::new(reqwest::Client::new())
+    let plain = reqwest::Client::builder().no_proxy().build();
+    reqwest_middleware::ClientBuilder::new(plain.expect("a reqwest client"))
         .with(server.middleware())
         .build()
 }
@@ -93,6 +96,7 @@ pub fn serve(handlers: impl IntoIterator<Item = mocklib::Handler>) -> TestClient
 
 /// A reqwest client (through the in-process middleware) bound to one
 /// listening server; requests are one-liners: `client.get(url).await`.
+#[derive(Clone)]
 pub struct TestClient {
     server: Server,
     client: ClientWithMiddleware,
@@ -107,6 +111,12 @@ impl TestClient {
     /// Starts `server` with `options` and builds a client for it.
     pub fn with_options(server: &Server, options: mocklib::ListenOptions) -> Self {
         server.listen_with(options);
+        Self::unstarted(server)
+    }
+
+    /// A client for `server` that leaves listening to the test (to see what
+    /// happens before `listen()` and after `close()`).
+    pub fn unstarted(server: &Server) -> Self {
         Self {
             server: server.clone(),
             client: client(server),
@@ -136,6 +146,18 @@ impl TestClient {
     /// A `PUT` to `url`.
     pub fn put(&self, url: impl AsRef<str>) -> TestRequest {
         self.request(reqwest::Method::PUT, url)
+    }
+
+    /// A `DELETE` of `url`.
+    pub fn delete(&self, url: impl AsRef<str>) -> TestRequest {
+        self.request(reqwest::Method::DELETE, url)
+    }
+
+    /// GETs `url`, expects a 200 and returns its body as text.
+    pub async fn get_text(&self, url: impl AsRef<str>) -> String {
+        let response = self.get(url.as_ref()).await;
+        assert_eq!(response.status(), 200, "GET {}", url.as_ref());
+        response.text()
     }
 
     /// A request with any `method`.
@@ -200,6 +222,13 @@ impl TestRequest {
         }
     }
 
+    /// Sends the request, expecting it to fail with a mocklib network error
+    /// (not a status, not a transport error); returns that error.
+    pub async fn expect_network_error(self) -> mocklib::NetworkError {
+        let what = self.what.clone();
+        network_error(&self.expect_error().await, &what)
+    }
+
     /// Sends the request, expecting it to be unhandled (the error strategy's
     /// network error); returns that error's message.
     pub async fn expect_unhandled(self) -> String {
@@ -224,6 +253,7 @@ impl TestRequest {
         let response = response.unwrap_or_else(|e| panic!("{}: no response: {e:?}", self.what));
         TestResponse {
             status: response.status().as_u16(),
+            url: response.url().clone(),
             headers: response.headers().clone(),
             body: response.bytes().await.expect("a body"),
         }
@@ -242,6 +272,7 @@ impl std::future::IntoFuture for TestRequest {
 /// A received response, read in full.
 pub struct TestResponse {
     status: u16,
+    url: reqwest::Url,
     headers: reqwest::header::HeaderMap,
     body: bytes::Bytes,
 }
@@ -259,9 +290,25 @@ impl TestResponse {
         value.to_str().expect("a text header")
     }
 
+    /// Every value of header `name`, in order (none when it is absent).
+    pub fn header_values(&self, name: &str) -> Vec<&str> {
+        let values = self.headers.get_all(name).iter();
+        values.map(|v| v.to_str().expect("a text header")).collect()
+    }
+
     /// All headers.
     pub fn headers(&self) -> &reqwest::header::HeaderMap {
         &self.headers
+    }
+
+    /// The URL the client reports for the response.
+    pub fn url(&self) -> &reqwest::Url {
+        &self.url
+    }
+
+    /// The raw body.
+    pub fn bytes(&self) -> &[u8] {
+        &self.body
     }
 
     /// The body as text; panics when it is not UTF-8.
@@ -293,12 +340,19 @@ impl std::fmt::Debug for TestResponse {
     }
 }
 
-/// The message of an "unhandled request" network error (`what` names the
-/// request); panics on any other error.
-pub fn unhandled_message(error: &reqwest_middleware::Error, what: &str) -> String {
+/// The mocklib network error inside `error` (`what` names the request);
+/// panics on any other error.
+pub fn network_error(error: &reqwest_middleware::Error, what: &str) -> mocklib::NetworkError {
     let network = mocklib::NetworkError::from_middleware_error(error);
     let network =
         network.unwrap_or_else(|| panic!("{what}: expected a network error, got {error:?}"));
+    network.clone()
+}
+
+/// The message of an "unhandled request" network error (`what` names the
+/// request); panics on any other error.
+pub fn unhandled_message(error: &reqwest_middleware::Error, what: &str) -> String {
+    let network = network_error(error, what);
     assert_eq!(
         network.kind(),
         mocklib::NetworkErrorKind::Unhandled,
