@@ -33,8 +33,13 @@ pub async fn spawn_upstream(app: axum::Router) -> SocketAddr {
 /// Listen options that make an unmatched request fail at once, so a test
 /// never reaches the network by mistake.
 pub fn error_on_unhandled() -> mocklib::ListenOptions {
+    on_unhandled(mocklib::UnhandledRequest::Error)
+}
+
+/// Listen options with `strategy` for unhandled requests.
+pub fn on_unhandled(strategy: mocklib::UnhandledRequest) -> mocklib::ListenOptions {
     mocklib::ListenOptions {
-        on_unhandled_request: mocklib::UnhandledRequest::Error,
+        on_unhandled_request: strategy,
         ..Default::default()
     }
 }
