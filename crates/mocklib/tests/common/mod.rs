@@ -99,6 +99,41 @@ pub fn serve(handlers: impl IntoIterator<Item = mocklib::Handler>) -> TestClient
     TestClient::new(&mocklib::node::setup_server(handlers))
 }
 
+/// A server with `handlers`, listening with the error strategy, for tests
+/// that ask the engine directly ([`resolve`]) rather than through a client.
+pub fn listening(handlers: impl IntoIterator<Item = mocklib::Handler>) -> Server {
+    let server = mocklib::node::setup_server(handlers);
+    server.listen_with(error_on_unhandled());
+    server
+}
+
+/// How `server` resolves `method url`, asked through `Server::handle` (the
+/// entry point every front door calls) with no client in between: `Some`
+/// response when a handler answered, `None` when the request is unhandled
+/// (the error strategy's network error). Any other outcome fails the test.
+pub async fn resolve(server: &Server, method: http::Method, url: &str) -> Option<TestResponse> {
+    let what = format!("{method} {url}");
+    let url: url::Url = url.parse().unwrap_or_else(|e| panic!("{what}: {e}"));
+    let outcome = server.handle(mocklib::Request::new(method, url.clone()), None);
+    match outcome.await {
+        mocklib::Outcome::Mocked(response) => {
+            let (head, body) = response.into_parts();
+            Some(TestResponse {
+                status: head.status.as_u16(),
+                url,
+                headers: head.headers,
+                body,
+            })
+        }
+        mocklib::Outcome::NetworkError(error)
+            if error.kind() == mocklib::NetworkErrorKind::Unhandled =>
+        {
+            None
+        }
+        other => panic!("{what}: expected a mocked response or unhandled, got {other:?}"),
+    }
+}
+
 /// A reqwest client (through the in-process middleware) bound to one
 /// listening server; requests are one-liners: `client.get(url).await`.
 #[derive(Clone)]
