@@ -1,5 +1,8 @@
-//! Shared pieces of the integration tests: a real reqwest client with the
-//! mocklib middleware, and a real upstream HTTP server on loopback.
+//! Shared pieces of the integration tests: the harness (`serve` gives a
+//! `TestClient`, a real reqwest client with the mocklib middleware, whose
+//! requests are one-liners), the engine asked directly (`listening` and
+//! `resolve`, for pure matching rules), and a real upstream HTTP server on
+//! loopback.
 #![allow(dead_code)] // each test binary uses a different subset
 
 use std::net::SocketAddr;
@@ -274,18 +277,6 @@ impl TestRequest {
     pub async fn expect_unhandled(self) -> String {
         let what = self.what.clone();
         unhandled_message(&self.expect_error().await, &what)
-    }
-
-    /// `Ok(body)` when a handler answered (with 200), `Err(message)` when the
-    /// request failed as unhandled; any other outcome fails the test.
-    pub async fn handled(self) -> Result<String, String> {
-        match self.builder.send().await {
-            Ok(response) => {
-                assert_eq!(response.status(), 200, "{}", self.what);
-                Ok(response.text().await.expect("read body"))
-            }
-            Err(error) => Err(unhandled_message(&error, &self.what)),
-        }
     }
 
     async fn send(self) -> TestResponse {
