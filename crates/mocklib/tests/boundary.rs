@@ -18,10 +18,9 @@ use std::sync::{Arc, Mutex};
 use axum::Router;
 use axum::extract::Path;
 use axum::http::{HeaderMap, StatusCode};
-use common::{client, is_network_error, spawn_upstream};
+use common::{TestClient, spawn_upstream};
 use mocklib::node::{Server, setup_server};
 use mocklib::{BoundaryExt, Handler, HttpResponse, http};
-use reqwest_middleware::ClientWithMiddleware;
 use tokio::sync::{Barrier, oneshot};
 
 const USER: &str = "https://api.example.com/user";
@@ -57,53 +56,32 @@ fn headers(server: &Server) -> Vec<String> {
         .collect()
 }
 
-/// GETs `url` and returns the body of the (expected) 200 response.
-async fn get_text(client: &ClientWithMiddleware, url: &str) -> String {
-    let response = client
-        .get(url)
-        .send()
-        .await
-        .unwrap_or_else(|error| panic!("GET {url} failed: {error:?}"));
-    assert_eq!(response.status(), 200, "GET {url}");
-    response.text().await.expect("response body")
-}
-
-/// Whether GET `url` fails as unhandled (no handler of the scope matches it).
-async fn is_unhandled(client: &ClientWithMiddleware, url: &str) -> bool {
-    match client.get(url).send().await {
-        Ok(_) => false,
-        Err(error) => is_network_error(&error),
-    }
-}
-
 // ───────────────────────── 1. transition table ─────────────────────────
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn use_handlers_at_the_root_prepends_in_argument_order_ahead_of_existing_handlers() {
     let server = setup_server([answer(P_RELATIVE, "initial")]);
-    server.listen_with(common::error_on_unhandled());
-    let client = client(&server);
+    let client = TestClient::new(&server);
     assert_eq!(headers(&server), [h(P_RELATIVE)]);
-    assert_eq!(get_text(&client, USER).await, "initial");
+    assert_eq!(client.get_text(USER).await, "initial");
 
     server.use_handlers([answer(P_ABSOLUTE, "first"), answer(P_PARAM, "second")]);
     assert_eq!(headers(&server), [h(P_ABSOLUTE), h(P_PARAM), h(P_RELATIVE)]);
     // The first argument is looked up first.
-    assert_eq!(get_text(&client, USER).await, "first");
+    assert_eq!(client.get_text(USER).await, "first");
 
     server.use_handlers([answer(P_HOST, "third")]);
     assert_eq!(
         headers(&server),
         [h(P_HOST), h(P_ABSOLUTE), h(P_PARAM), h(P_RELATIVE)]
     );
-    assert_eq!(get_text(&client, USER).await, "third");
+    assert_eq!(client.get_text(USER).await, "third");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn use_handlers_inside_a_boundary_prepends_to_that_boundary_only() {
     let server = setup_server([answer(P_RELATIVE, "initial")]);
-    server.listen_with(common::error_on_unhandled());
-    let client = client(&server);
+    let client = TestClient::new(&server);
     server.use_handlers([answer(P_PARAM, "root runtime")]);
 
     let run = server.boundary({
@@ -115,7 +93,7 @@ async fn use_handlers_inside_a_boundary_prepends_to_that_boundary_only() {
                 headers(&server),
                 [h(P_ABSOLUTE), h(P_HOST), h(P_PARAM), h(P_RELATIVE)]
             );
-            assert_eq!(get_text(&client, USER).await, "first");
+            assert_eq!(client.get_text(USER).await, "first");
 
             server.use_handlers([answer(P_STAR, "third")]);
             assert_eq!(
@@ -128,28 +106,27 @@ async fn use_handlers_inside_a_boundary_prepends_to_that_boundary_only() {
                     h(P_RELATIVE)
                 ]
             );
-            get_text(&client, USER).await
+            client.get_text(USER).await
         }
     });
     assert_eq!(run().await, "third");
 
     assert_eq!(headers(&server), [h(P_PARAM), h(P_RELATIVE)]);
-    assert_eq!(get_text(&client, USER).await, "root runtime");
+    assert_eq!(client.get_text(USER).await, "root runtime");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn reset_handlers_at_the_root_removes_only_runtime_handlers() {
     let server = setup_server([answer(P_RELATIVE, "initial"), answer(OTHER, "other")]);
-    server.listen_with(common::error_on_unhandled());
-    let client = client(&server);
+    let client = TestClient::new(&server);
     server.use_handlers([answer(P_ABSOLUTE, "runtime 1")]);
     server.use_handlers([answer(P_PARAM, "runtime 2"), answer(P_HOST, "runtime 3")]);
-    assert_eq!(get_text(&client, USER).await, "runtime 2");
+    assert_eq!(client.get_text(USER).await, "runtime 2");
 
     server.reset_handlers();
     assert_eq!(headers(&server), [h(P_RELATIVE), h(OTHER)]);
-    assert_eq!(get_text(&client, USER).await, "initial");
-    assert_eq!(get_text(&client, OTHER).await, "other");
+    assert_eq!(client.get_text(USER).await, "initial");
+    assert_eq!(client.get_text(OTHER).await, "other");
 
     // With no runtime handlers left it changes nothing.
     server.reset_handlers();
@@ -159,8 +136,7 @@ async fn reset_handlers_at_the_root_removes_only_runtime_handlers() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn reset_handlers_inside_a_boundary_removes_only_what_that_boundary_added() {
     let server = setup_server([answer(P_RELATIVE, "initial")]);
-    server.listen_with(common::error_on_unhandled());
-    let client = client(&server);
+    let client = TestClient::new(&server);
     server.use_handlers([answer(P_PARAM, "root runtime")]);
 
     let run = server.boundary({
@@ -169,47 +145,45 @@ async fn reset_handlers_inside_a_boundary_removes_only_what_that_boundary_added(
         move || async move {
             server.use_handlers([answer(P_ABSOLUTE, "boundary 1")]);
             server.use_handlers([answer(P_HOST, "boundary 2")]);
-            assert_eq!(get_text(&client, USER).await, "boundary 2");
+            assert_eq!(client.get_text(USER).await, "boundary 2");
 
             server.reset_handlers();
             // The list the boundary started with, root runtime handler
             // included, is kept.
             assert_eq!(headers(&server), [h(P_PARAM), h(P_RELATIVE)]);
-            get_text(&client, USER).await
+            client.get_text(USER).await
         }
     });
     assert_eq!(run().await, "root runtime");
 
     assert_eq!(headers(&server), [h(P_PARAM), h(P_RELATIVE)]);
-    assert_eq!(get_text(&client, USER).await, "root runtime");
+    assert_eq!(client.get_text(USER).await, "root runtime");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn reset_handlers_to_at_the_root_replaces_runtime_and_initial_handlers() {
     let server = setup_server([answer(P_RELATIVE, "initial"), answer(OTHER, "other")]);
-    server.listen_with(common::error_on_unhandled());
-    let client = client(&server);
+    let client = TestClient::new(&server);
     server.use_handlers([answer(P_PARAM, "runtime")]);
 
     server.reset_handlers_to([answer(P_HOST, "next 1"), answer(P_ABSOLUTE, "next 2")]);
     assert_eq!(headers(&server), [h(P_HOST), h(P_ABSOLUTE)]);
-    assert_eq!(get_text(&client, USER).await, "next 1");
+    assert_eq!(client.get_text(USER).await, "next 1");
     // The previous initial handlers are gone too.
-    assert!(is_unhandled(&client, OTHER).await);
+    client.get(OTHER).expect_unhandled().await;
 
     // `next` is the new initial list: a later reset goes back to it.
     server.use_handlers([answer(P_STAR, "later runtime")]);
-    assert_eq!(get_text(&client, USER).await, "later runtime");
+    assert_eq!(client.get_text(USER).await, "later runtime");
     server.reset_handlers();
     assert_eq!(headers(&server), [h(P_HOST), h(P_ABSOLUTE)]);
-    assert_eq!(get_text(&client, USER).await, "next 1");
+    assert_eq!(client.get_text(USER).await, "next 1");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn reset_handlers_to_inside_a_boundary_replaces_the_list_for_that_boundary_only() {
     let server = setup_server([answer(P_RELATIVE, "initial"), answer(OTHER, "other")]);
-    server.listen_with(common::error_on_unhandled());
-    let client = client(&server);
+    let client = TestClient::new(&server);
     server.use_handlers([answer(P_PARAM, "root runtime")]);
 
     let run = server.boundary({
@@ -219,36 +193,35 @@ async fn reset_handlers_to_inside_a_boundary_replaces_the_list_for_that_boundary
             server.use_handlers([answer(P_ABSOLUTE, "boundary runtime")]);
             server.reset_handlers_to([answer(P_HOST, "next")]);
             assert_eq!(headers(&server), [h(P_HOST)]);
-            assert_eq!(get_text(&client, USER).await, "next");
-            assert!(is_unhandled(&client, OTHER).await);
+            assert_eq!(client.get_text(USER).await, "next");
+            client.get(OTHER).expect_unhandled().await;
 
             // `next` is this boundary's initial list now.
             server.use_handlers([answer(P_STAR, "later")]);
             server.reset_handlers();
             assert_eq!(headers(&server), [h(P_HOST)]);
-            get_text(&client, USER).await
+            client.get_text(USER).await
         }
     });
     assert_eq!(run().await, "next");
 
     // Outside, runtime and initial handlers are unchanged.
     assert_eq!(headers(&server), [h(P_PARAM), h(P_RELATIVE), h(OTHER)]);
-    assert_eq!(get_text(&client, USER).await, "root runtime");
-    assert_eq!(get_text(&client, OTHER).await, "other");
+    assert_eq!(client.get_text(USER).await, "root runtime");
+    assert_eq!(client.get_text(OTHER).await, "other");
     server.reset_handlers();
-    assert_eq!(get_text(&client, USER).await, "initial");
+    assert_eq!(client.get_text(USER).await, "initial");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_boundary_starts_from_the_outer_list_when_the_returned_function_is_called() {
     let server = setup_server([answer(P_RELATIVE, "initial")]);
-    server.listen_with(common::error_on_unhandled());
-    let client = client(&server);
+    let client = TestClient::new(&server);
 
     let run = server.boundary({
         let server = server.clone();
         let client = client.clone();
-        move || async move { (headers(&server), get_text(&client, USER).await) }
+        move || async move { (headers(&server), client.get_text(USER).await) }
     });
 
     // Added after `boundary()` but before the call: the boundary sees it.
@@ -274,8 +247,7 @@ async fn a_boundary_starts_from_the_outer_list_when_the_returned_function_is_cal
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn outer_runtime_handlers_count_as_initial_inside_a_boundary() {
     let server = setup_server([answer(P_RELATIVE, "initial")]);
-    server.listen_with(common::error_on_unhandled());
-    let client = client(&server);
+    let client = TestClient::new(&server);
     server.use_handlers([answer(P_ABSOLUTE, "root runtime")]);
 
     let run = server.boundary({
@@ -284,7 +256,7 @@ async fn outer_runtime_handlers_count_as_initial_inside_a_boundary() {
         move || async move {
             // Nothing was added in this boundary: reset keeps everything.
             server.reset_handlers();
-            (headers(&server), get_text(&client, USER).await)
+            (headers(&server), client.get_text(USER).await)
         }
     });
     let (inside, body) = run().await;
@@ -299,19 +271,18 @@ async fn outer_runtime_handlers_count_as_initial_inside_a_boundary() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_nested_boundary_starts_from_the_full_state_of_the_enclosing_boundary() {
     let server = setup_server([answer(P_RELATIVE, "initial")]);
-    server.listen_with(common::error_on_unhandled());
-    let client = client(&server);
+    let client = TestClient::new(&server);
 
     // Made at the root, called inside the outer boundary: it nests there.
     let inner = server.boundary({
         let server = server.clone();
         let client = client.clone();
         move || async move {
-            let start = (headers(&server), get_text(&client, USER).await);
+            let start = (headers(&server), client.get_text(USER).await);
             server.use_handlers([answer(P_HOST, "inner runtime")]);
-            let overridden = get_text(&client, USER).await;
+            let overridden = client.get_text(USER).await;
             server.reset_handlers();
-            let after_reset = (headers(&server), get_text(&client, USER).await);
+            let after_reset = (headers(&server), client.get_text(USER).await);
             (start, overridden, after_reset)
         }
     });
@@ -322,7 +293,7 @@ async fn a_nested_boundary_starts_from_the_full_state_of_the_enclosing_boundary(
         move || async move {
             server.use_handlers([answer(P_ABSOLUTE, "outer runtime")]);
             let nested = inner().await;
-            (nested, headers(&server), get_text(&client, USER).await)
+            (nested, headers(&server), client.get_text(USER).await)
         }
     });
 
@@ -336,7 +307,7 @@ async fn a_nested_boundary_starts_from_the_full_state_of_the_enclosing_boundary(
     assert_eq!(outer_body, "outer runtime");
 
     assert_eq!(headers(&server), [h(P_RELATIVE)]);
-    assert_eq!(get_text(&client, USER).await, "initial");
+    assert_eq!(client.get_text(USER).await, "initial");
 }
 
 // ───────────────────────── 2. rules for boundaries ─────────────────────────
@@ -345,8 +316,7 @@ async fn a_nested_boundary_starts_from_the_full_state_of_the_enclosing_boundary(
 async fn rule_1_a_boundary_without_overrides_resolves_against_the_handlers_current_when_it_started()
 {
     let server = setup_server([answer(P_RELATIVE, "initial")]);
-    server.listen_with(common::error_on_unhandled());
-    let client = client(&server);
+    let client = TestClient::new(&server);
     server.use_handlers([answer(P_ABSOLUTE, "current at start")]);
 
     let (started_tx, started_rx) = oneshot::channel::<()>();
@@ -354,12 +324,12 @@ async fn rule_1_a_boundary_without_overrides_resolves_against_the_handlers_curre
     let run = server.boundary({
         let client = client.clone();
         move |started: oneshot::Sender<()>, changed: oneshot::Receiver<()>| async move {
-            let before = get_text(&client, USER).await;
+            let before = client.get_text(USER).await;
             started.send(()).expect("test body waits");
             changed.await.expect("root changed");
             // The root was replaced meanwhile; this boundary still has
             // the list it started with.
-            let after = get_text(&client, USER).await;
+            let after = client.get_text(USER).await;
             (before, after)
         }
     });
@@ -372,14 +342,13 @@ async fn rule_1_a_boundary_without_overrides_resolves_against_the_handlers_curre
     let (before, after) = task.await.expect("boundary task");
     assert_eq!(before, "current at start");
     assert_eq!(after, "current at start");
-    assert_eq!(get_text(&client, USER).await, "replaced at the root");
+    assert_eq!(client.get_text(USER).await, "replaced at the root");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn rule_2_overrides_never_leak_out_of_a_boundary_during_or_after_it_without_a_reset() {
     let server = setup_server([answer(P_RELATIVE, "initial")]);
-    server.listen_with(common::error_on_unhandled());
-    let client = client(&server);
+    let client = TestClient::new(&server);
     let root_before = headers(&server);
 
     let (added_tx, added_rx) = oneshot::channel::<()>();
@@ -396,8 +365,8 @@ async fn rule_2_overrides_never_leak_out_of_a_boundary_during_or_after_it_withou
             checked.await.expect("outside checked");
             // Still overridden in here; and never reset.
             (
-                get_text(&client, USER).await,
-                get_text(&client, "https://api.example.com/only-inside").await,
+                client.get_text(USER).await,
+                client.get_text("https://api.example.com/only-inside").await,
             )
         }
     });
@@ -406,8 +375,11 @@ async fn rule_2_overrides_never_leak_out_of_a_boundary_during_or_after_it_withou
     // While the boundary is running with its overrides in place.
     added_rx.await.expect("override added");
     assert_eq!(headers(&server), root_before);
-    assert_eq!(get_text(&client, USER).await, "initial");
-    assert!(is_unhandled(&client, "https://api.example.com/only-inside").await);
+    assert_eq!(client.get_text(USER).await, "initial");
+    client
+        .get("https://api.example.com/only-inside")
+        .expect_unhandled()
+        .await;
     checked_tx.send(()).expect("boundary waits");
 
     let inside = task.await.expect("boundary task");
@@ -415,16 +387,18 @@ async fn rule_2_overrides_never_leak_out_of_a_boundary_during_or_after_it_withou
 
     // After it, with no reset anywhere.
     assert_eq!(headers(&server), root_before);
-    assert_eq!(get_text(&client, USER).await, "initial");
-    assert!(is_unhandled(&client, "https://api.example.com/only-inside").await);
+    assert_eq!(client.get_text(USER).await, "initial");
+    client
+        .get("https://api.example.com/only-inside")
+        .expect_unhandled()
+        .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn rule_3_after_a_reset_in_a_nested_boundary_the_enclosing_handlers_remain_as_its_initial_handlers()
  {
     let server = setup_server([answer(P_RELATIVE, "root initial")]);
-    server.listen_with(common::error_on_unhandled());
-    let client = client(&server);
+    let client = TestClient::new(&server);
     server.use_handlers([answer(P_PARAM, "root runtime")]);
 
     let inner_server = server.clone();
@@ -440,14 +414,14 @@ async fn rule_3_after_a_reset_in_a_nested_boundary_the_enclosing_handlers_remain
                         answer(P_HOST, "nested override"),
                         answer(P_STAR, "nested override 2"),
                     ]);
-                    assert_eq!(get_text(&inner_client, USER).await, "nested override");
+                    assert_eq!(inner_client.get_text(USER).await, "nested override");
                     inner_server.reset_handlers();
                     // Reset twice: still nothing below the enclosing state.
                     inner_server.reset_handlers();
-                    (headers(&inner_server), get_text(&inner_client, USER).await)
+                    (headers(&inner_server), inner_client.get_text(USER).await)
                 })
                 .await;
-            let outer_after = (headers(&outer_server), get_text(&outer_client, USER).await);
+            let outer_after = (headers(&outer_server), outer_client.get_text(USER).await);
             (nested, outer_after)
         })
         .await;
@@ -456,7 +430,7 @@ async fn rule_3_after_a_reset_in_a_nested_boundary_the_enclosing_handlers_remain
     assert_eq!(nested, (enclosing.clone(), "outer override".to_owned()));
     assert_eq!(outer_after, (enclosing, "outer override".to_owned()));
     assert_eq!(headers(&server), [h(P_PARAM), h(P_RELATIVE)]);
-    assert_eq!(get_text(&client, USER).await, "root runtime");
+    assert_eq!(client.get_text(USER).await, "root runtime");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -465,8 +439,7 @@ async fn rule_4_concurrent_boundaries_never_see_each_others_overrides() {
     const REQUESTS: usize = 5;
 
     let server = setup_server([answer(WHOAMI, "root"), answer(P_RELATIVE, "initial")]);
-    server.listen_with(common::error_on_unhandled());
-    let client = client(&server);
+    let client = TestClient::new(&server);
     let root_before = headers(&server);
     // Every boundary has its override in place before any of them requests.
     let barrier = Arc::new(Barrier::new(BOUNDARIES));
@@ -480,12 +453,12 @@ async fn rule_4_concurrent_boundaries_never_see_each_others_overrides() {
             let mut seen = Vec::with_capacity(REQUESTS);
             for _ in 0..REQUESTS {
                 tokio::task::yield_now().await;
-                seen.push(get_text(&client, WHOAMI).await);
+                seen.push(client.get_text(WHOAMI).await);
                 tokio::task::yield_now().await;
                 assert_eq!(server.list_handlers().len(), 3, "boundary {index}");
             }
             // Untouched handlers still answer from the starting list.
-            seen.push(get_text(&client, USER).await);
+            seen.push(client.get_text(USER).await);
             seen
         }
     });
@@ -501,7 +474,7 @@ async fn rule_4_concurrent_boundaries_never_see_each_others_overrides() {
     }
 
     assert_eq!(headers(&server), root_before);
-    assert_eq!(get_text(&client, WHOAMI).await, "root");
+    assert_eq!(client.get_text(WHOAMI).await, "root");
 }
 
 // ───────────────────────── 3. callable shape ─────────────────────────
@@ -550,8 +523,7 @@ async fn a_bounded_function_passes_zero_to_three_arguments_and_the_result_throug
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn sync_code_in_a_boundary_callback_sees_the_boundary_scope() {
     let server = setup_server([answer(P_RELATIVE, "initial")]);
-    server.listen_with(common::error_on_unhandled());
-    let client = client(&server);
+    let client = TestClient::new(&server);
 
     let sync_run = server.boundary({
         let server = server.clone();
@@ -573,19 +545,18 @@ async fn sync_code_in_a_boundary_callback_sees_the_boundary_scope() {
         let client = client.clone();
         move || {
             server.use_handlers([answer(P_HOST, "added synchronously")]);
-            async move { get_text(&client, USER).await }
+            async move { client.get_text(USER).await }
         }
     });
     assert_eq!(mixed().await, "added synchronously");
     assert_eq!(headers(&server), [h(P_RELATIVE)]);
-    assert_eq!(get_text(&client, USER).await, "initial");
+    assert_eq!(client.get_text(USER).await, "initial");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn each_call_of_a_bounded_function_gets_a_fresh_scope() {
     let server = setup_server([answer(P_RELATIVE, "initial")]);
-    server.listen_with(common::error_on_unhandled());
-    let client = client(&server);
+    let client = TestClient::new(&server);
 
     let run = server.boundary({
         let server = server.clone();
@@ -593,7 +564,7 @@ async fn each_call_of_a_bounded_function_gets_a_fresh_scope() {
         move |label: &'static str| async move {
             let start = headers(&server);
             server.use_handlers([answer(P_ABSOLUTE, label)]);
-            (start, get_text(&client, USER).await)
+            (start, client.get_text(USER).await)
         }
     });
     assert_eq!(
@@ -619,8 +590,7 @@ async fn a_callback_that_consumes_its_captures_runs_as_a_fresh_clone_on_every_ca
     }
 
     let server = setup_server([answer(P_RELATIVE, "initial")]);
-    server.listen_with(common::error_on_unhandled());
-    let client = client(&server);
+    let client = TestClient::new(&server);
     let clones = Arc::new(AtomicUsize::new(0));
 
     let run = server.boundary({
@@ -632,7 +602,7 @@ async fn a_callback_that_consumes_its_captures_runs_as_a_fresh_clone_on_every_ca
         move |call: usize| async move {
             let _counter = counter;
             server.use_handlers(overrides);
-            (call, headers(&server), get_text(&client, USER).await)
+            (call, headers(&server), client.get_text(USER).await)
         }
     });
     for call in 1..=3 {
@@ -648,14 +618,13 @@ async fn a_callback_that_consumes_its_captures_runs_as_a_fresh_clone_on_every_ca
         assert_eq!(clones.load(Ordering::SeqCst), call);
     }
     assert_eq!(headers(&server), [h(P_RELATIVE)]);
-    assert_eq!(get_text(&client, USER).await, "initial");
+    assert_eq!(client.get_text(USER).await, "initial");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_panicking_sync_callback_leaves_the_caller_at_the_root_scope() {
     let server = setup_server([answer(P_RELATIVE, "initial")]);
-    server.listen_with(common::error_on_unhandled());
-    let client = client(&server);
+    let client = TestClient::new(&server);
 
     let explode = server.boundary({
         let server = server.clone();
@@ -671,17 +640,15 @@ async fn a_panicking_sync_callback_leaves_the_caller_at_the_root_scope() {
 
     // Same thread, right after the panic: the boundary was left.
     assert_eq!(headers(&server), [h(P_RELATIVE)]);
-    assert_eq!(get_text(&client, USER).await, "initial");
+    assert_eq!(client.get_text(USER).await, "initial");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_boundary_of_one_server_leaves_another_servers_list_alone() {
     let first = setup_server([answer(P_RELATIVE, "first server")]);
     let second = setup_server([answer(P_RELATIVE, "second server")]);
-    first.listen_with(common::error_on_unhandled());
-    second.listen_with(common::error_on_unhandled());
-    let first_client = client(&first);
-    let second_client = client(&second);
+    let first_client = TestClient::new(&first);
+    let second_client = TestClient::new(&second);
 
     let run = first.boundary({
         let first = first.clone();
@@ -693,8 +660,8 @@ async fn a_boundary_of_one_server_leaves_another_servers_list_alone() {
             // Not in a boundary of `second`: this changes its root list.
             second.use_handlers([answer(P_ABSOLUTE, "second root runtime")]);
             (
-                get_text(&first_client, USER).await,
-                get_text(&second_client, USER).await,
+                first_client.get_text(USER).await,
+                second_client.get_text(USER).await,
             )
         }
     });
@@ -705,8 +672,8 @@ async fn a_boundary_of_one_server_leaves_another_servers_list_alone() {
             "second root runtime".to_owned()
         )
     );
-    assert_eq!(get_text(&first_client, USER).await, "first server");
-    assert_eq!(get_text(&second_client, USER).await, "second root runtime");
+    assert_eq!(first_client.get_text(USER).await, "first server");
+    assert_eq!(second_client.get_text(USER).await, "second root runtime");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -725,21 +692,15 @@ async fn a_resolver_runs_in_the_scope_of_the_request_that_triggered_it() {
             }
         }
     })]);
-    server.listen_with(common::error_on_unhandled());
-    let client = client(&server);
+    let client = TestClient::new(&server);
     let root_before = headers(&server);
 
     let run = server.boundary({
         let client = client.clone();
         move || async move {
-            let before = get_text(&client, "https://api.example.com/me").await;
-            let login = client
-                .post("https://api.example.com/login")
-                .send()
-                .await
-                .expect("POST /login")
-                .status();
-            let after = get_text(&client, "https://api.example.com/me").await;
+            let before = client.get_text("https://api.example.com/me").await;
+            let login = client.post("https://api.example.com/login").await.status();
+            let after = client.get_text("https://api.example.com/me").await;
             (before, login, after)
         }
     });
@@ -750,7 +711,7 @@ async fn a_resolver_runs_in_the_scope_of_the_request_that_triggered_it() {
 
     assert_eq!(headers(&server), root_before);
     assert_eq!(
-        get_text(&client, "https://api.example.com/me").await,
+        client.get_text("https://api.example.com/me").await,
         "anonymous"
     );
 }
@@ -758,8 +719,7 @@ async fn a_resolver_runs_in_the_scope_of_the_request_that_triggered_it() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_boundary_task_that_panics_leaves_no_scope_behind_on_the_worker_threads() {
     let server = setup_server([answer(P_RELATIVE, "root")]);
-    server.listen_with(common::error_on_unhandled());
-    let client = client(&server);
+    let client = TestClient::new(&server);
 
     // A failing assertion inside a concurrent test body, say.
     let failing = server.boundary({
@@ -782,7 +742,7 @@ async fn a_boundary_task_that_panics_leaves_no_scope_behind_on_the_worker_thread
             let client = client.clone();
             tokio::spawn(async move {
                 tokio::task::yield_now().await;
-                (headers(&server), get_text(&client, USER).await)
+                (headers(&server), client.get_text(USER).await)
             })
         })
         .collect();
@@ -828,18 +788,17 @@ async fn a_once_handler_used_in_one_boundary_is_still_armed_in_another_and_at_th
         answer(P_ABSOLUTE, "once").once(),
         answer(P_RELATIVE, "fallback"),
     ]);
-    server.listen_with(common::error_on_unhandled());
-    let client = client(&server);
+    let client = TestClient::new(&server);
 
     let run = server.boundary({
         let client = client.clone();
-        move || async move { (get_text(&client, USER).await, get_text(&client, USER).await) }
+        move || async move { (client.get_text(USER).await, client.get_text(USER).await) }
     });
     let pair = ("once".to_owned(), "fallback".to_owned());
     assert_eq!(run().await, pair);
     assert_eq!(run().await, pair);
     assert_eq!(
-        (get_text(&client, USER).await, get_text(&client, USER).await),
+        (client.get_text(USER).await, client.get_text(USER).await),
         pair
     );
 }
@@ -848,17 +807,16 @@ async fn a_once_handler_used_in_one_boundary_is_still_armed_in_another_and_at_th
 async fn concurrent_boundaries_each_get_the_first_answer_of_a_once_handler() {
     const BOUNDARIES: usize = 32;
     let server = setup_server([answer(WHOAMI, "once").once(), answer(WHOAMI, "fallback")]);
-    server.listen_with(common::error_on_unhandled());
-    let client = client(&server);
+    let client = TestClient::new(&server);
     let barrier = Arc::new(Barrier::new(BOUNDARIES));
 
     let run = server.boundary({
         let client = client.clone();
         move |barrier: Arc<Barrier>| async move {
             barrier.wait().await;
-            let first = get_text(&client, WHOAMI).await;
+            let first = client.get_text(WHOAMI).await;
             tokio::task::yield_now().await;
-            let second = get_text(&client, WHOAMI).await;
+            let second = client.get_text(WHOAMI).await;
             (first, second)
         }
     });
@@ -871,7 +829,7 @@ async fn concurrent_boundaries_each_get_the_first_answer_of_a_once_handler() {
             ("once".to_owned(), "fallback".to_owned())
         );
     }
-    assert_eq!(get_text(&client, WHOAMI).await, "once");
+    assert_eq!(client.get_text(WHOAMI).await, "once");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -880,20 +838,19 @@ async fn restore_handlers_inside_a_boundary_rearms_once_handlers_for_that_bounda
         answer(P_ABSOLUTE, "once").once(),
         answer(P_RELATIVE, "fallback"),
     ]);
-    server.listen_with(common::error_on_unhandled());
-    let client = client(&server);
-    assert_eq!(get_text(&client, USER).await, "once");
-    assert_eq!(get_text(&client, USER).await, "fallback");
+    let client = TestClient::new(&server);
+    assert_eq!(client.get_text(USER).await, "once");
+    assert_eq!(client.get_text(USER).await, "fallback");
 
     let run = server.boundary({
         let server = server.clone();
         let client = client.clone();
         move || async move {
             // Starts from a copy of the root's record: already used here.
-            let start = get_text(&client, USER).await;
+            let start = client.get_text(USER).await;
             server.restore_handlers();
-            let rearmed = get_text(&client, USER).await;
-            let used_again = get_text(&client, USER).await;
+            let rearmed = client.get_text(USER).await;
+            let used_again = client.get_text(USER).await;
             (start, rearmed, used_again)
         }
     });
@@ -907,27 +864,26 @@ async fn restore_handlers_inside_a_boundary_rearms_once_handlers_for_that_bounda
     );
 
     // The root's once-handler stays used until the root restores it.
-    assert_eq!(get_text(&client, USER).await, "fallback");
+    assert_eq!(client.get_text(USER).await, "fallback");
     server.restore_handlers();
-    assert_eq!(get_text(&client, USER).await, "once");
-    assert_eq!(get_text(&client, USER).await, "fallback");
+    assert_eq!(client.get_text(USER).await, "once");
+    assert_eq!(client.get_text(USER).await, "fallback");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_once_handler_added_inside_a_boundary_is_used_up_only_there() {
     let server = setup_server([answer(P_RELATIVE, "fallback")]);
-    server.listen_with(common::error_on_unhandled());
-    let client = client(&server);
+    let client = TestClient::new(&server);
 
     let inner_server = server.clone();
     let inner_client = client.clone();
     let inside = server
         .in_boundary(async move {
             inner_server.use_handlers([answer(P_ABSOLUTE, "boundary once").once()]);
-            let first = get_text(&inner_client, USER).await;
-            let second = get_text(&inner_client, USER).await;
+            let first = inner_client.get_text(USER).await;
+            let second = inner_client.get_text(USER).await;
             inner_server.restore_handlers();
-            let third = get_text(&inner_client, USER).await;
+            let third = inner_client.get_text(USER).await;
             [first, second, third]
         })
         .await;
@@ -940,8 +896,7 @@ async fn a_once_handler_added_inside_a_boundary_is_used_up_only_there() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn tokio_spawn_does_not_inherit_the_boundary_but_in_current_boundary_carries_it() {
     let server = setup_server([answer(P_RELATIVE, "root")]);
-    server.listen_with(common::error_on_unhandled());
-    let client = client(&server);
+    let client = TestClient::new(&server);
 
     let run = server.boundary({
         let server = server.clone();
@@ -952,7 +907,7 @@ async fn tokio_spawn_does_not_inherit_the_boundary_but_in_current_boundary_carri
             let plain = tokio::spawn({
                 let server = server.clone();
                 let client = client.clone();
-                async move { (headers(&server), get_text(&client, USER).await) }
+                async move { (headers(&server), client.get_text(USER).await) }
             });
             let carried = tokio::spawn(
                 {
@@ -960,7 +915,7 @@ async fn tokio_spawn_does_not_inherit_the_boundary_but_in_current_boundary_carri
                     let client = client.clone();
                     async move {
                         tokio::task::yield_now().await;
-                        (headers(&server), get_text(&client, USER).await)
+                        (headers(&server), client.get_text(USER).await)
                     }
                 }
                 .in_current_boundary(),
@@ -985,8 +940,7 @@ async fn tokio_spawn_does_not_inherit_the_boundary_but_in_current_boundary_carri
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn in_current_boundary_carries_the_innermost_nested_boundary_and_changes_made_there() {
     let server = setup_server([answer(P_RELATIVE, "root")]);
-    server.listen_with(common::error_on_unhandled());
-    let client = client(&server);
+    let client = TestClient::new(&server);
 
     let outer_server = server.clone();
     let outer_client = client.clone();
@@ -1002,7 +956,7 @@ async fn in_current_boundary_carries_the_innermost_nested_boundary_and_changes_m
                     let task_client = inner_client.clone();
                     let spawned = tokio::spawn(
                         async move {
-                            let body = get_text(&task_client, USER).await;
+                            let body = task_client.get_text(USER).await;
                             // A change made by the carried task lands in the
                             // carried boundary.
                             task_server.use_handlers([answer(P_STAR, "added by task")]);
@@ -1012,11 +966,11 @@ async fn in_current_boundary_carries_the_innermost_nested_boundary_and_changes_m
                     )
                     .await
                     .expect("carried task");
-                    (spawned, get_text(&inner_client, USER).await)
+                    (spawned, inner_client.get_text(USER).await)
                 })
                 .await;
             // ...and not in the enclosing one.
-            assert_eq!(get_text(&outer_client, USER).await, "outer");
+            assert_eq!(outer_client.get_text(USER).await, "outer");
             spawned
         })
         .await;
@@ -1031,8 +985,7 @@ async fn in_current_boundary_carries_the_innermost_nested_boundary_and_changes_m
 async fn an_axum_route_wrapped_in_a_boundary_gives_each_incoming_request_its_own_overrides() {
     const REQUESTS: usize = 16;
     let server = setup_server([answer("https://api.example.com/greeting", "root greeting")]);
-    server.listen_with(common::error_on_unhandled());
-    let mocked = client(&server);
+    let mocked = TestClient::new(&server);
     // All incoming requests hold their override at the same time.
     let barrier = Arc::new(Barrier::new(REQUESTS));
 
@@ -1055,7 +1008,7 @@ async fn an_axum_route_wrapped_in_a_boundary_gives_each_incoming_request_its_own
                 .await
                 .expect("every incoming request reached the barrier");
             tokio::task::yield_now().await;
-            let body = get_text(&mocked, "https://api.example.com/greeting").await;
+            let body = mocked.get_text("https://api.example.com/greeting").await;
             let handlers = server.list_handlers().len().to_string();
             (StatusCode::CREATED, [("x-handlers", handlers)], body)
         }
@@ -1104,7 +1057,7 @@ async fn an_axum_route_wrapped_in_a_boundary_gives_each_incoming_request_its_own
 
     assert_eq!(server.list_handlers().len(), 1);
     assert_eq!(
-        get_text(&mocked, "https://api.example.com/greeting").await,
+        mocked.get_text("https://api.example.com/greeting").await,
         "root greeting"
     );
 }
@@ -1125,19 +1078,12 @@ async fn a_catch_all_handler_in_a_boundary_observes_every_request_of_that_scope_
             HttpResponse::empty().status(201)
         }),
     ]);
-    server.listen_with(common::error_on_unhandled());
-    // No system proxy for the one request that reaches the real upstream.
-    let client = reqwest_middleware::ClientBuilder::new(
-        reqwest::Client::builder()
-            .no_proxy()
-            .build()
-            .expect("client"),
-    )
-    .with(server.middleware())
-    .build();
+    // The harness's client uses no system proxy, so the one request that
+    // reaches the real upstream gets there directly.
+    let client = TestClient::new(&server);
 
     let seen: Arc<Mutex<Vec<String>>> = Arc::default();
-    assert_eq!(get_text(&client, USER).await, "john");
+    assert_eq!(client.get_text(USER).await, "john");
 
     let (started_tx, started_rx) = oneshot::channel::<()>();
     let (outside_done_tx, outside_done_rx) = oneshot::channel::<()>();
@@ -1157,19 +1103,17 @@ async fn a_catch_all_handler_in_a_boundary_observes_every_request_of_that_scope_
             // Requests made outside while this boundary observes.
             outside_done.await.expect("outside requests done");
 
-            let user = get_text(&client, &format!("{USER}?page=2")).await;
+            let user = client.get_text(format!("{USER}?page=2")).await;
             let created = client
                 .post("https://api.example.com/posts")
                 .body(r#"{"id":1}"#)
-                .send()
                 .await
-                .expect("POST /posts")
                 .status();
-            let real = get_text(&client, &format!("http://{upstream}/real")).await;
+            let real = client.get_text(format!("http://{upstream}/real")).await;
             let carried = tokio::spawn(
                 {
                     let client = client.clone();
-                    async move { get_text(&client, USER).await }
+                    async move { client.get_text(USER).await }
                 }
                 .in_current_boundary(),
             )
@@ -1181,12 +1125,8 @@ async fn a_catch_all_handler_in_a_boundary_observes_every_request_of_that_scope_
     let task = tokio::spawn(observe(started_tx, outside_done_rx));
 
     started_rx.await.expect("observer installed");
-    assert_eq!(get_text(&client, USER).await, "john");
-    let outside_post = client
-        .post("https://api.example.com/posts")
-        .send()
-        .await
-        .expect("outside POST");
+    assert_eq!(client.get_text(USER).await, "john");
+    let outside_post = client.post("https://api.example.com/posts").await;
     assert_eq!(outside_post.status(), 201);
     outside_done_tx.send(()).expect("boundary waits");
 
@@ -1197,7 +1137,7 @@ async fn a_catch_all_handler_in_a_boundary_observes_every_request_of_that_scope_
     assert_eq!(real, "from the real upstream");
     assert_eq!(carried, "john");
 
-    assert_eq!(get_text(&client, USER).await, "john");
+    assert_eq!(client.get_text(USER).await, "john");
     assert_eq!(
         *seen.lock().unwrap(),
         [
@@ -1212,12 +1152,11 @@ async fn a_catch_all_handler_in_a_boundary_observes_every_request_of_that_scope_
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_future_carried_from_the_root_stays_at_the_root_when_awaited_inside_a_boundary() {
     let server = setup_server([answer(P_ABSOLUTE, "root")]);
-    server.listen_with(common::error_on_unhandled());
-    let client = client(&server);
+    let client = TestClient::new(&server);
     // Captured at the root: it must resolve against the root list...
     let carried = {
         let client = client.clone();
-        async move { get_text(&client, USER).await }.in_current_boundary()
+        async move { client.get_text(USER).await }.in_current_boundary()
     };
     // ...even when awaited inside a boundary that overrides the handler.
     let run = server.boundary({
@@ -1232,7 +1171,7 @@ async fn a_future_carried_from_the_root_stays_at_the_root_when_awaited_inside_a_
         let server = server.clone();
         move || {
             server.use_handlers([answer(P_ABSOLUTE, "boundary")]);
-            async move { get_text(&client, USER).await }
+            async move { client.get_text(USER).await }
         }
     });
     assert_eq!(inside().await, "boundary");

@@ -199,19 +199,15 @@ async fn passthrough_reaches_an_https_upstream_trusted_through_extra_roots() {
 
     let trusting = setup_server([]);
     trusting.listen_with(ListenOptions {
-        on_unhandled_request: UnhandledRequest::Bypass,
         upstream_root_certificates: vec![upstream_ca],
-        ..Default::default()
+        ..common::on_unhandled(UnhandledRequest::Bypass)
     });
     let response = trusting.reqwest_client().get(&url).send().await.unwrap();
     assert_eq!(response.text().await.unwrap(), "secure answer");
 
     // Verification is always on: without the upstream's CA the passthrough fails.
     let strict = setup_server([]);
-    strict.listen_with(ListenOptions {
-        on_unhandled_request: UnhandledRequest::Bypass,
-        ..Default::default()
-    });
+    strict.listen_with(common::on_unhandled(UnhandledRequest::Bypass));
     let response = strict.reqwest_client().get(&url).send().await.unwrap();
     assert_eq!(response.status(), 502);
     let message = response.text().await.unwrap();

@@ -1,63 +1,58 @@
 //! `delay()` inside resolvers, through a real client.
+//!
+//! The requests go through the in-process middleware on a current-thread
+//! runtime with paused time: `delay()` waits on the runtime's timer, so the
+//! clock jumps ahead by exactly the delay and the assertions are exact
+//! virtual durations, whatever the machine's speed.
 
 mod common;
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use mocklib::node::setup_server;
+use common::serve;
 use mocklib::{Delay, HttpResponse, delay, http};
+use tokio::time::Instant;
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_exact_delay_holds_the_response_at_least_that_long() {
-    let server = setup_server([http::get("/slow", |_| async {
+#[tokio::test(start_paused = true)]
+async fn an_exact_delay_holds_the_response_exactly_that_long() {
+    let client = serve([http::get("/slow", |_| async {
         delay(Duration::from_millis(120)).await;
         HttpResponse::text("finally")
     })]);
-    server.listen();
     let started = Instant::now();
-    let response = common::client(&server)
-        .get("http://api.test/slow")
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.text().await.unwrap(), "finally");
-    // A lower bound only: the delay happened. Speed is measured in benches/.
-    assert!(started.elapsed() >= Duration::from_millis(120));
+    assert_eq!(client.get("http://api.test/slow").await, (200, "finally"));
+    assert_eq!(started.elapsed(), Duration::from_millis(120));
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test(start_paused = true)]
 async fn a_realistic_delay_is_five_milliseconds_natively() {
-    let server = setup_server([http::get("/real", |_| async {
+    let client = serve([http::get("/real", |_| async {
         delay(Delay::Real).await;
         HttpResponse::text("ok")
     })]);
-    server.listen();
     let started = Instant::now();
-    let response = common::client(&server)
-        .get("http://api.test/real")
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.text().await.unwrap(), "ok");
-    assert!(started.elapsed() >= Duration::from_millis(5));
+    assert_eq!(client.get("http://api.test/real").await, (200, "ok"));
+    assert_eq!(started.elapsed(), Duration::from_millis(5));
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test(start_paused = true)]
 async fn an_infinite_delay_never_answers() {
-    let server = setup_server([http::get("/never", |_| async {
+    let client = serve([http::get("/never", |_| async {
         delay(Delay::Infinite).await;
         HttpResponse::text("unreachable")
     })]);
-    server.listen();
-    let request = common::client(&server).get("http://api.test/never").send();
-    // The client gives up; the request is still pending then.
-    let outcome = tokio::time::timeout(Duration::from_millis(200), request).await;
+    let started = Instant::now();
+    // The client gives up after a (virtual) day; the request is still pending then.
+    let day = Duration::from_secs(24 * 60 * 60);
+    let outcome = tokio::time::timeout(day, client.get("http://api.test/never")).await;
     assert!(outcome.is_err(), "the request completed: {outcome:?}");
+    assert_eq!(started.elapsed(), day);
 }
 
 #[test]
 fn delay_works_without_a_tokio_runtime() {
-    let started = Instant::now();
+    // No runtime, so the thread timer and the wall clock.
+    let started = std::time::Instant::now();
     futures_executor_block_on(delay(Duration::from_millis(30)));
     assert!(started.elapsed() >= Duration::from_millis(30));
 }

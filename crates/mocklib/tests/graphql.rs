@@ -7,13 +7,12 @@ mod common;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use common::client;
+use common::TestClient;
 use graphql_client::GraphQLQuery;
 use mocklib::graphql::{self, GraphqlPredicate, GraphqlResolverArgs, GraphqlUpload, OperationType};
 use mocklib::node::{Server, setup_server};
-use mocklib::{HttpResponse, http, passthrough};
+use mocklib::{HttpResponse, NetworkErrorKind, http, passthrough};
 use regex::Regex;
-use reqwest_middleware::ClientWithMiddleware;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -62,39 +61,10 @@ fn logs_containing(needle: &str) -> String {
         .join("\n")
 }
 
-async fn post_json(client: &ClientWithMiddleware, url: &str, body: Value) -> (u16, String, Value) {
-    let response = client
-        .post(url)
-        .header("content-type", "application/json")
-        .body(body.to_string())
-        .send()
-        .await
-        .expect("a response");
-    let status = response.status().as_u16();
-    let content_type = response
-        .headers()
-        .get("content-type")
-        .map(|v| v.to_str().unwrap().to_owned())
-        .unwrap_or_default();
-    let text = response.text().await.unwrap();
-    let body = serde_json::from_str(&text).unwrap_or(Value::String(text));
-    (status, content_type, body)
-}
-
-async fn post_raw(
-    client: &ClientWithMiddleware,
-    url: &str,
-    content_type: &str,
-    body: &str,
-) -> (u16, String) {
-    let response = client
-        .post(url)
-        .header("content-type", content_type)
-        .body(body.to_owned())
-        .send()
-        .await
-        .expect("a response");
-    (response.status().as_u16(), response.text().await.unwrap())
+/// POSTs `request` (an operation or a batch) to `url` as JSON and returns
+/// the JSON answer.
+async fn json_answer(client: &TestClient, url: &str, request: Value) -> Value {
+    client.post(url).json(&request).await.json()
 }
 
 fn get_user_query() -> Value {
@@ -172,19 +142,11 @@ struct UpdatePost;
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn graphql_client_in_process() {
     let server = api();
-    server.listen_with(common::error_on_unhandled());
-    let client = client(&server);
+    let client = TestClient::new(&server);
 
     let body = GetUser::build_query(get_user::Variables { id: "7".into() });
-    let response: graphql_client::Response<get_user::ResponseData> = client
-        .post(ENDPOINT)
-        .json(&body)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let response: graphql_client::Response<get_user::ResponseData> =
+        client.post(ENDPOINT).json(&body).await.json();
     assert!(response.errors.is_none());
     assert_eq!(
         response.data.unwrap().user,
@@ -198,15 +160,8 @@ async fn graphql_client_in_process() {
         id: "3".into(),
         title: "Hello".into(),
     });
-    let response: graphql_client::Response<update_post::ResponseData> = client
-        .post(ENDPOINT)
-        .json(&body)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let response: graphql_client::Response<update_post::ResponseData> =
+        client.post(ENDPOINT).json(&body).await.json();
     assert_eq!(response.data.unwrap().update_post.title, "Hello");
 }
 
@@ -273,17 +228,15 @@ async fn the_resolver_sees_query_variables_name_type_cookies_and_request() {
             graphql::data(json!({ "user": null }))
         },
     )]);
-    server.listen_with(common::error_on_unhandled());
-    let response = client(&server)
+    let client = TestClient::new(&server);
+    let response = client
         .post("https://args.example.com/graphql")
         .header("cookie", "session=abc")
         .json(&get_user_query())
-        .send()
-        .await
-        .unwrap();
+        .await;
     assert_eq!(response.status(), 200);
     assert_eq!(
-        response.json::<Value>().await.unwrap(),
+        response.json::<Value>(),
         json!({ "data": { "user": null } })
     );
     let (query, variables, name, kind, session, method) = seen.lock().unwrap().take().unwrap();
@@ -298,17 +251,16 @@ async fn the_resolver_sees_query_variables_name_type_cookies_and_request() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn typed_variables_of_the_wrong_shape_are_a_500_not_a_panic() {
     let server = api();
-    server.listen_with(common::error_on_unhandled());
-    let (status, _, body) = post_json(
-        &client(&server),
-        ENDPOINT,
-        json!({
+    let client = TestClient::new(&server);
+    let response = client
+        .post(ENDPOINT)
+        .json(&json!({
             "query": "mutation UpdatePost($id: ID!) { updatePost(id: $id) { id } }",
             "variables": { "id": "1" },
-        }),
-    )
-    .await;
-    assert_eq!(status, 500);
+        }))
+        .await;
+    assert_eq!(response.status(), 500);
+    let body: Value = response.json();
     assert_eq!(body["name"], "VariablesError");
     assert!(
         body["message"].as_str().unwrap().contains("title"),
@@ -333,19 +285,18 @@ async fn names_regexes_closures_and_types() {
             graphql::data(json!({ "by": "name" }))
         }),
     ]);
-    server.listen_with(common::error_on_unhandled());
-    let client = client(&server);
+    let client = TestClient::new(&server);
     let url = "https://predicates.example.com/graphql";
     let by = |body: Value| body["data"]["by"].as_str().unwrap().to_owned();
 
-    let (_, _, body) = post_json(
+    let body = json_answer(
         &client,
         url,
         json!({ "query": "query ListPosts { posts { id } }" }),
     )
     .await;
     assert_eq!(by(body), "regex");
-    let (_, _, body) = post_json(
+    let body = json_answer(
         &client,
         url,
         json!({ "query": "query Other { a }", "variables": { "vip": true } }),
@@ -353,27 +304,26 @@ async fn names_regexes_closures_and_types() {
     .await;
     assert_eq!(by(body), "closure");
     // A query named GetUser is not a mutation named GetUser.
-    let (_, _, body) = post_json(&client, url, json!({ "query": "query GetUser { a }" })).await;
+    let body = json_answer(&client, url, json!({ "query": "query GetUser { a }" })).await;
     assert_eq!(by(body), "name");
-    let (_, _, body) = post_json(&client, url, json!({ "query": "mutation GetUser { a }" })).await;
+    let body = json_answer(&client, url, json!({ "query": "mutation GetUser { a }" })).await;
     assert_eq!(by(body), "mutation");
     // Names are case-sensitive; nothing matches → unhandled (a network error here).
-    let result = client
+    client
         .post(url)
         .json(&json!({ "query": "query getuser { a }" }))
-        .send()
+        .expect_unhandled()
         .await;
-    assert!(common::is_network_error(&result.unwrap_err()));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn operation_name_narrows_a_document_with_several_operations() {
     let server = api();
-    server.listen_with(common::error_on_unhandled());
+    let client = TestClient::new(&server);
     let document = "query GetUser($id: ID!) { user(id: $id) { id } } \
                     mutation UpdatePost($id: ID!, $title: String!) { updatePost(id: $id, title: $title) { id } }";
-    let client = client(&server);
-    let (_, _, body) = post_json(
+    let client = client;
+    let body = json_answer(
         &client,
         ENDPOINT,
         json!({ "query": document, "operationName": "UpdatePost", "variables": { "id": "5", "title": "T" } }),
@@ -383,7 +333,7 @@ async fn operation_name_narrows_a_document_with_several_operations() {
         body,
         json!({ "data": { "updatePost": { "id": "5", "title": "T" } } })
     );
-    let (_, _, body) = post_json(
+    let body = json_answer(
         &client,
         ENDPOINT,
         json!({ "query": document, "operationName": "GetUser", "variables": { "id": "5" } }),
@@ -408,24 +358,23 @@ async fn anonymous_operations_match_only_operation_and_warn_once_per_request() {
             graphql::data(json!({ "name": args.operation_name, "type": args.operation_type }))
         }),
     ]);
-    server.listen_with(common::error_on_unhandled());
-    let client = client(&server);
-    let (_, _, body) = post_json(&client, url, json!({ "query": "{ user { id } }" })).await;
+    let client = TestClient::new(&server);
+    let body = json_answer(&client, url, json!({ "query": "{ user { id } }" })).await;
     assert_eq!(body, json!({ "data": { "name": null, "type": "query" } }));
     let needle = format!("anonymous GraphQL query at POST {url}");
     assert_eq!(count_logs(&needle), 1, "{}", logs_containing(url));
 
-    let (_, _, body) = post_json(&client, url, json!({ "query": "query { user { id } }" })).await;
+    let body = json_answer(&client, url, json!({ "query": "query { user { id } }" })).await;
     assert_eq!(body["data"]["type"], "query");
     assert_eq!(count_logs(&needle), 2, "one more request, one more warning");
 
     // A named query is answered by the first named handler, without a warning.
-    let (_, _, body) = post_json(&client, url, json!({ "query": "query B { a }" })).await;
+    let body = json_answer(&client, url, json!({ "query": "query B { a }" })).await;
     assert_eq!(body["data"], "any name");
     assert_eq!(count_logs(&needle), 2);
 
     // Anonymous subscriptions and mutations go to operation() too.
-    let (_, _, body) = post_json(&client, url, json!({ "query": "subscription { events }" })).await;
+    let body = json_answer(&client, url, json!({ "query": "subscription { events }" })).await;
     assert_eq!(body["data"]["type"], "subscription");
 }
 
@@ -440,15 +389,14 @@ async fn link_handlers_answer_only_their_endpoint() {
         stripe.query("GetUser", |_| graphql::data(json!("stripe"))),
         graphql::query("GetUser", |_| graphql::data(json!("anywhere"))),
     ]);
-    server.listen_with(common::error_on_unhandled());
-    let client = client(&server);
+    let client = TestClient::new(&server);
     for (url, expected) in [
         ("https://api.github.com/graphql", "github"),
         ("https://api.stripe.com/graphql", "stripe"),
         ("https://api.stripe.com/graphql?x=1", "stripe"),
         ("https://api.github.com/other", "anywhere"),
     ] {
-        let (_, _, body) = post_json(&client, url, get_user_query()).await;
+        let body = json_answer(&client, url, get_user_query()).await;
         assert_eq!(body["data"], expected, "{url}");
     }
     assert!(graphql::try_link("https://api.example.com/:").is_err());
@@ -484,15 +432,14 @@ async fn list_handlers_prints_operation_and_origin() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn get_requests_carry_the_operation_in_the_query_string() {
     let server = api();
-    server.listen_with(common::error_on_unhandled());
+    let client = TestClient::new(&server);
     let mut url = url::Url::parse(ENDPOINT).unwrap();
     url.query_pairs_mut()
         .append_pair("query", "query GetUser($id: ID!) { user(id: $id) { id } }")
         .append_pair("variables", r#"{"id":"42"}"#)
         .append_pair("operationName", "GetUser");
-    let response = client(&server).get(url.as_str()).send().await.unwrap();
     assert_eq!(
-        response.json::<Value>().await.unwrap(),
+        client.get(url).await.json::<Value>(),
         json!({ "data": { "user": { "id": "42", "name": "John" } } })
     );
 }
@@ -500,17 +447,15 @@ async fn get_requests_carry_the_operation_in_the_query_string() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn multipart_uploads_substitute_files_into_variables() {
     let server = api();
-    server.listen_with(common::error_on_unhandled());
-    let (status, body) = post_raw(
-        &client(&server),
-        ENDPOINT,
-        "multipart/form-data; boundary=XyZ",
-        MULTIPART_BODY,
-    )
-    .await;
-    assert_eq!(status, 200, "{body}");
+    let client = TestClient::new(&server);
+    let response = client
+        .post(ENDPOINT)
+        .header("content-type", "multipart/form-data; boundary=XyZ")
+        .body(MULTIPART_BODY)
+        .await;
+    assert_eq!(response.status(), 200, "{}", response.text());
     assert_eq!(
-        serde_json::from_str::<Value>(&body).unwrap(),
+        response.json::<Value>(),
         json!({ "data": { "upload": { "name": "a.txt", "type": "text/plain", "size": 5, "text": "hello" } } })
     );
 }
@@ -525,8 +470,7 @@ async fn accept_graphql_response_json_changes_the_default_content_type() {
         }),
         graphql::query("Text", |_| HttpResponse::text("plain")),
     ]);
-    server.listen_with(common::error_on_unhandled());
-    let client = client(&server);
+    let client = TestClient::new(&server);
     let send = |name: &'static str, accept: &'static str| {
         let client = client.clone();
         async move {
@@ -536,11 +480,7 @@ async fn accept_graphql_response_json_changes_the_default_content_type() {
             if !accept.is_empty() {
                 request = request.header("accept", accept);
             }
-            let response = request.send().await.unwrap();
-            response.headers()["content-type"]
-                .to_str()
-                .unwrap()
-                .to_owned()
+            request.await.header("content-type").to_owned()
         }
     };
     let preferred = "application/graphql-response+json, application/json;q=0.9";
@@ -578,15 +518,16 @@ async fn data_and_errors_pass_through_unchanged() {
     let server = setup_server([graphql::query("GetUser", move |_| {
         HttpResponse::json(&payload)
     })]);
-    server.listen_with(common::error_on_unhandled());
-    let (status, content_type, body) = post_json(
-        &client(&server),
-        "https://errors.example.com/graphql",
-        get_user_query(),
-    )
-    .await;
-    assert_eq!((status, content_type.as_str()), (200, "application/json"));
-    assert_eq!(body, expected);
+    let client = TestClient::new(&server);
+    let response = client
+        .post("https://errors.example.com/graphql")
+        .json(&get_user_query())
+        .await;
+    assert_eq!(
+        (response.status(), response.header("content-type")),
+        (200, "application/json")
+    );
+    assert_eq!(response.json::<Value>(), expected);
 }
 
 // ─────────────────────── batches ───────────────────────
@@ -597,21 +538,19 @@ async fn a_batch_is_answered_operation_by_operation_as_an_array() {
     server.use_handlers([graphql::query("GetUser", |_| {
         // Answers nothing: the next matching handler answers this operation.
     })]);
-    server.listen_with(common::error_on_unhandled());
-    let (status, _, body) = post_json(
-        &client(&server),
-        ENDPOINT,
-        json!([
+    let client = TestClient::new(&server);
+    let response = client
+        .post(ENDPOINT)
+        .json(&json!([
             get_user_query(),
             { "query": "mutation UpdatePost($id: ID!, $title: String!) { updatePost(id: $id, title: $title) { id } }",
               "variables": { "id": "2", "title": "B" } },
             { "query": "{ anonymous }" },
-        ]),
-    )
-    .await;
-    assert_eq!(status, 200);
+        ]))
+        .await;
+    assert_eq!(response.status(), 200);
     assert_eq!(
-        body,
+        response.json::<Value>(),
         json!([
             { "data": { "user": { "id": "1", "name": "John" } } },
             { "data": { "updatePost": { "id": "2", "title": "B" } } },
@@ -628,15 +567,13 @@ async fn a_batch_with_an_unanswered_operation_goes_on_down_the_list() {
         graphql::query("A", |_| graphql::data(json!("a"))),
         http::post(url, |_| HttpResponse::text("http handler")),
     ]);
-    server.listen_with(common::error_on_unhandled());
-    let (status, body) = post_raw(
-        &client(&server),
-        url,
-        "application/json",
-        &json!([{ "query": "query A { a }" }, { "query": "query B { b }" }]).to_string(),
-    )
-    .await;
-    assert_eq!((status, body.as_str()), (200, "http handler"));
+    let client = TestClient::new(&server);
+    let response = client
+        .post(url)
+        .header("content-type", "application/json")
+        .body(json!([{ "query": "query A { a }" }, { "query": "query B { b }" }]).to_string())
+        .await;
+    assert_eq!(response, (200, "http handler"));
     let warning = logs_containing(&format!("POST {url} was not answered as a whole"));
     assert!(warning.contains("#1 query B"), "{warning}");
 }
@@ -647,14 +584,13 @@ async fn a_failing_operation_fails_the_whole_batch() {
         graphql::query("A", |_| graphql::data(json!("a"))),
         graphql::query("B", |_| HttpResponse::text("not json")),
     ]);
-    server.listen_with(common::error_on_unhandled());
-    let (status, _, body) = post_json(
-        &client(&server),
-        "https://failing-batch.example.com/graphql",
-        json!([{ "query": "query A { a }" }, { "query": "query B { b }" }]),
-    )
-    .await;
-    assert_eq!(status, 500);
+    let client = TestClient::new(&server);
+    let response = client
+        .post("https://failing-batch.example.com/graphql")
+        .json(&json!([{ "query": "query A { a }" }, { "query": "query B { b }" }]))
+        .await;
+    assert_eq!(response.status(), 500);
+    let body: Value = response.json();
     assert_eq!(body["name"], "InvalidResponse");
     assert!(
         body["message"].as_str().unwrap().contains("#1 query B"),
@@ -670,15 +606,13 @@ async fn a_thrown_error_or_a_network_error_decides_for_the_whole_batch() {
         graphql::query("Boom", |_| -> Result<HttpResponse, &str> { Err("boom") }),
         graphql::query("Offline", |_| HttpResponse::error()),
     ]);
-    server.listen_with(common::error_on_unhandled());
-    let client = client(&server);
-    let (status, _, body) = post_json(
-        &client,
-        url,
-        json!([{ "query": "query A { a }" }, { "query": "query Boom { b }" }]),
-    )
-    .await;
-    assert_eq!(status, 500);
+    let client = TestClient::new(&server);
+    let response = client
+        .post(url)
+        .json(&json!([{ "query": "query A { a }" }, { "query": "query Boom { b }" }]))
+        .await;
+    assert_eq!(response.status(), 500);
+    let body: Value = response.json();
     assert!(
         body["message"]
             .as_str()
@@ -689,10 +623,9 @@ async fn a_thrown_error_or_a_network_error_decides_for_the_whole_batch() {
     let error = client
         .post(url)
         .json(&json!([{ "query": "query A { a }" }, { "query": "query Offline { o }" }]))
-        .send()
-        .await
-        .unwrap_err();
-    assert!(common::is_network_error(&error));
+        .expect_network_error()
+        .await;
+    assert_eq!(error.kind(), NetworkErrorKind::Mocked);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -701,22 +634,14 @@ async fn a_batch_keeps_the_cookies_of_every_answer() {
         graphql::query("A", |_| graphql::data(json!("a")).cookie("a", "1")),
         graphql::query("B", |_| graphql::data(json!("b")).cookie("b", "2")),
     ]);
-    server.listen_with(common::error_on_unhandled());
-    let response = client(&server)
+    let client = TestClient::new(&server);
+    let response = client
         .post("https://cookie-batch.example.com/graphql")
         .json(&json!([{ "query": "query A { a }" }, { "query": "query B { b }" }]))
-        .send()
-        .await
-        .unwrap();
-    let cookies: Vec<&str> = response
-        .headers()
-        .get_all("set-cookie")
-        .iter()
-        .map(|value| value.to_str().unwrap())
-        .collect();
-    assert_eq!(cookies, ["a=1", "b=2"]);
+        .await;
+    assert_eq!(response.header_values("set-cookie"), ["a=1", "b=2"]);
     assert_eq!(
-        response.json::<Value>().await.unwrap(),
+        response.json::<Value>(),
         json!([{ "data": "a" }, { "data": "b" }])
     );
 }
@@ -733,17 +658,16 @@ async fn a_once_handler_is_used_up_by_one_batch() {
         .once(),
         graphql::query("A", |_| graphql::data(json!("always"))),
     ]);
-    server.listen_with(common::error_on_unhandled());
-    let client = client(&server);
+    let client = TestClient::new(&server);
     let batch = json!([{ "query": "query A { a }" }, { "query": "query A { a }" }]);
-    let (_, _, body) = post_json(
+    let body = json_answer(
         &client,
         "https://once-batch.example.com/graphql",
         batch.clone(),
     )
     .await;
     assert_eq!(body, json!([{ "data": "once" }, { "data": "once" }]));
-    let (_, _, body) = post_json(&client, "https://once-batch.example.com/graphql", batch).await;
+    let body = json_answer(&client, "https://once-batch.example.com/graphql", batch).await;
     assert_eq!(body, json!([{ "data": "always" }, { "data": "always" }]));
     assert_eq!(hits.load(Ordering::SeqCst), 2);
 }
@@ -761,15 +685,14 @@ async fn once_and_fall_through() {
         graphql::query("GetUser", |_| graphql::data(json!("first"))).once(),
         graphql::query("GetUser", |_| graphql::data(json!("then"))),
     ]);
-    server.listen_with(common::error_on_unhandled());
-    let client = client(&server);
+    let client = TestClient::new(&server);
     let url = "https://once.example.com/graphql";
-    let (_, _, body) = post_json(&client, url, get_user_query()).await;
+    let body = json_answer(&client, url, get_user_query()).await;
     assert_eq!(body["data"], "first");
-    let (_, _, body) = post_json(&client, url, get_user_query()).await;
+    let body = json_answer(&client, url, get_user_query()).await;
     assert_eq!(body["data"], "then");
     server.restore_handlers();
-    let (_, _, body) = post_json(&client, url, get_user_query()).await;
+    let body = json_answer(&client, url, get_user_query()).await;
     assert_eq!(body["data"], "first");
     assert_eq!(seen.load(Ordering::SeqCst), 3);
 }
@@ -777,8 +700,7 @@ async fn once_and_fall_through() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn boundaries_scope_graphql_overrides() {
     let server = api();
-    server.listen_with(common::error_on_unhandled());
-    let client = client(&server);
+    let client = TestClient::new(&server);
     let inside = server.boundary({
         let server = server.clone();
         let client = client.clone();
@@ -786,14 +708,14 @@ async fn boundaries_scope_graphql_overrides() {
             server.use_handlers([graphql::query("GetUser", |_| {
                 graphql::error_message("overridden")
             })]);
-            post_json(&client, ENDPOINT, get_user_query()).await.2
+            json_answer(&client, ENDPOINT, get_user_query()).await
         }
     });
     assert_eq!(
         inside().await,
         json!({ "errors": [{ "message": "overridden" }] })
     );
-    let (_, _, outside) = post_json(&client, ENDPOINT, get_user_query()).await;
+    let outside = json_answer(&client, ENDPOINT, get_user_query()).await;
     assert_eq!(outside["data"]["user"]["name"], "John");
 }
 
@@ -810,21 +732,19 @@ async fn http_and_graphql_handlers_share_an_endpoint() {
             ))
         }),
     ]);
-    server.listen_with(common::error_on_unhandled());
-    let client = client(&server);
+    let client = TestClient::new(&server);
     // The graphql handler answers its operation...
-    let (_, _, body) = post_json(&client, url, get_user_query()).await;
+    let body = json_answer(&client, url, get_user_query()).await;
     assert_eq!(body["data"], "graphql");
     // ...other operations fall to the http handler after it...
-    let (_, _, body) = post_json(&client, url, json!({ "query": "query Other { a }" })).await;
-    assert!(body.as_str().unwrap().starts_with("http POST"), "{body}");
+    let other = json!({ "query": "query Other { a }" });
+    let body = client.post(url).json(&other).await.text();
+    assert!(body.starts_with("http POST"), "{body}");
     // ...and an http handler listed first wins, even for GraphQL.
     let response = client
         .get(format!("{url}?query=query%20GetUser%20%7B%20a%20%7D"))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.text().await.unwrap(), "http GET");
+        .await;
+    assert_eq!(response.text(), "http GET");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -836,23 +756,20 @@ async fn passthrough_and_network_errors_work_as_for_http() {
             HttpResponse::text("not reached")
         }),
     ]);
-    server.listen_with(common::error_on_unhandled());
-    let client = client(&server);
+    let client = TestClient::new(&server);
     let error = client
         .post("https://pass.example.com/graphql")
         .json(&json!({ "query": "query Offline { a }" }))
-        .send()
-        .await
-        .unwrap_err();
-    assert!(common::is_network_error(&error));
+        .expect_network_error()
+        .await;
+    assert_eq!(error.kind(), NetworkErrorKind::Mocked);
     // passthrough() stops the lookup: the request is performed for real, and
     // this host does not exist, so it fails — but not with a mocklib error.
     let error = client
         .post("http://127.0.0.1:9/graphql")
         .json(&json!({ "query": "query Real { a }" }))
-        .send()
-        .await
-        .unwrap_err();
+        .expect_error()
+        .await;
     assert!(!common::is_network_error(&error));
 }
 
@@ -866,8 +783,7 @@ async fn bad_input_is_not_graphql_and_falls_to_http_handlers() {
         graphql::operation(|_| graphql::data(json!("graphql"))),
         http::post(url, |_| HttpResponse::text("http")),
     ]);
-    server.listen_with(common::error_on_unhandled());
-    let client = client(&server);
+    let client = TestClient::new(&server);
     let cases: [(&str, &str, &str); 10] = [
         ("not json", "application/json", "not json"),
         ("truncated json", "application/json", r#"{"query": "{ a }""#),
@@ -905,8 +821,8 @@ async fn bad_input_is_not_graphql_and_falls_to_http_handlers() {
         ),
     ];
     for (case, content_type, body) in cases {
-        let (status, text) = post_raw(&client, url, content_type, body).await;
-        assert_eq!((status, text.as_str()), (200, "http"), "{case}");
+        let request = client.post(url).header("content-type", content_type);
+        assert_eq!(request.body(body).await, (200, "http"), "{case}");
     }
     // The parser's message, with line and column, is printed once for that request.
     let parse_errors = logs_containing("Parse error at 1:");
@@ -918,10 +834,9 @@ async fn bad_input_is_not_graphql_and_falls_to_http_handlers() {
         .post(url)
         .header("content-type", "application/json")
         .body("not json")
-        .send()
-        .await
-        .unwrap_err();
-    assert!(common::is_network_error(&error));
+        .expect_unhandled()
+        .await;
+    assert!(error.contains(url), "{error}");
 }
 
 // ─────────────────────── the loopback listener ───────────────────────

@@ -6,9 +6,12 @@
 //! Its own test binary, with one test: the subscriber is global and the CA,
 //! the roots and the runtime are per process.
 
+mod common;
+
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
 
+use common::TestClient;
 use mocklib::node::setup_server;
 use mocklib::{HttpResponse, http};
 use tracing_subscriber::layer::SubscriberExt;
@@ -69,19 +72,11 @@ async fn listen_generates_no_ca_loads_no_roots_and_writes_no_file_until_needed()
         }),
         http::get("/user", |_| HttpResponse::text("Kate")),
     ]);
-    server.listen();
-    let client = reqwest_middleware::ClientBuilder::new(reqwest::Client::new())
-        .with(server.middleware())
-        .build();
-    let body = client
-        .get("https://api.example.com/user")
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
-    assert_eq!(body, "John");
+    let client = TestClient::new(&server);
+    assert_eq!(
+        client.get("https://api.example.com/user").await,
+        (200, "John")
+    );
     // Base URL mode needs no TLS either.
     let body = reqwest::get(server.url().join("/user").unwrap())
         .await

@@ -4,6 +4,7 @@ mod common;
 
 use std::sync::{Arc, Mutex};
 
+use common::{TestClient, on_unhandled};
 use mocklib::node::setup_server;
 use mocklib::{
     EventKind, HttpResponse, LifeCycleEvent, ListenOptions, UnhandledRequest, http, passthrough,
@@ -38,23 +39,14 @@ async fn nothing_is_intercepted_before_listen_or_after_close() {
     let url = format!("http://{upstream}/x");
     let server = setup_server([http::get(&url, |_| HttpResponse::text("mocked"))]);
     let log = record_events(&server);
-    let client = common::client(&server);
+    let client = TestClient::unstarted(&server);
 
-    assert_eq!(
-        client.get(&url).send().await.unwrap().text().await.unwrap(),
-        "real"
-    );
+    assert_eq!(client.get(&url).await, (200, "real"));
     server.listen();
-    assert_eq!(
-        client.get(&url).send().await.unwrap().text().await.unwrap(),
-        "mocked"
-    );
+    assert_eq!(client.get(&url).await, (200, "mocked"));
     server.close();
     server.close(); // idempotent
-    assert_eq!(
-        client.get(&url).send().await.unwrap().text().await.unwrap(),
-        "real"
-    );
+    assert_eq!(client.get(&url).await, (200, "real"));
     // Only the listening request produced events.
     assert_eq!(
         kinds(&log),
@@ -67,23 +59,16 @@ async fn nothing_is_intercepted_before_listen_or_after_close() {
     );
 
     server.listen(); // listen after close works again
-    assert_eq!(
-        client.get(&url).send().await.unwrap().text().await.unwrap(),
-        "mocked"
-    );
+    assert_eq!(client.get(&url).await, (200, "mocked"));
     assert!(server.is_listening());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_mocked_request_emits_start_match_end_mocked_with_one_request_id() {
     let server = setup_server([http::get(format!("{API}/a"), |_| HttpResponse::text("a"))]);
-    server.listen();
+    let client = TestClient::new(&server);
     let log = record_events(&server);
-    common::client(&server)
-        .get(format!("{API}/a"))
-        .send()
-        .await
-        .unwrap();
+    client.get(format!("{API}/a")).await;
     assert_eq!(
         kinds(&log),
         [
@@ -109,18 +94,10 @@ async fn passthrough_and_unhandled_requests_emit_bypass_events() {
     let server = setup_server([http::get(format!("http://{upstream}/through"), |_| {
         passthrough()
     })]);
-    server.listen_with(ListenOptions {
-        on_unhandled_request: UnhandledRequest::Bypass,
-        ..Default::default()
-    });
+    let client = TestClient::with_options(&server, on_unhandled(UnhandledRequest::Bypass));
     let log = record_events(&server);
-    let client = common::client(&server);
 
-    let response = client
-        .get(format!("http://{upstream}/through"))
-        .send()
-        .await
-        .unwrap();
+    let response = client.get(format!("http://{upstream}/through")).await;
     assert_eq!(response.status(), 202);
     assert_eq!(
         kinds(&log),
@@ -132,11 +109,7 @@ async fn passthrough_and_unhandled_requests_emit_bypass_events() {
     );
 
     log.lock().unwrap().clear();
-    client
-        .get(format!("http://{upstream}/unhandled"))
-        .send()
-        .await
-        .unwrap();
+    client.get(format!("http://{upstream}/unhandled")).await;
     assert_eq!(
         kinds(&log),
         [
@@ -153,13 +126,9 @@ async fn a_failing_resolver_emits_unhandled_exception_then_the_500() {
     let server = setup_server([http::get(format!("{API}/boom"), |_| {
         Err::<HttpResponse, _>("database is down")
     })]);
-    server.listen();
+    let client = TestClient::new(&server);
     let log = record_events(&server);
-    let response = common::client(&server)
-        .get(format!("{API}/boom"))
-        .send()
-        .await
-        .unwrap();
+    let response = client.get(format!("{API}/boom")).await;
     assert_eq!(response.status(), 500);
     assert_eq!(
         kinds(&log),
@@ -172,40 +141,34 @@ async fn a_failing_resolver_emits_unhandled_exception_then_the_500() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn listeners_can_be_removed_and_filtered_by_kind() {
     let server = setup_server([http::get(format!("{API}/a"), |_| HttpResponse::text("a"))]);
-    server.listen();
+    let client = TestClient::new(&server);
     let starts = Arc::new(Mutex::new(0));
     let counter = Arc::clone(&starts);
     let id = server.events().on(EventKind::RequestStart, move |_| {
         *counter.lock().unwrap() += 1
     });
-    let client = common::client(&server);
-    client.get(format!("{API}/a")).send().await.unwrap();
+    client.get(format!("{API}/a")).await;
     assert_eq!(*starts.lock().unwrap(), 1);
 
     assert!(server.events().remove_listener(id));
     assert!(!server.events().remove_listener(id));
-    client.get(format!("{API}/a")).send().await.unwrap();
+    client.get(format!("{API}/a")).await;
     assert_eq!(*starts.lock().unwrap(), 1);
 
     let log = record_events(&server);
     server.events().remove_all_listeners();
-    client.get(format!("{API}/a")).send().await.unwrap();
+    client.get(format!("{API}/a")).await;
     assert!(log.lock().unwrap().is_empty());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_panicking_listener_does_not_break_the_request() {
     let server = setup_server([http::get(format!("{API}/a"), |_| HttpResponse::text("a"))]);
-    server.listen();
+    let client = TestClient::new(&server);
     server
         .events()
         .on(EventKind::RequestStart, |_| panic!("listener bug"));
-    let response = common::client(&server)
-        .get(format!("{API}/a"))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.text().await.unwrap(), "a");
+    assert_eq!(client.get(format!("{API}/a")).await, (200, "a"));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -213,18 +176,9 @@ async fn the_error_strategy_fails_unhandled_requests_with_a_clear_message() {
     let server = setup_server([http::get(format!("{API}/users"), |_| {
         HttpResponse::text("users")
     })]);
-    server.listen_with(ListenOptions {
-        on_unhandled_request: UnhandledRequest::Error,
-        ..Default::default()
-    });
+    let client = TestClient::new(&server);
     let log = record_events(&server);
-    let error = common::client(&server)
-        .get(format!("{API}/user"))
-        .send()
-        .await
-        .unwrap_err();
-    assert!(common::is_network_error(&error), "{error:?}");
-    let message = format!("{error:#}");
+    let message = client.get(format!("{API}/user")).expect_unhandled().await;
     assert!(
         message.contains("GET https://api.example.com/user"),
         "{message}"
@@ -244,13 +198,10 @@ async fn the_error_strategy_fails_unhandled_requests_with_a_clear_message() {
 async fn the_warn_strategy_performs_the_request_as_it_is() {
     let upstream = common::spawn_upstream(axum::Router::new().fallback(|| async { "real" })).await;
     let server = setup_server([]);
-    server.listen(); // warn is the default
-    let response = common::client(&server)
-        .get(format!("http://{upstream}/anything"))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.text().await.unwrap(), "real");
+    // Warn is the default.
+    let client = TestClient::with_options(&server, ListenOptions::default());
+    let response = client.get(format!("http://{upstream}/anything")).await;
+    assert_eq!(response, (200, "real"));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -259,69 +210,53 @@ async fn a_custom_strategy_receives_the_request() {
     let seen: Arc<Mutex<Vec<String>>> = Arc::default();
     let sink = Arc::clone(&seen);
     let server = setup_server([]);
-    server.listen_with(ListenOptions {
-        on_unhandled_request: UnhandledRequest::custom(move |request| {
-            sink.lock()
-                .unwrap()
-                .push(format!("{} {}", request.method(), request.url()));
-        }),
-        ..Default::default()
+    let strategy = UnhandledRequest::custom(move |request| {
+        sink.lock()
+            .unwrap()
+            .push(format!("{} {}", request.method(), request.url()));
     });
+    let client = TestClient::with_options(&server, on_unhandled(strategy));
     let url = format!("http://{upstream}/custom");
-    let response = common::client(&server).post(&url).send().await.unwrap();
-    assert_eq!(response.text().await.unwrap(), "real");
+    assert_eq!(client.post(&url).await, (200, "real"));
     assert_eq!(*seen.lock().unwrap(), [format!("POST {url}")]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_panicking_custom_strategy_fails_the_request() {
     let server = setup_server([]);
-    server.listen_with(ListenOptions {
-        on_unhandled_request: UnhandledRequest::custom(|_| panic!("no unhandled requests allowed")),
-        ..Default::default()
-    });
-    let error = common::client(&server)
+    let strategy = UnhandledRequest::custom(|_| panic!("no unhandled requests allowed"));
+    let client = TestClient::with_options(&server, on_unhandled(strategy));
+    let error = client
         .get(format!("{API}/nope"))
-        .send()
-        .await
-        .unwrap_err();
-    assert!(common::is_network_error(&error));
-    assert!(format!("{error:#}").contains("no unhandled requests allowed"));
+        .expect_network_error()
+        .await;
+    assert!(error.to_string().contains("no unhandled requests allowed"));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_bypass_strategy_is_silent_and_performs_the_request() {
     let upstream = common::spawn_upstream(axum::Router::new().fallback(|| async { "real" })).await;
     let server = setup_server([]);
-    server.listen_with(ListenOptions {
-        on_unhandled_request: UnhandledRequest::Bypass,
-        ..Default::default()
-    });
-    let response = common::client(&server)
-        .get(format!("http://{upstream}/x"))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.text().await.unwrap(), "real");
+    let client = TestClient::with_options(&server, on_unhandled(UnhandledRequest::Bypass));
+    assert_eq!(
+        client.get(format!("http://{upstream}/x")).await,
+        (200, "real")
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn base_url_makes_relative_predicates_match_one_origin_only() {
     let server = setup_server([http::get("/user", |_| HttpResponse::text("mocked"))]);
-    server.listen_with(ListenOptions {
-        on_unhandled_request: UnhandledRequest::Error,
+    let options = ListenOptions {
         base_url: Some("https://api.example.com".parse().unwrap()),
-        ..Default::default()
-    });
-    let client = common::client(&server);
-    let response = client.get(format!("{API}/user")).send().await.unwrap();
-    assert_eq!(response.text().await.unwrap(), "mocked");
-    let error = client
+        ..common::error_on_unhandled()
+    };
+    let client = TestClient::with_options(&server, options);
+    assert_eq!(client.get(format!("{API}/user")).await, (200, "mocked"));
+    client
         .get("https://other.example.com/user")
-        .send()
-        .await
-        .unwrap_err();
-    assert!(common::is_network_error(&error));
+        .expect_unhandled()
+        .await;
 }
 
 /// Collects what `tracing` prints on this thread while the guard lives.
@@ -354,17 +289,12 @@ async fn the_warning_names_the_request_its_body_and_the_closest_handlers() {
         http::get("/post", |_| HttpResponse::empty()),
         http::get("/completely/unrelated", |_| HttpResponse::empty()),
     ]);
-    server.listen();
+    let client = TestClient::with_options(&server, on_unhandled(UnhandledRequest::Warn));
     let (logs, _guard) = capture_logs();
     // The middleware runs in this task, on this thread, so the capture sees it.
     let url = format!("http://{upstream}/posts");
-    let response = common::client(&server)
-        .put(&url)
-        .body(r#"{"title":"x"}"#)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.text().await.unwrap(), "real");
+    let response = client.put(&url).body(r#"{"title":"x"}"#).await;
+    assert_eq!(response, (200, "real"));
 
     let printed = String::from_utf8(logs.lock().unwrap().clone()).unwrap();
     assert!(printed.contains("WARN"), "{printed}");
@@ -379,16 +309,9 @@ async fn the_warning_names_the_request_its_body_and_the_closest_handlers() {
 async fn the_bypass_strategy_prints_nothing() {
     let upstream = common::spawn_upstream(axum::Router::new().fallback(|| async { "real" })).await;
     let server = setup_server([http::get("/elsewhere", |_| HttpResponse::empty())]);
-    server.listen_with(ListenOptions {
-        on_unhandled_request: UnhandledRequest::Bypass,
-        ..Default::default()
-    });
+    let client = TestClient::with_options(&server, on_unhandled(UnhandledRequest::Bypass));
     let (logs, _guard) = capture_logs();
-    common::client(&server)
-        .get(format!("http://{upstream}/x"))
-        .send()
-        .await
-        .unwrap();
+    client.get(format!("http://{upstream}/x")).await;
     assert!(logs.lock().unwrap().is_empty());
 }
 

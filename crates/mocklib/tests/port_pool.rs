@@ -25,8 +25,9 @@ impl Connection {
         Connection(BufReader::new(stream))
     }
 
-    /// Sends `GET path` and returns the status and body of the answer.
-    fn get(&mut self, path: &str) -> (u16, String) {
+    /// Sends `GET path` over this raw socket and returns the status and body
+    /// of the answer.
+    fn get_over_socket(&mut self, path: &str) -> (u16, String) {
         let request = format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
         self.0.get_mut().write_all(request.as_bytes()).unwrap();
         let mut status_line = String::new();
@@ -66,10 +67,13 @@ fn ports_are_pooled_and_keep_alive_connections_follow_the_port() {
     first.listen();
     let port = first.url().port().unwrap();
     let mut connection = Connection::open(port);
-    assert_eq!(connection.get("/who"), (200, "first".to_owned()));
+    assert_eq!(
+        connection.get_over_socket("/who"),
+        (200, "first".to_owned())
+    );
 
     first.close();
-    let (status, body) = connection.get("/who");
+    let (status, body) = connection.get_over_socket("/who");
     assert_eq!(status, 503, "{body}");
     assert!(body.contains("has closed"), "{body}");
 
@@ -80,7 +84,10 @@ fn ports_are_pooled_and_keep_alive_connections_follow_the_port() {
         Some(port),
         "the pooled port is lent again"
     );
-    assert_eq!(connection.get("/who"), (200, "second".to_owned()));
+    assert_eq!(
+        connection.get_over_socket("/who"),
+        (200, "second".to_owned())
+    );
     second.close();
 
     // A port asked for by number is closed for real: it can be bound again.
@@ -90,7 +97,7 @@ fn ports_are_pooled_and_keep_alive_connections_follow_the_port() {
         ..ListenOptions::default()
     });
     let number = numbered.url().port().unwrap();
-    assert_eq!(Connection::open(number).get("/who").0, 200);
+    assert_eq!(Connection::open(number).get_over_socket("/who").0, 200);
     numbered.close();
     let rebound = (0..100).find_map(|_| {
         std::thread::sleep(Duration::from_millis(10));

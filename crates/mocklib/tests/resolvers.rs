@@ -571,7 +571,8 @@ async fn used_once_handler_alone_leaves_the_request_unhandled() {
     assert!(common::is_network_error(&error), "{error:?}");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+// Paused time: the delay costs no wall-clock time.
+#[tokio::test(start_paused = true)]
 async fn parallel_requests_to_a_once_handler_only_one_gets_it() {
     let client = serve([
         http::get("https://api.example.com/r", |_| async {
@@ -708,17 +709,19 @@ async fn invalid_json_body_is_an_error_value_for_the_resolver() {
     assert_eq!(response.status(), 400);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test(start_paused = true)]
 async fn delay_in_an_async_resolver_completes() {
     let client = serve([http::get("https://api.example.com/slow", |_| async {
         delay(Duration::from_millis(50)).await;
         HttpResponse::text("finally")
     })]);
 
+    let started = tokio::time::Instant::now();
     assert_eq!(
         client.get("https://api.example.com/slow").await,
         (200, "finally")
     );
+    assert_eq!(started.elapsed(), Duration::from_millis(50));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -3,35 +3,21 @@
 
 mod common;
 
-use common::client;
-use mocklib::node::setup_server;
+use common::{TestClient, TestResponse, serve};
 use mocklib::{FormData, FormValue, HttpResponse, NetworkError, NetworkErrorKind, http};
 use serde_json::{Value, json};
 
-/// Serves `response` (cloned per request) at `https://api.example.com/r` and
-/// fetches it with a real client.
-async fn fetch(response: HttpResponse) -> reqwest::Response {
-    try_fetch(response).await.expect("an HTTP response")
+const URL: &str = "https://api.example.com/r";
+
+/// A client of a server answering every `GET URL` with `response` (cloned
+/// per request).
+fn serve_response(response: HttpResponse) -> TestClient {
+    serve([http::get(URL, move |_| response.clone())])
 }
 
-async fn try_fetch(response: HttpResponse) -> Result<reqwest::Response, reqwest_middleware::Error> {
-    let server = setup_server([http::get("https://api.example.com/r", move |_| {
-        response.clone()
-    })]);
-    server.listen_with(common::error_on_unhandled());
-    client(&server)
-        .get("https://api.example.com/r")
-        .send()
-        .await
-}
-
-fn header_values(response: &reqwest::Response, name: &str) -> Vec<String> {
-    response
-        .headers()
-        .get_all(name)
-        .iter()
-        .map(|v| v.to_str().unwrap().to_owned())
-        .collect()
+/// Serves `response` at `URL` and fetches it with a real client.
+async fn fetch(response: HttpResponse) -> TestResponse {
+    serve_response(response).get(URL).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -39,7 +25,7 @@ async fn new_sends_the_body_without_a_content_type() {
     let response = fetch(HttpResponse::new("raw body")).await;
     assert_eq!(response.status(), 200);
     assert!(response.headers().get("content-type").is_none());
-    assert_eq!(response.text().await.unwrap(), "raw body");
+    assert_eq!(response.text(), "raw body");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -48,7 +34,7 @@ async fn empty_with_an_error_status_has_no_body() {
         let response = fetch(HttpResponse::empty().status(status)).await;
         assert_eq!(response.status(), status);
         assert!(response.headers().get("content-type").is_none());
-        assert!(response.bytes().await.unwrap().is_empty());
+        assert!(response.bytes().is_empty());
     }
 }
 
@@ -59,23 +45,20 @@ async fn json_sets_content_type_and_length() {
     ))
     .await;
     assert_eq!(response.status(), 200);
-    assert_eq!(
-        header_values(&response, "content-type"),
-        ["application/json"]
-    );
+    assert_eq!(response.header_values("content-type"), ["application/json"]);
     let body = r#"{"name":"John","tags":[1,2]}"#;
     assert_eq!(
-        header_values(&response, "content-length"),
+        response.header_values("content-length"),
         [body.len().to_string()]
     );
-    assert_eq!(response.text().await.unwrap(), body);
+    assert_eq!(response.text(), body);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn json_with_a_status_keeps_the_status() {
     let response = fetch(HttpResponse::json(&json!({ "id": 1 })).status(201)).await;
     assert_eq!(response.status(), 201);
-    assert_eq!(response.json::<Value>().await.unwrap(), json!({ "id": 1 }));
+    assert_eq!(response.json::<Value>(), json!({ "id": 1 }));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -92,12 +75,12 @@ async fn text_html_xml_and_bytes_set_their_content_types() {
     ];
     for (mocked, content_type, body) in cases {
         let response = fetch(mocked).await;
-        assert_eq!(header_values(&response, "content-type"), [content_type]);
+        assert_eq!(response.header_values("content-type"), [content_type]);
         assert_eq!(
-            header_values(&response, "content-length"),
+            response.header_values("content-length"),
             [body.len().to_string()]
         );
-        assert_eq!(&response.bytes().await.unwrap()[..], body, "{content_type}");
+        assert_eq!(response.bytes(), body, "{content_type}");
     }
 }
 
@@ -110,15 +93,15 @@ async fn form_data_sends_multipart_that_parses_back() {
         .file("upload", "a.txt", "text/plain", &b"line1\r\nline2"[..]);
     let response = fetch(HttpResponse::form_data(&form)).await;
     assert_eq!(response.status(), 200);
-    let content_type = header_values(&response, "content-type");
+    let content_type = response.header_values("content-type");
     assert_eq!(content_type.len(), 1);
     assert!(
         content_type[0].starts_with("multipart/form-data; boundary="),
         "{content_type:?}"
     );
 
-    let body = response.bytes().await.unwrap();
-    let parsed = FormData::parse(&content_type[0], &body).expect("valid multipart");
+    let body = response.bytes();
+    let parsed = FormData::parse(content_type[0], body).expect("valid multipart");
     assert_eq!(parsed, form);
     assert_eq!(
         parsed
@@ -132,9 +115,9 @@ async fn form_data_sends_multipart_that_parses_back() {
 /// Sends `form` with `HttpResponse::form_data` and parses the body back.
 async fn form_round_trip(form: &FormData) -> FormData {
     let response = fetch(HttpResponse::form_data(form)).await;
-    let content_type = header_values(&response, "content-type").remove(0);
-    let body = response.bytes().await.unwrap();
-    FormData::parse(&content_type, &body).expect("valid multipart")
+    let content_type = response.header_values("content-type").remove(0);
+    let body = response.bytes();
+    FormData::parse(content_type, body).expect("valid multipart")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -164,13 +147,13 @@ async fn explicit_content_type_wins_over_the_default() {
         fetch(HttpResponse::json(&json!([1])).header("Content-Type", "application/vnd.api+json"))
             .await;
     assert_eq!(
-        header_values(&response, "content-type"),
+        response.header_values("content-type"),
         ["application/vnd.api+json"]
     );
-    assert_eq!(response.text().await.unwrap(), "[1]");
+    assert_eq!(response.text(), "[1]");
 
     let response = fetch(HttpResponse::text("a,b").header("content-type", "text/csv")).await;
-    assert_eq!(header_values(&response, "content-type"), ["text/csv"]);
+    assert_eq!(response.header_values("content-type"), ["text/csv"]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -180,7 +163,7 @@ async fn explicit_content_type_wins_over_the_form_data_default() {
         fetch(HttpResponse::form_data(&form).header("content-type", "multipart/mixed; boundary=x"))
             .await;
     assert_eq!(
-        header_values(&response, "content-type"),
+        response.header_values("content-type"),
         ["multipart/mixed; boundary=x"]
     );
 }
@@ -189,7 +172,7 @@ async fn explicit_content_type_wins_over_the_form_data_default() {
 async fn status_sets_the_status_code() {
     let response = fetch(HttpResponse::text("I'm a teapot").status(418)).await;
     assert_eq!(response.status(), 418);
-    assert_eq!(response.text().await.unwrap(), "I'm a teapot");
+    assert_eq!(response.text(), "I'm a teapot");
 
     let response = fetch(HttpResponse::empty().status(503)).await;
     assert_eq!(response.status(), 503);
@@ -204,7 +187,7 @@ async fn null_body_statuses_arrive_without_a_body() {
             response.headers().get("content-length").is_none(),
             "{status}"
         );
-        assert!(response.bytes().await.unwrap().is_empty(), "{status}");
+        assert!(response.bytes().is_empty(), "{status}");
     }
 }
 
@@ -218,7 +201,7 @@ async fn several_cookies_are_separate_set_cookie_headers() {
     )
     .await;
     assert_eq!(
-        header_values(&response, "set-cookie"),
+        response.header_values("set-cookie"),
         ["session=abc", "theme=dark", "note=x%20y"]
     );
 }
@@ -232,15 +215,16 @@ async fn header_added_twice_keeps_both_values() {
             .header("x-single", "1"),
     )
     .await;
-    assert_eq!(header_values(&response, "x-tag"), ["a", "b"]);
-    assert_eq!(header_values(&response, "x-single"), ["1"]);
+    assert_eq!(response.header_values("x-tag"), ["a", "b"]);
+    assert_eq!(response.header_values("x-single"), ["1"]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn error_is_a_network_error_not_a_status() {
-    let error = try_fetch(HttpResponse::error())
-        .await
-        .expect_err("a network error, not a response");
+    let error = serve_response(HttpResponse::error())
+        .get(URL)
+        .expect_error()
+        .await;
     assert!(common::is_network_error(&error), "{error:?}");
     let reqwest_middleware::Error::Middleware(inner) = &error else {
         unreachable!()
@@ -256,7 +240,7 @@ async fn error_is_a_network_error_not_a_status() {
 async fn invalid_status_becomes_a_500_naming_the_code() {
     let response = fetch(HttpResponse::text("never sent").status(1000)).await;
     assert_eq!(response.status(), 500);
-    let body: Value = response.json().await.unwrap();
+    let body: Value = response.json();
     assert_eq!(body["name"], "InvalidResponse");
     assert!(body["message"].as_str().unwrap().contains("1000"), "{body}");
 }
@@ -265,7 +249,7 @@ async fn invalid_status_becomes_a_500_naming_the_code() {
 async fn invalid_header_becomes_a_500_not_a_panic() {
     let response = fetch(HttpResponse::text("never sent").header("bad name", "x")).await;
     assert_eq!(response.status(), 500);
-    let body: Value = response.json().await.unwrap();
+    let body: Value = response.json();
     assert!(
         body["message"].as_str().unwrap().contains("bad name"),
         "{body}"
@@ -274,7 +258,7 @@ async fn invalid_header_becomes_a_500_not_a_panic() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn http_crate_response_keeps_its_status_and_headers() {
-    let server = setup_server([http::get("https://api.example.com/r", |_| {
+    let client = serve([http::get(URL, |_| {
         ::http::Response::builder()
             .status(201)
             .header("content-type", "application/problem+json")
@@ -283,48 +267,33 @@ async fn http_crate_response_keeps_its_status_and_headers() {
             .body(r#"{"ok":true}"#)
             .unwrap()
     })]);
-    server.listen_with(common::error_on_unhandled());
-    let response = client(&server)
-        .get("https://api.example.com/r")
-        .send()
-        .await
-        .unwrap();
+    let response = client.get(URL).await;
     assert_eq!(response.status(), 201);
     assert_eq!(
-        header_values(&response, "content-type"),
+        response.header_values("content-type"),
         ["application/problem+json"]
     );
-    assert_eq!(header_values(&response, "x-custom"), ["1", "2"]);
-    assert_eq!(response.text().await.unwrap(), r#"{"ok":true}"#);
+    assert_eq!(response.header_values("x-custom"), ["1", "2"]);
+    assert_eq!(response.text(), r#"{"ok":true}"#);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn mocked_response_url_is_the_request_url() {
-    let server = setup_server([http::get("/users/:id", |_| HttpResponse::text("user"))]);
-    server.listen_with(common::error_on_unhandled());
-    let client = client(&server);
+    let client = serve([http::get("/users/:id", |_| HttpResponse::text("user"))]);
 
     for url in [
         "https://api.example.com/users/1?expand=posts",
         "http://localhost:8080/users/2",
     ] {
-        let response = client.get(url).send().await.unwrap();
-        assert_eq!(response.url().as_str(), url);
+        assert_eq!(client.get(url).await.url().as_str(), url);
     }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn head_response_arrives_without_a_body() {
-    let server = setup_server([http::all("https://api.example.com/r", |_| {
-        HttpResponse::text("body")
-    })]);
-    server.listen_with(common::error_on_unhandled());
-    let response = client(&server)
-        .head("https://api.example.com/r")
-        .send()
-        .await
-        .unwrap();
+    let client = serve([http::all(URL, |_| HttpResponse::text("body"))]);
+    let response = client.head(URL).await;
     assert_eq!(response.status(), 200);
     // Content-Length may describe the GET body (RFC 9110 §9.3.2); the body itself is empty.
-    assert_eq!(response.text().await.unwrap(), "");
+    assert_eq!(response.text(), "");
 }

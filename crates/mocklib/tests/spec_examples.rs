@@ -3,162 +3,93 @@
 
 mod common;
 
-use mocklib::node::setup_server;
-use mocklib::{HttpResponse, http};
+use common::{TestClient, serve};
+use mocklib::{HttpResponse, NetworkErrorKind, http};
 use serde_json::{Value, json};
 
 const API: &str = "https://api.example.com";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_posts_api_starts_empty_stores_lists_and_deletes() {
-    let server = common::reference_api();
-    server.listen();
-    let client = common::client(&server);
+    let client = TestClient::new(&common::reference_api());
+    let post = json!({ "id": 1, "title": "Hello" });
 
-    let listed: Value = client
-        .get(format!("{API}/posts"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    assert_eq!(listed, json!([]));
+    let listed = client.get(format!("{API}/posts")).await;
+    assert_eq!(listed, (200, "[]"));
 
-    let created = client
-        .post(format!("{API}/posts"))
-        .json(&json!({ "id": 1, "title": "Hello" }))
-        .send()
-        .await
-        .unwrap();
+    let created = client.post(format!("{API}/posts")).json(&post).await;
     assert_eq!(created.status(), 201);
-    assert_eq!(
-        created.json::<Value>().await.unwrap(),
-        json!({ "id": 1, "title": "Hello" })
-    );
+    assert_eq!(created.json::<Value>(), post);
 
-    let listed: Value = client
-        .get(format!("{API}/posts"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    assert_eq!(listed, json!([{ "id": 1, "title": "Hello" }]));
+    let listed = client.get(format!("{API}/posts")).await;
+    assert_eq!(listed.json::<Value>(), json!([post]));
 
-    let deleted = client
-        .delete(format!("{API}/posts/1"))
-        .send()
-        .await
-        .unwrap();
+    let deleted = client.delete(format!("{API}/posts/1")).await;
     assert_eq!(deleted.status(), 200);
-    assert_eq!(
-        deleted.json::<Value>().await.unwrap(),
-        json!({ "id": 1, "title": "Hello" })
-    );
+    assert_eq!(deleted.json::<Value>(), post);
 
-    let listed: Value = client
-        .get(format!("{API}/posts"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    assert_eq!(listed, json!([]));
+    let listed = client.get(format!("{API}/posts")).await;
+    assert_eq!(listed.json::<Value>(), json!([]));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn deleting_a_missing_post_is_404_with_a_null_body() {
-    let server = common::reference_api();
-    server.listen();
-    let response = common::client(&server)
-        .delete(format!("{API}/posts/42"))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.status(), 404);
-    assert!(response.bytes().await.unwrap().is_empty());
+    let client = TestClient::new(&common::reference_api());
+    assert_eq!(client.delete(format!("{API}/posts/42")).await, (404, ""));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn posting_invalid_json_is_a_500_naming_the_body_error_not_a_crash() {
-    let server = common::reference_api();
-    server.listen();
-    let client = common::client(&server);
-    let response = client
-        .post(format!("{API}/posts"))
-        .body("{not json")
-        .send()
-        .await
-        .unwrap();
+    let client = TestClient::new(&common::reference_api());
+    let response = client.post(format!("{API}/posts")).body("{not json").await;
     assert_eq!(response.status(), 500);
-    let error: Value = response.json().await.unwrap();
+    let error: Value = response.json();
     assert_eq!(error["name"], "BodyError");
     assert!(
         error["message"].as_str().unwrap().contains("JSON"),
         "{error}"
     );
     // The server keeps serving.
-    let listed = client.get(format!("{API}/posts")).send().await.unwrap();
+    let listed = client.get(format!("{API}/posts")).await;
     assert_eq!(listed.status(), 200);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_user_needs_a_session_cookie() {
-    let server = common::reference_api();
-    server.listen();
-    let client = common::client(&server);
+    let client = TestClient::new(&common::reference_api());
 
-    let anonymous = client.get(format!("{API}/user")).send().await.unwrap();
-    assert_eq!(anonymous.status(), 401);
-    assert!(anonymous.bytes().await.unwrap().is_empty());
+    assert_eq!(client.get(format!("{API}/user")).await, (401, ""));
 
     let signed_in = client
         .get(format!("{API}/user"))
         .header("cookie", "theme=dark; session=abc123")
-        .send()
-        .await
-        .unwrap();
+        .await;
     assert_eq!(signed_in.status(), 200);
-    assert_eq!(
-        signed_in.json::<Value>().await.unwrap(),
-        json!({ "name": "John" })
-    );
+    assert_eq!(signed_in.json::<Value>(), json!({ "name": "John" }));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn http_response_error_fails_the_request_without_a_response() {
     // Spec, Errors 1: the requester's call fails with a network error.
-    let server = setup_server([http::get(format!("{API}/offline"), |_| {
+    let client = serve([http::get(format!("{API}/offline"), |_| {
         HttpResponse::error()
     })]);
-    server.listen();
-    let error = common::client(&server)
+    let error = client
         .get(format!("{API}/offline"))
-        .send()
-        .await
-        .unwrap_err();
-    assert!(common::is_network_error(&error), "{error:?}");
+        .expect_network_error()
+        .await;
+    assert_eq!(error.kind(), NetworkErrorKind::Mocked);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn error_statuses_from_the_constructor_reach_the_requester() {
     // Spec, Errors 2: 500, 404 or 401 through the constructor is an HTTP response.
-    let server = setup_server([http::get("/status/:code", |args| {
+    let client = serve([http::get("/status/:code", |args| {
         let code: u16 = args.params["code"].parse().unwrap();
         HttpResponse::new("failed").status(code)
     })]);
-    server.listen();
-    let client = common::client(&server);
     for code in [500, 404, 401] {
-        let response = client
-            .get(format!("{API}/status/{code}"))
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(response.status().as_u16(), code);
-        assert_eq!(response.text().await.unwrap(), "failed");
+        let response = client.get(format!("{API}/status/{code}")).await;
+        assert_eq!(response, (code, "failed"));
     }
 }

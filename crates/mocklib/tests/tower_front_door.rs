@@ -7,10 +7,12 @@ use http_body_util::{BodyExt, Full};
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
 use mocklib::node::setup_server;
-use mocklib::{HttpResponse, ListenOptions, NetworkError, UnhandledRequest, http};
+use mocklib::{HttpResponse, NetworkError, UnhandledRequest, http};
 use tower::{Layer, ServiceExt};
 
-fn get(url: &str) -> ::http::Request<Full<Bytes>> {
+/// A bodiless `GET url` as an `http::Request`, for a tower service (named
+/// apart from the harness's `TestClient::get`, which sends one).
+fn get_request(url: &str) -> ::http::Request<Full<Bytes>> {
     ::http::Request::get(url)
         .body(Full::new(Bytes::new()))
         .unwrap()
@@ -47,16 +49,13 @@ async fn the_layer_mocks_and_passes_the_rest_to_the_wrapped_hyper_client() {
     let server = setup_server([http::get(format!("http://{upstream}/mocked"), |_| {
         HttpResponse::text("from mocklib")
     })]);
-    server.listen_with(ListenOptions {
-        on_unhandled_request: UnhandledRequest::Bypass,
-        ..Default::default()
-    });
+    server.listen_with(common::on_unhandled(UnhandledRequest::Bypass));
     let hyper_client = Client::builder(TokioExecutor::new()).build_http::<Full<Bytes>>();
     let client = server.layer().layer(hyper_client);
 
     let mocked = client
         .clone()
-        .oneshot(get(&format!("http://{upstream}/mocked")))
+        .oneshot(get_request(&format!("http://{upstream}/mocked")))
         .await
         .unwrap();
     assert!(mocked.body().is_mocked());
@@ -65,7 +64,7 @@ async fn the_layer_mocks_and_passes_the_rest_to_the_wrapped_hyper_client() {
 
     let real = client
         .clone()
-        .oneshot(get(&format!("http://{upstream}/real")))
+        .oneshot(get_request(&format!("http://{upstream}/real")))
         .await
         .unwrap();
     assert!(!real.body().is_mocked());
@@ -87,7 +86,7 @@ async fn a_network_error_is_the_services_error() {
     server.listen();
     let error = server
         .service()
-        .oneshot(get("https://api.example.com/offline"))
+        .oneshot(get_request("https://api.example.com/offline"))
         .await
         .unwrap_err();
     assert!(error.downcast_ref::<NetworkError>().is_some(), "{error}");
@@ -96,13 +95,10 @@ async fn a_network_error_is_the_services_error() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_standalone_service_explains_that_it_cannot_pass_through() {
     let server = setup_server([]);
-    server.listen_with(ListenOptions {
-        on_unhandled_request: UnhandledRequest::Bypass,
-        ..Default::default()
-    });
+    server.listen_with(common::on_unhandled(UnhandledRequest::Bypass));
     let error = server
         .service()
-        .oneshot(get("https://api.example.com/x"))
+        .oneshot(get_request("https://api.example.com/x"))
         .await
         .unwrap_err();
     let message = error.to_string();
@@ -128,7 +124,7 @@ async fn a_boundary_applies_to_requests_called_inside_it() {
             body_text(
                 server
                     .service()
-                    .oneshot(get("https://api.example.com/who"))
+                    .oneshot(get_request("https://api.example.com/who"))
                     .await
                     .unwrap(),
             )
@@ -138,7 +134,7 @@ async fn a_boundary_applies_to_requests_called_inside_it() {
     assert_eq!(inside().await, "boundary");
     let outside = server
         .service()
-        .oneshot(get("https://api.example.com/who"))
+        .oneshot(get_request("https://api.example.com/who"))
         .await
         .unwrap();
     assert_eq!(body_text(outside).await, "root");
@@ -183,14 +179,15 @@ async fn a_request_too_long_to_pass_on_is_a_414_and_the_layer_keeps_serving() {
         ),
     ] {
         let server = setup_server(handlers);
-        server.listen_with(ListenOptions {
-            on_unhandled_request: strategy,
-            ..Default::default()
-        });
+        server.listen_with(common::on_unhandled(strategy));
         let hyper_client = Client::builder(TokioExecutor::new()).build_http::<Full<Bytes>>();
         let client = server.layer().layer(hyper_client);
 
-        let response = client.clone().oneshot(get(&too_long)).await.unwrap();
+        let response = client
+            .clone()
+            .oneshot(get_request(&too_long))
+            .await
+            .unwrap();
         assert_eq!(response.status(), 414, "{case}");
         assert_eq!(
             response.headers()["content-type"],
@@ -204,7 +201,7 @@ async fn a_request_too_long_to_pass_on_is_a_414_and_the_layer_keeps_serving() {
         assert!(body.len() < 500, "{case}: the URL is abbreviated: {body}");
 
         let next = client
-            .oneshot(get(&format!("http://{upstream}/next")))
+            .oneshot(get_request(&format!("http://{upstream}/next")))
             .await
             .unwrap();
         assert_eq!(body_text(next).await, "from upstream", "{case}");

@@ -1,5 +1,8 @@
-//! Shared pieces of the integration tests: a real reqwest client with the
-//! mocklib middleware, and a real upstream HTTP server on loopback.
+//! Shared pieces of the integration tests: the harness (`serve` gives a
+//! `TestClient`, a real reqwest client with the mocklib middleware, whose
+//! requests are one-liners), the engine asked directly (`listening` and
+//! `resolve`, for pure matching rules), and a real upstream HTTP server on
+//! loopback.
 #![allow(dead_code)] // each test binary uses a different subset
 
 use std::net::SocketAddr;
@@ -8,8 +11,11 @@ use mocklib::node::Server;
 use reqwest_middleware::ClientWithMiddleware;
 
 /// A plain reqwest client whose requests go through `server`'s handlers.
+/// It uses no system proxy: passthrough requests reach the loopback
+/// upstreams of the tests directly, whatever the machine's settings.
 pub fn client(server: &Server) -> ClientWithMiddleware {
-    reqwest_middleware::ClientBuilder::new(reqwest::Client::new())
+    let plain = reqwest::Client::builder().no_proxy().build();
+    reqwest_middleware::ClientBuilder::new(plain.expect("a reqwest client"))
         .with(server.middleware())
         .build()
 }
@@ -30,8 +36,13 @@ pub async fn spawn_upstream(app: axum::Router) -> SocketAddr {
 /// Listen options that make an unmatched request fail at once, so a test
 /// never reaches the network by mistake.
 pub fn error_on_unhandled() -> mocklib::ListenOptions {
+    on_unhandled(mocklib::UnhandledRequest::Error)
+}
+
+/// Listen options with `strategy` for unhandled requests.
+pub fn on_unhandled(strategy: mocklib::UnhandledRequest) -> mocklib::ListenOptions {
     mocklib::ListenOptions {
-        on_unhandled_request: mocklib::UnhandledRequest::Error,
+        on_unhandled_request: strategy,
         ..Default::default()
     }
 }
@@ -91,8 +102,44 @@ pub fn serve(handlers: impl IntoIterator<Item = mocklib::Handler>) -> TestClient
     TestClient::new(&mocklib::node::setup_server(handlers))
 }
 
+/// A server with `handlers`, listening with the error strategy, for tests
+/// that ask the engine directly ([`resolve`]) rather than through a client.
+pub fn listening(handlers: impl IntoIterator<Item = mocklib::Handler>) -> Server {
+    let server = mocklib::node::setup_server(handlers);
+    server.listen_with(error_on_unhandled());
+    server
+}
+
+/// How `server` resolves `method url`, asked through `Server::handle` (the
+/// entry point every front door calls) with no client in between: `Some`
+/// response when a handler answered, `None` when the request is unhandled
+/// (the error strategy's network error). Any other outcome fails the test.
+pub async fn resolve(server: &Server, method: http::Method, url: &str) -> Option<TestResponse> {
+    let what = format!("{method} {url}");
+    let url: url::Url = url.parse().unwrap_or_else(|e| panic!("{what}: {e}"));
+    let outcome = server.handle(mocklib::Request::new(method, url.clone()), None);
+    match outcome.await {
+        mocklib::Outcome::Mocked(response) => {
+            let (head, body) = response.into_parts();
+            Some(TestResponse {
+                status: head.status.as_u16(),
+                url,
+                headers: head.headers,
+                body,
+            })
+        }
+        mocklib::Outcome::NetworkError(error)
+            if error.kind() == mocklib::NetworkErrorKind::Unhandled =>
+        {
+            None
+        }
+        other => panic!("{what}: expected a mocked response or unhandled, got {other:?}"),
+    }
+}
+
 /// A reqwest client (through the in-process middleware) bound to one
 /// listening server; requests are one-liners: `client.get(url).await`.
+#[derive(Clone)]
 pub struct TestClient {
     server: Server,
     client: ClientWithMiddleware,
@@ -107,6 +154,12 @@ impl TestClient {
     /// Starts `server` with `options` and builds a client for it.
     pub fn with_options(server: &Server, options: mocklib::ListenOptions) -> Self {
         server.listen_with(options);
+        Self::unstarted(server)
+    }
+
+    /// A client for `server` that leaves listening to the test (to see what
+    /// happens before `listen()` and after `close()`).
+    pub fn unstarted(server: &Server) -> Self {
         Self {
             server: server.clone(),
             client: client(server),
@@ -136,6 +189,18 @@ impl TestClient {
     /// A `PUT` to `url`.
     pub fn put(&self, url: impl AsRef<str>) -> TestRequest {
         self.request(reqwest::Method::PUT, url)
+    }
+
+    /// A `DELETE` of `url`.
+    pub fn delete(&self, url: impl AsRef<str>) -> TestRequest {
+        self.request(reqwest::Method::DELETE, url)
+    }
+
+    /// GETs `url`, expects a 200 and returns its body as text.
+    pub async fn get_text(&self, url: impl AsRef<str>) -> String {
+        let response = self.get(url.as_ref()).await;
+        assert_eq!(response.status(), 200, "GET {}", url.as_ref());
+        response.text()
     }
 
     /// A request with any `method`.
@@ -200,6 +265,13 @@ impl TestRequest {
         }
     }
 
+    /// Sends the request, expecting it to fail with a mocklib network error
+    /// (not a status, not a transport error); returns that error.
+    pub async fn expect_network_error(self) -> mocklib::NetworkError {
+        let what = self.what.clone();
+        network_error(&self.expect_error().await, &what)
+    }
+
     /// Sends the request, expecting it to be unhandled (the error strategy's
     /// network error); returns that error's message.
     pub async fn expect_unhandled(self) -> String {
@@ -207,23 +279,12 @@ impl TestRequest {
         unhandled_message(&self.expect_error().await, &what)
     }
 
-    /// `Ok(body)` when a handler answered (with 200), `Err(message)` when the
-    /// request failed as unhandled; any other outcome fails the test.
-    pub async fn handled(self) -> Result<String, String> {
-        match self.builder.send().await {
-            Ok(response) => {
-                assert_eq!(response.status(), 200, "{}", self.what);
-                Ok(response.text().await.expect("read body"))
-            }
-            Err(error) => Err(unhandled_message(&error, &self.what)),
-        }
-    }
-
     async fn send(self) -> TestResponse {
         let response = self.builder.send().await;
         let response = response.unwrap_or_else(|e| panic!("{}: no response: {e:?}", self.what));
         TestResponse {
             status: response.status().as_u16(),
+            url: response.url().clone(),
             headers: response.headers().clone(),
             body: response.bytes().await.expect("a body"),
         }
@@ -242,6 +303,7 @@ impl std::future::IntoFuture for TestRequest {
 /// A received response, read in full.
 pub struct TestResponse {
     status: u16,
+    url: reqwest::Url,
     headers: reqwest::header::HeaderMap,
     body: bytes::Bytes,
 }
@@ -259,9 +321,25 @@ impl TestResponse {
         value.to_str().expect("a text header")
     }
 
+    /// Every value of header `name`, in order (none when it is absent).
+    pub fn header_values(&self, name: &str) -> Vec<&str> {
+        let values = self.headers.get_all(name).iter();
+        values.map(|v| v.to_str().expect("a text header")).collect()
+    }
+
     /// All headers.
     pub fn headers(&self) -> &reqwest::header::HeaderMap {
         &self.headers
+    }
+
+    /// The URL the client reports for the response.
+    pub fn url(&self) -> &reqwest::Url {
+        &self.url
+    }
+
+    /// The raw body.
+    pub fn bytes(&self) -> &[u8] {
+        &self.body
     }
 
     /// The body as text; panics when it is not UTF-8.
@@ -293,12 +371,19 @@ impl std::fmt::Debug for TestResponse {
     }
 }
 
-/// The message of an "unhandled request" network error (`what` names the
-/// request); panics on any other error.
-pub fn unhandled_message(error: &reqwest_middleware::Error, what: &str) -> String {
+/// The mocklib network error inside `error` (`what` names the request);
+/// panics on any other error.
+pub fn network_error(error: &reqwest_middleware::Error, what: &str) -> mocklib::NetworkError {
     let network = mocklib::NetworkError::from_middleware_error(error);
     let network =
         network.unwrap_or_else(|| panic!("{what}: expected a network error, got {error:?}"));
+    network.clone()
+}
+
+/// The message of an "unhandled request" network error (`what` names the
+/// request); panics on any other error.
+pub fn unhandled_message(error: &reqwest_middleware::Error, what: &str) -> String {
+    let network = network_error(error, what);
     assert_eq!(
         network.kind(),
         mocklib::NetworkErrorKind::Unhandled,
