@@ -125,7 +125,7 @@ pub async fn resolve(server: &Server, method: http::Method, url: &str) -> Option
                 status: head.status.as_u16(),
                 url,
                 headers: head.headers,
-                body,
+                body: body.collect().await.expect("a readable body"),
             })
         }
         mocklib::Outcome::NetworkError(error)
