@@ -84,24 +84,36 @@ pub enum BypassError {
 /// # }
 /// ```
 pub async fn bypass(request: &Request) -> Result<HttpResponse, BypassError> {
+    perform(request, false).await
+}
+
+/// [`bypass`] with the real body streaming as it arrives (`sse`'s
+/// `server.connect()`).
+pub(crate) async fn bypass_streaming(request: &Request) -> Result<HttpResponse, BypassError> {
+    perform(request, true).await
+}
+
+async fn perform(request: &Request, streaming: bool) -> Result<HttpResponse, BypassError> {
     let method = request.method().to_string();
     let url = request.url().to_string();
     let Some(performer) = request.performer() else {
         return Err(BypassError::Unavailable { method, url });
     };
-    performer
-        .perform(request)
-        .await
-        .map_err(|error| match error {
-            PerformError::Unsendable(reason) => BypassError::Unsendable {
-                method,
-                url,
-                reason,
-            },
-            PerformError::Failed(message) => BypassError::Failed {
-                method,
-                url,
-                message,
-            },
-        })
+    let performed = if streaming {
+        performer.perform_streaming(request)
+    } else {
+        performer.perform(request)
+    };
+    performed.await.map_err(|error| match error {
+        PerformError::Unsendable(reason) => BypassError::Unsendable {
+            method,
+            url,
+            reason,
+        },
+        PerformError::Failed(message) => BypassError::Failed {
+            method,
+            url,
+            message,
+        },
+    })
 }

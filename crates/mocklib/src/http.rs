@@ -105,9 +105,26 @@ where
     F: Fn(ResolverArgs) -> R + Send + Sync + 'static,
     R: ResolverOutput<M>,
 {
+    try_on_labeled("", method, predicate, resolver)
+}
+
+/// [`try_on`] for another namespace built on HTTP handlers (`sse`): its
+/// `label` starts the handler's header, as in `sse GET /stream`.
+pub(crate) fn try_on_labeled<P, F, R, M>(
+    label: &str,
+    method: Option<Method>,
+    predicate: P,
+    resolver: F,
+) -> Result<Handler, PatternError>
+where
+    P: IntoPredicate,
+    F: Fn(ResolverArgs) -> R + Send + Sync + 'static,
+    R: ResolverOutput<M>,
+{
     let predicate = predicate.into_predicate()?;
     let header = format!(
-        "{} {}",
+        "{label}{}{} {}",
+        if label.is_empty() { "" } else { " " },
         method.as_ref().map_or("ALL", Method::as_str),
         predicate.describe()
     );

@@ -147,6 +147,7 @@ mod request;
 pub mod resolver;
 mod response;
 mod setup_api;
+pub mod sse;
 mod suggest;
 
 /// The README's code blocks compile as doctests, so the quick start a user

@@ -119,7 +119,7 @@ impl Params {
 
     /// Whether no parameter captured anything.
     pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
+        self.len() == 0
     }
 
     /// Every `(name, value)` pair, ordered by name.

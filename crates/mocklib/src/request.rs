@@ -392,7 +392,14 @@ pub(crate) enum PerformError {
 /// Provided by a front door that has a network (the native listener); the
 /// core itself does no I/O.
 pub(crate) trait Performer: Send + Sync {
+    /// The real response, its body read in full.
     fn perform(&self, request: &Request) -> PerformFuture;
+
+    /// The real response with its body streaming as it arrives (an event
+    /// stream never ends). Buffered where a front door cannot stream.
+    fn perform_streaming(&self, request: &Request) -> PerformFuture {
+        self.perform(request)
+    }
 }
 
 #[cfg(test)]

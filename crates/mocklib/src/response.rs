@@ -394,8 +394,15 @@ impl HttpResponse {
 
 impl<B: Into<Bytes>> From<http::Response<B>> for HttpResponse {
     fn from(response: http::Response<B>) -> Self {
+        Self::from_body(response.map(|body| Body::from(body.into())))
+    }
+}
+
+impl HttpResponse {
+    /// A response with `response`'s status, headers, status text and body.
+    pub(crate) fn from_body(response: http::Response<Body>) -> Self {
         let (parts, body) = response.into_parts();
-        let mut converted = Self::with_body(body.into(), None);
+        let mut converted = Self::with_body(body, None);
         converted.parts.status = parts.status;
         converted.parts.headers = parts.headers;
         converted.parts.status_text = parts.extensions.get::<StatusText>().map(|t| t.0.clone());

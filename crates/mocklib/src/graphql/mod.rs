@@ -828,10 +828,9 @@ impl GraphqlLink {
         F: Fn(GraphqlResolverArgs) -> R + Send + Sync + 'static,
         R: ResolverOutput<M>,
     {
-        GraphqlHandler::handler(
+        self.handler(
             Accepts::Query,
             Some(predicate.into_graphql_predicate()),
-            Some(Arc::clone(&self.endpoint)),
             resolver,
         )
     }
@@ -843,10 +842,9 @@ impl GraphqlLink {
         F: Fn(GraphqlResolverArgs) -> R + Send + Sync + 'static,
         R: ResolverOutput<M>,
     {
-        GraphqlHandler::handler(
+        self.handler(
             Accepts::Mutation,
             Some(predicate.into_graphql_predicate()),
-            Some(Arc::clone(&self.endpoint)),
             resolver,
         )
     }
@@ -857,9 +855,23 @@ impl GraphqlLink {
         F: Fn(GraphqlResolverArgs) -> R + Send + Sync + 'static,
         R: ResolverOutput<M>,
     {
+        self.handler(Accepts::Any, None, resolver)
+    }
+
+    /// A handler for this endpoint only.
+    fn handler<F, R, M>(
+        &self,
+        accepts: Accepts,
+        predicate: Option<GraphqlPredicate>,
+        resolver: F,
+    ) -> Handler
+    where
+        F: Fn(GraphqlResolverArgs) -> R + Send + Sync + 'static,
+        R: ResolverOutput<M>,
+    {
         GraphqlHandler::handler(
-            Accepts::Any,
-            None,
+            accepts,
+            predicate,
             Some(Arc::clone(&self.endpoint)),
             resolver,
         )

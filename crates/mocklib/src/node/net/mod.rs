@@ -567,6 +567,17 @@ struct UpstreamPerformer {
 
 impl crate::request::Performer for UpstreamPerformer {
     fn perform(&self, request: &Request) -> crate::request::PerformFuture {
+        self.send(request, false)
+    }
+
+    fn perform_streaming(&self, request: &Request) -> crate::request::PerformFuture {
+        self.send(request, true)
+    }
+}
+
+impl UpstreamPerformer {
+    /// The real response; its body read in full unless `streaming`.
+    fn send(&self, request: &Request, streaming: bool) -> crate::request::PerformFuture {
         use crate::request::PerformError;
         let upstream = self
             .upstream
@@ -584,6 +595,12 @@ impl crate::request::Performer for UpstreamPerformer {
                 .await
                 .map_err(|e| PerformError::Failed(e.to_string()))?;
             let (parts, body) = response.into_parts();
+            if streaming {
+                let body = crate::Body::from_try_stream(body.into_data_stream());
+                return Ok(HttpResponse::from_body(http::Response::from_parts(
+                    parts, body,
+                )));
+            }
             let body = body
                 .collect()
                 .await

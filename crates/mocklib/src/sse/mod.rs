@@ -1,0 +1,264 @@
+//! The `sse` namespace: mock server-sent event streams (MSW:
+//! [`sse`](https://mswjs.io/docs/api/sse)).
+//!
+//! `sse::get` (MSW: `sse(...)`) and `sse::post` handlers answer a matching request with a `text/event-stream`
+//! response that stays open while its resolver sends events through
+//! `args.client`. The resolver may be sync or async; the stream ends when it
+//! has returned and no clone of `client` is left, or when it calls
+//! `client.close()` (gracefully) or `client.error()` (abruptly):
+//!
+//! ```
+//! use std::time::Duration;
+//! use mocklib::{delay, sse::{self, Event}};
+//!
+//! let handlers = [
+//!     // The way EventSource clients connect: GET.
+//!     sse::get("https://api.example.com/notifications", |args| async move {
+//!         args.client.send(Event::data("welcome").event("greeting").id("1"));
+//!         delay(Duration::from_millis(100)).await;
+//!         args.client.send(Event::json(&serde_json::json!({ "unread": 3 })));
+//!     }),
+//!     // The way LLM APIs stream: POST, one event per token, then [DONE].
+//!     sse::post("https://api.example.com/v1/chat/completions", |args| async move {
+//!         for token in ["Hel", "lo"] {
+//!             args.client.send(Event::json(&serde_json::json!({ "delta": token })));
+//!             delay(Duration::from_millis(20)).await;
+//!         }
+//!         args.client.send(Event::data("[DONE]"));
+//!     }),
+//! ];
+//! # let _ = handlers;
+//! ```
+//!
+//! `args.server.connect()` opens the real event stream instead; its events
+//! can be forwarded as they are, or altered and dropped on the way:
+//!
+//! ```
+//! use futures_util::StreamExt;
+//! use mocklib::sse::{self, Event};
+//!
+//! sse::get("https://api.example.com/prices", |args| async move {
+//!     let mut real = args.server.connect().await?;
+//!     while let Some(event) = real.next().await {
+//!         let event = event?;
+//!         if event.event_type() == Some("debug") {
+//!             continue; // dropped
+//!         }
+//!         args.client.send(event);
+//!     }
+//!     Ok::<_, Box<dyn std::error::Error + Send + Sync>>(())
+//! });
+//! ```
+//!
+//! The request's `Last-Event-ID` (sent by a reconnecting `EventSource`) is
+//! [`SseArgs::last_event_id`]. Unlike MSW, which also requires an
+//! `Accept: text/event-stream` header, a handler here matches on method and
+//! URL alone, so any client (curl included) gets the stream. The resolver's
+//! future must be `Send` on every target, as the stream body is.
+
+mod event;
+mod parse;
+mod session;
+mod upstream;
+
+use http::Method;
+
+pub use event::Event;
+pub use session::SseClient;
+pub use upstream::{SseServer, SseUpstream};
+
+use crate::cookies::Cookies;
+use crate::handler::Handler;
+use crate::matching::{IntoPredicate, PatternError};
+use crate::params::Params;
+use crate::request::Request;
+use crate::resolver::{CallHistory, RequestId, ResolverArgs, marker};
+use crate::response::HttpResponse;
+
+/// The one argument of an `sse` resolver (MSW: `{ client, server, request,
+/// params, cookies }`).
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct SseArgs {
+    /// Sends events to the requester.
+    pub client: SseClient,
+    /// Opens the real event stream ([`SseServer::connect`]).
+    pub server: SseServer,
+    /// The intercepted request.
+    pub request: Request,
+    /// Path parameters captured by the predicate.
+    pub params: Params,
+    /// The request's cookies.
+    pub cookies: Cookies,
+    /// An id unique to this request, the same one life-cycle events carry.
+    pub request_id: RequestId,
+    http: ResolverArgs,
+}
+
+impl SseArgs {
+    /// The `Last-Event-ID` header: the id of the last event a reconnecting
+    /// client received.
+    pub fn last_event_id(&self) -> Option<&str> {
+        self.request.header("last-event-id")
+    }
+
+    /// Registers cleanup to run once the stream is over (sent in full or
+    /// abandoned by its client); see [`ResolverArgs::finalize`].
+    pub fn finalize(&self, cleanup: impl FnOnce() + Send + 'static) {
+        self.http.finalize(cleanup);
+    }
+}
+
+impl CallHistory for SseArgs {
+    fn previous_calls(&self) -> usize {
+        self.http.previous_calls()
+    }
+}
+
+/// What an `sse` resolver may return: nothing, or a `Result` whose error
+/// ends the stream abruptly (and is logged) — directly or from a future.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not what an sse resolver returns",
+    label = "the resolver returns this",
+    note = "an sse resolver sends events through `args.client` and returns `()` or \
+            `Result<(), E>` (E: Display), directly or from an `async` block"
+)]
+pub trait SseOutput<M>: Send + 'static {
+    #[doc(hidden)]
+    fn into_driver(self) -> SseDriver;
+}
+
+/// Opaque result of [`SseOutput::into_driver`].
+#[doc(hidden)]
+pub struct SseDriver(Option<session::Driver>, Result<(), String>);
+
+impl std::fmt::Debug for SseDriver {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SseDriver").finish_non_exhaustive()
+    }
+}
+
+/// A value that ends an sse resolver: `()` or `Result<(), E>`.
+pub trait SseEnd: Send + 'static {
+    #[doc(hidden)]
+    fn into_end(self) -> Result<(), String>;
+}
+
+impl SseEnd for () {
+    fn into_end(self) -> Result<(), String> {
+        Ok(())
+    }
+}
+
+impl<E: std::fmt::Display + Send + 'static> SseEnd for Result<(), E> {
+    fn into_end(self) -> Result<(), String> {
+        self.map_err(|error| error.to_string())
+    }
+}
+
+impl<T: SseEnd> SseOutput<marker::Sync> for T {
+    fn into_driver(self) -> SseDriver {
+        SseDriver(None, self.into_end())
+    }
+}
+
+impl<F> SseOutput<marker::Async> for F
+where
+    F: Future + Send + 'static,
+    F::Output: SseEnd,
+{
+    fn into_driver(self) -> SseDriver {
+        SseDriver(Some(Box::pin(async move { self.await.into_end() })), Ok(()))
+    }
+}
+
+/// An `sse` handler for `GET` requests (how `EventSource` connects).
+///
+/// # Panics
+/// When the predicate is an invalid pattern; the message names the pattern
+/// and the position.
+#[doc(alias = "sse")]
+#[doc(alias = "EventSource")]
+#[track_caller]
+pub fn get<P, F, R, M>(predicate: P, resolver: F) -> Handler
+where
+    P: IntoPredicate,
+    F: Fn(SseArgs) -> R + Send + Sync + 'static,
+    R: SseOutput<M>,
+{
+    on(Method::GET, predicate, resolver)
+}
+
+/// An `sse` handler for `POST` requests: the event streams of LLM and chat
+/// APIs, which post the prompt and stream the answer.
+///
+/// # Panics
+/// When the predicate is an invalid pattern.
+#[track_caller]
+pub fn post<P, F, R, M>(predicate: P, resolver: F) -> Handler
+where
+    P: IntoPredicate,
+    F: Fn(SseArgs) -> R + Send + Sync + 'static,
+    R: SseOutput<M>,
+{
+    on(Method::POST, predicate, resolver)
+}
+
+/// An `sse` handler for requests with `method`.
+///
+/// # Panics
+/// When the predicate is an invalid pattern.
+#[track_caller]
+pub fn on<P, F, R, M>(method: Method, predicate: P, resolver: F) -> Handler
+where
+    P: IntoPredicate,
+    F: Fn(SseArgs) -> R + Send + Sync + 'static,
+    R: SseOutput<M>,
+{
+    try_on(method, predicate, resolver).unwrap_or_else(|error| panic!("{error}"))
+}
+
+/// Like [`on`], returning an invalid pattern as an error instead of panicking.
+pub fn try_on<P, F, R, M>(
+    method: Method,
+    predicate: P,
+    resolver: F,
+) -> Result<Handler, PatternError>
+where
+    P: IntoPredicate,
+    F: Fn(SseArgs) -> R + Send + Sync + 'static,
+    R: SseOutput<M>,
+{
+    crate::http::try_on_labeled("sse", Some(method), predicate, move |args: ResolverArgs| {
+        respond(&resolver, args)
+    })
+}
+
+/// Opens the stream, runs the resolver's synchronous part (its sends are
+/// queued), and answers with a body that drives the rest.
+fn respond<F, R, M>(resolver: &F, args: ResolverArgs) -> HttpResponse
+where
+    F: Fn(SseArgs) -> R,
+    R: SseOutput<M>,
+{
+    let (client, body) = session::open();
+    let sse_args = SseArgs {
+        client: client.clone(),
+        server: SseServer::new(args.request.clone()),
+        request: args.request.clone(),
+        params: args.params.clone(),
+        cookies: args.cookies.clone(),
+        request_id: args.request_id,
+        http: args,
+    };
+    let SseDriver(driver, ended) = resolver(sse_args).into_driver();
+    if let Err(problem) = ended {
+        let message = format!("an SSE resolver failed: {problem}");
+        crate::log::error(&format!("{message}. The event stream ends with an error."));
+        client.fail(message);
+    }
+    drop(client);
+    HttpResponse::try_stream(body.driving(driver))
+        .header("content-type", "text/event-stream")
+        .header("cache-control", "no-cache")
+}
