@@ -45,6 +45,9 @@
 //! |---|---|
 //! | handlers for REST APIs | [`http`]: `get`, `post`, … `all` |
 //! | handlers for GraphQL APIs | [`graphql`]: `query`, `mutation`, `operation`, `link` |
+//! | server-sent event streams | [`sse`]: `get`, `post`, the [`sse::SseClient`] a resolver sends through |
+//! | streamed bodies, cleanup after them | [`HttpResponse::stream`], [`Body`], [`ResolverArgs::finalize`] |
+//! | answering in turn (retries) | [`sequence`], [`sequence_once`] |
 //! | which requests a handler matches | [`matching`] |
 //! | what a resolver receives and returns | [`resolver`], [`Request`], [`HttpResponse`] |
 //! | the server, its handler list, front doors | [`node`] |
