@@ -38,7 +38,7 @@ use crate::handler::{Handler, HandlerLogic, Invocation, LookupContext};
 use crate::matching::{IntoPredicate, PatternError, Predicate};
 use crate::resolver::{ResolverArgs, ResolverCall, ResolverOutput};
 
-type DynResolver = dyn Fn(ResolverArgs) -> ResolverCall + Send + Sync;
+pub(crate) type DynResolver = dyn Fn(ResolverArgs) -> ResolverCall + Send + Sync;
 
 struct HttpHandler {
     method: Option<Method>,
@@ -105,35 +105,31 @@ where
     F: Fn(ResolverArgs) -> R + Send + Sync + 'static,
     R: ResolverOutput<M>,
 {
-    try_on_labeled("", method, predicate, resolver)
+    let predicate = predicate.into_predicate()?;
+    let resolver = Arc::new(move |args| resolver(args).into_call().0);
+    Ok(labeled_handler("", method, predicate, resolver))
 }
 
-/// [`try_on`] for another namespace built on HTTP handlers (`sse`): its
+/// A handler for another namespace built on HTTP handlers (`sse`): its
 /// `label` starts the handler's header, as in `sse GET /stream`.
-pub(crate) fn try_on_labeled<P, F, R, M>(
+pub(crate) fn labeled_handler(
     label: &str,
     method: Option<Method>,
-    predicate: P,
-    resolver: F,
-) -> Result<Handler, PatternError>
-where
-    P: IntoPredicate,
-    F: Fn(ResolverArgs) -> R + Send + Sync + 'static,
-    R: ResolverOutput<M>,
-{
-    let predicate = predicate.into_predicate()?;
+    predicate: Predicate,
+    resolver: Arc<DynResolver>,
+) -> Handler {
     let header = format!(
         "{label}{}{} {}",
         if label.is_empty() { "" } else { " " },
         method.as_ref().map_or("ALL", Method::as_str),
         predicate.describe()
     );
-    Ok(Handler::new(Arc::new(HttpHandler {
+    Handler::new(Arc::new(HttpHandler {
         method,
         predicate,
-        resolver: Arc::new(move |args| resolver(args).into_call().0),
+        resolver,
         header,
-    })))
+    }))
 }
 
 /// A handler for requests with `method` (any method when `None`); for methods

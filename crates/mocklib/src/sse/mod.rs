@@ -61,6 +61,8 @@ mod parse;
 mod session;
 mod upstream;
 
+use std::sync::Arc;
+
 use http::Method;
 
 pub use event::Event;
@@ -72,7 +74,7 @@ use crate::handler::Handler;
 use crate::matching::{IntoPredicate, PatternError};
 use crate::params::Params;
 use crate::request::Request;
-use crate::resolver::{CallHistory, RequestId, ResolverArgs, marker};
+use crate::resolver::{CallHistory, RequestId, Resolution, ResolverArgs, ResolverCall, marker};
 use crate::response::HttpResponse;
 
 /// The one argument of an `sse` resolver (MSW: `{ client, server, request,
@@ -229,9 +231,15 @@ where
     F: Fn(SseArgs) -> R + Send + Sync + 'static,
     R: SseOutput<M>,
 {
-    crate::http::try_on_labeled("sse", Some(method), predicate, move |args: ResolverArgs| {
-        respond(&resolver, args)
-    })
+    let predicate = predicate.into_predicate()?;
+    let resolver =
+        Arc::new(move |args| ResolverCall::Ready(Resolution::Respond(respond(&resolver, args))));
+    Ok(crate::http::labeled_handler(
+        "sse",
+        Some(method),
+        predicate,
+        resolver,
+    ))
 }
 
 /// Opens the stream, runs the resolver's synchronous part (its sends are
