@@ -188,15 +188,8 @@ fn jks_trust_store(bundle: &Path) -> io::Result<Vec<u8>> {
 /// JKS integrity check: SHA-1 over the password as UTF-16BE, the words
 /// "Mighty Aphrodite", then the store.
 fn jks_digest(store: &[u8], password: &str) -> [u8; 20] {
-    let mut context = ring::digest::Context::new(&ring::digest::SHA1_FOR_LEGACY_USE_ONLY);
-    for unit in password.encode_utf16() {
-        context.update(&unit.to_be_bytes());
-    }
-    context.update(b"Mighty Aphrodite");
-    context.update(store);
-    let mut digest = [0; 20];
-    digest.copy_from_slice(context.finish().as_ref());
-    digest
+    let password: Vec<u8> = password.encode_utf16().flat_map(u16::to_be_bytes).collect();
+    super::crypto::sha1(&[&password, b"Mighty Aphrodite", store])
 }
 
 /// `DataOutputStream.writeUTF` for ASCII: a big-endian length, then the bytes.

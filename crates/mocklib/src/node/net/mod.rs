@@ -61,6 +61,7 @@
 
 mod base64;
 pub(crate) mod child_env;
+mod crypto;
 mod listener;
 mod private_dir;
 mod tls;
@@ -549,13 +550,11 @@ pub(crate) fn client_tls_config(ca_pem: &str) -> rustls::ClientConfig {
             .add(certificate)
             .expect("the mocklib CA certificate is a valid root");
     }
-    let mut config = rustls::ClientConfig::builder_with_provider(Arc::new(
-        rustls::crypto::ring::default_provider(),
-    ))
-    .with_safe_default_protocol_versions()
-    .expect("ring supports the default protocol versions")
-    .with_root_certificates(roots)
-    .with_no_client_auth();
+    let mut config = rustls::ClientConfig::builder_with_provider(crypto::provider())
+        .with_safe_default_protocol_versions()
+        .expect("the crypto provider supports the default protocol versions")
+        .with_root_certificates(roots)
+        .with_no_client_auth();
     config.alpn_protocols = vec![b"http/1.1".to_vec()];
     config
 }

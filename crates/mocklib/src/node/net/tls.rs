@@ -161,7 +161,7 @@ impl CertificateAuthority {
         // Always name the provider explicitly: mocklib's dependency tree may
         // compile in more than one rustls provider, and then the provider-less
         // builders panic instead of guessing.
-        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let provider = super::crypto::provider();
 
         let common_name = format!(
             "mocklib CA {}",
@@ -192,7 +192,10 @@ impl CertificateAuthority {
         let server_config = ServerConfig::builder_with_provider(Arc::clone(&provider))
             .with_safe_default_protocol_versions()
             .map_err(|source| TlsError::Rustls {
-                what: "protocol versions for the ring crypto provider".to_owned(),
+                what: format!(
+                    "protocol versions for the {} crypto provider",
+                    super::crypto::PROVIDER_NAME
+                ),
                 source,
             })?
             // mocklib impersonates servers to its own test clients; it has no

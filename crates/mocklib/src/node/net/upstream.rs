@@ -292,13 +292,11 @@ fn https_connector(
     // compiled into the final binary, the provider-less builder panics.
     // Nothing process-wide is installed, so this cannot clash with the
     // application's own rustls setup either.
-    let config = rustls::ClientConfig::builder_with_provider(Arc::new(
-        rustls::crypto::ring::default_provider(),
-    ))
-    .with_safe_default_protocol_versions()
-    .map_err(UpstreamError::Tls)?
-    .with_root_certificates(roots)
-    .with_no_client_auth();
+    let config = rustls::ClientConfig::builder_with_provider(super::crypto::provider())
+        .with_safe_default_protocol_versions()
+        .map_err(UpstreamError::Tls)?
+        .with_root_certificates(roots)
+        .with_no_client_auth();
 
     let mut http = HttpConnector::new();
     // The HTTPS connector below decides the scheme; the plain connector
