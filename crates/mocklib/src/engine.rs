@@ -34,6 +34,8 @@ use crate::index::RequestKeys;
 use crate::request::{Performer, Request};
 use crate::resolver::{CallContext, RequestId, Resolution, ResolverCall, ResolverError};
 use crate::response::{HttpResponse, Kind, StatusText};
+#[cfg(all(feature = "ws", not(target_arch = "wasm32")))]
+use crate::upgrade::WebSocketUpgrade;
 
 /// What the engine needs of a front door's options while intercepting: the
 /// front door's own options (the listener's port, say) stay with it.
@@ -79,6 +81,7 @@ impl std::fmt::Debug for UnhandledRequest {
 
 /// How the engine answered a request.
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum Outcome {
     /// Send this response. Its [`StatusText`] extension holds the status text.
     Mocked(http::Response<Body>),
@@ -86,6 +89,10 @@ pub enum Outcome {
     Passthrough(Passthrough),
     /// Fail the request at the transport level.
     NetworkError(NetworkError),
+    /// Accept this WebSocket upgrade and run its handler on the socket (a
+    /// front door that cannot upgrade answers with a network error).
+    #[cfg(all(feature = "ws", not(target_arch = "wasm32")))]
+    WebSocket(WebSocketUpgrade),
 }
 
 /// A request to perform as it is. Report the real response's head with
@@ -140,12 +147,36 @@ pub enum NetworkErrorKind {
     /// No handler matched and the strategy is [`UnhandledRequest::Error`]
     /// (or a custom strategy panicked).
     Unhandled,
+    /// A WebSocket handler matched, but this front door cannot carry a
+    /// WebSocket (the in-process ones): connect through the listener.
+    CannotUpgrade,
 }
 
 impl NetworkError {
     /// Why the request failed.
     pub fn kind(&self) -> NetworkErrorKind {
         self.kind
+    }
+
+    /// A WebSocket `upgrade` reached `front_door`, which cannot accept it.
+    #[cfg(all(
+        feature = "ws",
+        not(target_arch = "wasm32"),
+        any(feature = "reqwest", feature = "reqwest-0-12", feature = "tower")
+    ))]
+    pub(crate) fn cannot_upgrade(upgrade: &WebSocketUpgrade, front_door: &str) -> Self {
+        crate::log::error(&format!(
+            "a WebSocket handler matched {}, but {front_door} cannot carry a WebSocket; \
+             connect through the listener (server.url() or the proxy) instead",
+            upgrade.request().url()
+        ));
+        NetworkError {
+            kind: NetworkErrorKind::CannotUpgrade,
+            message: format!(
+                "{front_door} cannot carry the WebSocket of {}: connect through the listener",
+                upgrade.request().url()
+            ),
+        }
     }
 }
 
@@ -347,6 +378,12 @@ impl Lookup {
                 Resolution::Respond(response) => {
                     return self.respond(request, request_id, handler, response, finalize);
                 }
+                #[cfg(all(feature = "ws", not(target_arch = "wasm32")))]
+                Resolution::Upgrade(upgrade) => {
+                    self.emit(EventKind::RequestMatch, &request, request_id);
+                    self.emit(EventKind::RequestEnd, &request, request_id);
+                    return Outcome::WebSocket(upgrade);
+                }
             }
         }
         if matched {
@@ -521,13 +558,7 @@ fn panicked(panic: &(dyn std::any::Any + Send)) -> Resolution {
     })
 }
 
-pub(crate) fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
-    panic
-        .downcast_ref::<&str>()
-        .map(|s| (*s).to_owned())
-        .or_else(|| panic.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "a resolver panicked".to_owned())
-}
+pub(crate) use crate::log::panic_message;
 
 const MAX_BODY_IN_MESSAGE: usize = 1024;
 

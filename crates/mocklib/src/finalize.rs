@@ -61,11 +61,7 @@ impl Finalizers {
 /// down the front door that happens to drop the body).
 fn run_one(cleanup: Cleanup) {
     if let Err(panic) = std::panic::catch_unwind(AssertUnwindSafe(cleanup)) {
-        let message = panic
-            .downcast_ref::<&str>()
-            .map(|s| (*s).to_owned())
-            .or_else(|| panic.downcast_ref::<String>().cloned())
-            .unwrap_or_else(|| "a panic".to_owned());
+        let message = crate::log::panic_message(&*panic);
         crate::log::error(&format!("a finalize cleanup panicked: {message}"));
     }
 }

@@ -154,6 +154,11 @@ mod response;
 mod setup_api;
 pub mod sse;
 mod suggest;
+#[cfg(all(feature = "ws", not(target_arch = "wasm32")))]
+mod upgrade;
+#[cfg(all(feature = "ws", not(target_arch = "wasm32")))]
+#[cfg_attr(docsrs, doc(cfg(feature = "ws")))]
+pub mod ws;
 
 /// The README's code blocks compile as doctests, so the quick start a user
 /// copies keeps working.

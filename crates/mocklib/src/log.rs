@@ -86,3 +86,12 @@ mod fallback {
         console_log(line);
     }
 }
+
+/// The message a panic carried (`panic!("…")`'s text), for reports.
+pub(crate) fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic without a message".to_owned())
+}

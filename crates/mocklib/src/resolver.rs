@@ -43,6 +43,8 @@ use crate::maybe_send::MaybeSend;
 use crate::params::Params;
 use crate::request::Request;
 use crate::response::HttpResponse;
+#[cfg(all(feature = "ws", not(target_arch = "wasm32")))]
+use crate::upgrade::WebSocketUpgrade;
 
 /// The one argument every HTTP resolver receives. Fields are public so it can
 /// be destructured: `|ResolverArgs { request, params, cookies, .. }|`.
@@ -213,6 +215,73 @@ fn sequence_of(
     responses
 }
 
+/// What a session's callback returns — an `sse` resolver's or a WebSocket
+/// connection handler's, which talk through their arguments rather than
+/// return a response: nothing, or a `Result` whose error ends the session
+/// abruptly (and is logged); directly, or from a future that runs as long
+/// as the session does.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not what an sse resolver or a WebSocket handler returns",
+    label = "the callback returns this",
+    note = "it talks through its argument (`args.client`, `connection.client`) and returns `()` \
+            or `Result<(), E>` (E: Display), directly or from an `async` block"
+)]
+pub trait SessionOutput<M>: Send + 'static {
+    #[doc(hidden)]
+    fn into_driver(self) -> SessionDriver;
+}
+
+/// The future that runs a session, if it has one left to run.
+pub(crate) type SessionFuture = std::pin::Pin<Box<dyn Future<Output = Result<(), String>> + Send>>;
+
+/// Opaque result of [`SessionOutput::into_driver`]: the future still to run
+/// and how the synchronous part ended.
+#[doc(hidden)]
+pub struct SessionDriver(
+    pub(crate) Option<SessionFuture>,
+    pub(crate) Result<(), String>,
+);
+
+impl fmt::Debug for SessionDriver {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SessionDriver").finish_non_exhaustive()
+    }
+}
+
+/// A value that ends a session: `()` or `Result<(), E>`.
+pub trait SessionEnd: Send + 'static {
+    #[doc(hidden)]
+    fn into_end(self) -> Result<(), String>;
+}
+
+impl SessionEnd for () {
+    fn into_end(self) -> Result<(), String> {
+        Ok(())
+    }
+}
+
+impl<E: std::fmt::Display + Send + 'static> SessionEnd for Result<(), E> {
+    fn into_end(self) -> Result<(), String> {
+        self.map_err(|error| error.to_string())
+    }
+}
+
+impl<T: SessionEnd> SessionOutput<marker::Sync> for T {
+    fn into_driver(self) -> SessionDriver {
+        SessionDriver(None, self.into_end())
+    }
+}
+
+impl<F> SessionOutput<marker::Async> for F
+where
+    F: Future + Send + 'static,
+    F::Output: SessionEnd,
+{
+    fn into_driver(self) -> SessionDriver {
+        SessionDriver(Some(Box::pin(async move { self.await.into_end() })), Ok(()))
+    }
+}
+
 /// What the engine tells a resolver call about itself; namespaces put it
 /// into their resolver arguments.
 #[derive(Debug, Clone, Default)]
@@ -243,6 +312,7 @@ impl std::fmt::Display for RequestId {
 
 /// What a resolver decided.
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum Resolution {
     /// Answer with this response (it may be a network error or a passthrough).
     Respond(HttpResponse),
@@ -256,6 +326,10 @@ pub enum Resolution {
     /// What [`sequence_once`] returns after its last response; a resolver
     /// keeping its own state may return it too.
     Exhausted,
+    /// Accept this WebSocket upgrade (what a [`ws`](crate::ws) handler
+    /// answers with).
+    #[cfg(all(feature = "ws", not(target_arch = "wasm32")))]
+    Upgrade(WebSocketUpgrade),
 }
 
 /// An error a resolver returned or a panic it raised.

@@ -177,6 +177,8 @@ fn record(batch: &BatchState, index: usize, resolution: Resolution) -> Option<Re
     let decided = match resolution {
         // A used-up handler answers no operation of this batch.
         Resolution::Fallthrough | Resolution::Exhausted => return None,
+        #[cfg(all(feature = "ws", not(target_arch = "wasm32")))]
+        Resolution::Upgrade(_) => return None,
         Resolution::Failed(error) => Resolution::Failed(ResolverError {
             message: format!(
                 "{} (operation {} of a batched request)",

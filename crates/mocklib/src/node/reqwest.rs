@@ -94,6 +94,11 @@ macro_rules! reqwest_front_door {
                     Outcome::NetworkError(error) => Err($middleware::Error::Middleware(
                         anyhow::Error::new(error),
                     )),
+                    #[cfg(feature = "ws")]
+                    Outcome::WebSocket(upgrade) => {
+                        let error = crate::NetworkError::cannot_upgrade(&upgrade, "the reqwest middleware");
+                        Err($middleware::Error::Middleware(anyhow::Error::new(error)))
+                    }
                     Outcome::Passthrough(passthrough) => {
                         let response = next.run(request, extensions).await?;
                         passthrough.report_response(response.status(), response.headers());

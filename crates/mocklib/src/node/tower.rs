@@ -131,6 +131,10 @@ where
             match engine.handle_in(scope, request, None).await {
                 Outcome::Mocked(response) => Ok(response.map(MockBody::mocked)),
                 Outcome::NetworkError(error) => Err(error.into()),
+                #[cfg(feature = "ws")]
+                Outcome::WebSocket(upgrade) => {
+                    Err(crate::NetworkError::cannot_upgrade(&upgrade, "the tower service").into())
+                }
                 Outcome::Passthrough(passthrough) => {
                     let outgoing = match passthrough.request().to_http() {
                         Ok(outgoing) => outgoing.map(Full::new),

@@ -74,7 +74,9 @@ use crate::handler::Handler;
 use crate::matching::{IntoPredicate, PatternError};
 use crate::params::Params;
 use crate::request::Request;
-use crate::resolver::{CallHistory, RequestId, Resolution, ResolverArgs, ResolverCall, marker};
+use crate::resolver::{
+    CallHistory, RequestId, Resolution, ResolverArgs, ResolverCall, SessionDriver, SessionOutput,
+};
 use crate::response::HttpResponse;
 
 /// The one argument of an `sse` resolver (MSW: `{ client, server, request,
@@ -117,63 +119,6 @@ impl CallHistory for SseArgs {
     }
 }
 
-/// What an `sse` resolver may return: nothing, or a `Result` whose error
-/// ends the stream abruptly (and is logged) — directly or from a future.
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` is not what an sse resolver returns",
-    label = "the resolver returns this",
-    note = "an sse resolver sends events through `args.client` and returns `()` or \
-            `Result<(), E>` (E: Display), directly or from an `async` block"
-)]
-pub trait SseOutput<M>: Send + 'static {
-    #[doc(hidden)]
-    fn into_driver(self) -> SseDriver;
-}
-
-/// Opaque result of [`SseOutput::into_driver`].
-#[doc(hidden)]
-pub struct SseDriver(Option<session::Driver>, Result<(), String>);
-
-impl std::fmt::Debug for SseDriver {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SseDriver").finish_non_exhaustive()
-    }
-}
-
-/// A value that ends an sse resolver: `()` or `Result<(), E>`.
-pub trait SseEnd: Send + 'static {
-    #[doc(hidden)]
-    fn into_end(self) -> Result<(), String>;
-}
-
-impl SseEnd for () {
-    fn into_end(self) -> Result<(), String> {
-        Ok(())
-    }
-}
-
-impl<E: std::fmt::Display + Send + 'static> SseEnd for Result<(), E> {
-    fn into_end(self) -> Result<(), String> {
-        self.map_err(|error| error.to_string())
-    }
-}
-
-impl<T: SseEnd> SseOutput<marker::Sync> for T {
-    fn into_driver(self) -> SseDriver {
-        SseDriver(None, self.into_end())
-    }
-}
-
-impl<F> SseOutput<marker::Async> for F
-where
-    F: Future + Send + 'static,
-    F::Output: SseEnd,
-{
-    fn into_driver(self) -> SseDriver {
-        SseDriver(Some(Box::pin(async move { self.await.into_end() })), Ok(()))
-    }
-}
-
 /// An `sse` handler for `GET` requests (how `EventSource` connects).
 ///
 /// # Panics
@@ -186,7 +131,7 @@ pub fn get<P, F, R, M>(predicate: P, resolver: F) -> Handler
 where
     P: IntoPredicate,
     F: Fn(SseArgs) -> R + Send + Sync + 'static,
-    R: SseOutput<M>,
+    R: SessionOutput<M>,
 {
     on(Method::GET, predicate, resolver)
 }
@@ -201,7 +146,7 @@ pub fn post<P, F, R, M>(predicate: P, resolver: F) -> Handler
 where
     P: IntoPredicate,
     F: Fn(SseArgs) -> R + Send + Sync + 'static,
-    R: SseOutput<M>,
+    R: SessionOutput<M>,
 {
     on(Method::POST, predicate, resolver)
 }
@@ -215,7 +160,7 @@ pub fn on<P, F, R, M>(method: Method, predicate: P, resolver: F) -> Handler
 where
     P: IntoPredicate,
     F: Fn(SseArgs) -> R + Send + Sync + 'static,
-    R: SseOutput<M>,
+    R: SessionOutput<M>,
 {
     try_on(method, predicate, resolver).unwrap_or_else(|error| panic!("{error}"))
 }
@@ -229,7 +174,7 @@ pub fn try_on<P, F, R, M>(
 where
     P: IntoPredicate,
     F: Fn(SseArgs) -> R + Send + Sync + 'static,
-    R: SseOutput<M>,
+    R: SessionOutput<M>,
 {
     let predicate = predicate.into_predicate()?;
     let resolver =
@@ -247,7 +192,7 @@ where
 fn respond<F, R, M>(resolver: &F, args: ResolverArgs) -> HttpResponse
 where
     F: Fn(SseArgs) -> R,
-    R: SseOutput<M>,
+    R: SessionOutput<M>,
 {
     let (client, body) = session::open();
     let sse_args = SseArgs {
@@ -259,7 +204,7 @@ where
         request_id: args.request_id,
         http: args,
     };
-    let SseDriver(driver, ended) = resolver(sse_args).into_driver();
+    let SessionDriver(driver, ended) = resolver(sse_args).into_driver();
     if let Err(problem) = ended {
         let message = format!("an SSE resolver failed: {problem}");
         crate::log::error(&format!("{message}. The event stream ends with an error."));

@@ -144,7 +144,7 @@ impl std::fmt::Debug for SseClient {
 }
 
 /// The resolver's remaining work, polled by the body.
-pub(super) type Driver = Pin<Box<dyn Future<Output = Result<(), String>> + Send>>;
+pub(super) type Driver = crate::resolver::SessionFuture;
 
 /// A new stream: the client to hand the resolver, and the body stream.
 pub(super) fn open() -> (SseClient, EventBody) {
@@ -186,7 +186,7 @@ impl EventBody {
         {
             Ok(Poll::Pending) => return Poll::Pending,
             Ok(Poll::Ready(outcome)) => outcome,
-            Err(panic) => Err(format!("panicked: {}", panic_text(&*panic))),
+            Err(panic) => Err(format!("panicked: {}", crate::log::panic_message(&*panic))),
         };
         // Dropping the future drops its `client`: the stream can end.
         self.driver = None;
@@ -197,14 +197,6 @@ impl EventBody {
         }
         Poll::Ready(())
     }
-}
-
-fn panic_text(panic: &(dyn std::any::Any + Send)) -> String {
-    panic
-        .downcast_ref::<&str>()
-        .map(|s| (*s).to_owned())
-        .or_else(|| panic.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "a panic".to_owned())
 }
 
 impl Stream for EventBody {

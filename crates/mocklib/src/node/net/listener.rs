@@ -211,6 +211,8 @@ async fn answer(
     let (mut parts, body) = request.into_parts();
     // The credential is the listener's business, not the handlers' or the upstream's.
     parts.headers.remove(PROXY_AUTHORIZATION);
+    #[cfg(feature = "ws")]
+    let on_upgrade = parts.extensions.remove::<hyper::upgrade::OnUpgrade>();
     let (url, base_url) = match request_url(&shared, &entry, &parts) {
         Ok(found) => found,
         Err(message) => return Ok(plain(StatusCode::BAD_REQUEST, &message)),
@@ -228,6 +230,15 @@ async fn answer(
         // response: the client sees a transport error, as with a network error.
         Outcome::NetworkError(error) => Err(error.into()),
         Outcome::Passthrough(passthrough) => Ok(perform_for_real(&shared, passthrough).await),
+        #[cfg(feature = "ws")]
+        Outcome::WebSocket(upgrade) => Ok(match super::ws::accept(&shared, upgrade, on_upgrade) {
+            Ok(response) => response.map(|()| {
+                Full::new(Bytes::new())
+                    .map_err(|never| match never {})
+                    .boxed()
+            }),
+            Err(message) => plain(StatusCode::BAD_REQUEST, &message),
+        }),
     }
 }
 

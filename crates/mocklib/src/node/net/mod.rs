@@ -66,6 +66,8 @@ mod listener;
 mod private_dir;
 mod tls;
 mod upstream;
+#[cfg(feature = "ws")]
+mod ws;
 
 use std::collections::HashMap;
 use std::net::SocketAddr;

@@ -111,6 +111,10 @@ pub(crate) struct Upstream {
     /// Number of trusted root certificates, to explain verification failures
     /// on machines without a system store.
     trusted_roots: usize,
+    /// The same verification for WebSockets to real servers (ALPN http/1.1:
+    /// the upgrade is an HTTP/1.1 exchange).
+    #[cfg(feature = "ws")]
+    websocket_tls: Arc<rustls::ClientConfig>,
 }
 
 impl fmt::Debug for Upstream {
@@ -144,7 +148,14 @@ impl Upstream {
     pub(crate) fn new(extra_roots: &[CertificateDer<'static>]) -> Result<Self, UpstreamError> {
         let roots = trusted_roots(extra_roots)?;
         let trusted_roots = roots.len();
-        let connector = https_connector(roots)?;
+        let config = client_config(roots)?;
+        #[cfg(feature = "ws")]
+        let websocket_tls = {
+            let mut websocket_tls = config.clone();
+            websocket_tls.alpn_protocols = vec![b"http/1.1".to_vec()];
+            Arc::new(websocket_tls)
+        };
+        let connector = https_connector(config);
         // Executor and timers are tokio's, taken from whatever runtime is
         // current when a request runs, so the client works on any tokio
         // runtime and can be built outside one. Redirects are never followed:
@@ -158,7 +169,15 @@ impl Upstream {
         Ok(Self {
             client,
             trusted_roots,
+            #[cfg(feature = "ws")]
+            websocket_tls,
         })
+    }
+
+    /// The TLS configuration for `wss://` connections to real servers.
+    #[cfg(feature = "ws")]
+    pub(crate) fn websocket_tls(&self) -> Arc<rustls::ClientConfig> {
+        Arc::clone(&self.websocket_tls)
     }
 
     /// Performs `request` for real and returns the upstream's response.
@@ -283,21 +302,23 @@ fn trusted_roots(
     Ok(roots)
 }
 
-/// TLS (verified against `roots`, ALPN h2 and http/1.1) or plain TCP, by
-/// the URI's scheme.
-fn https_connector(
-    roots: Arc<rustls::RootCertStore>,
-) -> Result<HttpsConnector<HttpConnector>, UpstreamError> {
+/// Certificate verification against `roots`, with the features' provider.
+fn client_config(roots: Arc<rustls::RootCertStore>) -> Result<rustls::ClientConfig, UpstreamError> {
     // An explicit provider: with more than one rustls crypto provider
     // compiled into the final binary, the provider-less builder panics.
     // Nothing process-wide is installed, so this cannot clash with the
     // application's own rustls setup either.
-    let config = rustls::ClientConfig::builder_with_provider(super::crypto::provider())
-        .with_safe_default_protocol_versions()
-        .map_err(UpstreamError::Tls)?
-        .with_root_certificates(roots)
-        .with_no_client_auth();
+    Ok(
+        rustls::ClientConfig::builder_with_provider(super::crypto::provider())
+            .with_safe_default_protocol_versions()
+            .map_err(UpstreamError::Tls)?
+            .with_root_certificates(roots)
+            .with_no_client_auth(),
+    )
+}
 
+/// TLS (`config`, ALPN h2 and http/1.1) or plain TCP, by the URI's scheme.
+fn https_connector(config: rustls::ClientConfig) -> HttpsConnector<HttpConnector> {
     let mut http = HttpConnector::new();
     // The HTTPS connector below decides the scheme; the plain connector
     // must accept `https://` URIs to open the TCP connection underneath.
@@ -309,12 +330,12 @@ fn https_connector(
     // ALPN offers h2 and http/1.1, so the server picks the version; plain
     // http:// is always HTTP/1.1. `HttpConnector` does not look at proxy
     // environment variables.
-    Ok(HttpsConnectorBuilder::new()
+    HttpsConnectorBuilder::new()
         .with_tls_config(config)
         .https_or_http()
         .enable_http1()
         .enable_http2()
-        .wrap_connector(http))
+        .wrap_connector(http)
 }
 
 pub(crate) fn system_roots() -> &'static SystemRoots {

@@ -1,0 +1,251 @@
+//! WebSockets on the listener: accepting an upgrade a `ws` handler matched
+//! (in base URL mode, through the proxy, and inside CONNECT + TLS alike, as
+//! they all reach the same service), pumping its socket, and connecting to
+//! real WebSocket servers for `server.connect()`.
+//!
+//! The protocol is tungstenite's; this file only moves messages between a
+//! socket and the core's queues ([`crate::upgrade`]). Every task here ends
+//! with its socket or with the server.
+
+use std::sync::Arc;
+
+use futures_util::{SinkExt, StreamExt};
+use hyper::upgrade::OnUpgrade;
+use hyper_util::rt::TokioIo;
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio_tungstenite::WebSocketStream;
+use tokio_tungstenite::tungstenite::protocol::{CloseFrame as WireClose, Role};
+use tokio_tungstenite::tungstenite::{self, Message as WireMessage};
+
+use super::{LazyUpstream, Shared};
+use crate::request::Request;
+use crate::upgrade::{CloseFrame, Connector, Frame, Message, Peer, WebSocketUpgrade};
+
+/// How long a connection's handler may run on once its socket closed.
+const CLOSE_GRACE: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// The `101 Switching Protocols` answer to `upgrade`, and the task that runs
+/// the connection once hyper hands over the socket; a `400` for a request
+/// that is not a valid WebSocket handshake.
+pub(super) fn accept(
+    shared: &Arc<Shared>,
+    upgrade: WebSocketUpgrade,
+    on_upgrade: Option<OnUpgrade>,
+) -> Result<http::Response<()>, String> {
+    let request = upgrade.request();
+    if request.header("sec-websocket-version") != Some("13") {
+        return Err("mocklib: a WebSocket upgrade needs Sec-WebSocket-Version: 13\n".to_owned());
+    }
+    let Some(key) = request.header("sec-websocket-key") else {
+        return Err("mocklib: a WebSocket upgrade needs a Sec-WebSocket-Key\n".to_owned());
+    };
+    let Some(on_upgrade) = on_upgrade else {
+        return Err("mocklib: this connection cannot be upgraded (HTTP/2)\n".to_owned());
+    };
+    let mut response = http::Response::builder()
+        .status(http::StatusCode::SWITCHING_PROTOCOLS)
+        .header(http::header::CONNECTION, "upgrade")
+        .header(http::header::UPGRADE, "websocket")
+        .header(
+            "sec-websocket-accept",
+            tungstenite::handshake::derive_accept_key(key.as_bytes()),
+        );
+    if let Some(protocol) = upgrade.protocol() {
+        response = response.header("sec-websocket-protocol", protocol);
+    }
+    let response = response.body(()).map_err(|error| error.to_string())?;
+    let connector: Arc<dyn Connector> = Arc::new(UpstreamConnector {
+        upstream: Arc::clone(&shared.upstream),
+    });
+    let (peer, handler) = upgrade.accept(Some(connector));
+    let shared = Arc::clone(shared);
+    tokio::spawn(async move {
+        let mut handler = tokio::spawn(handler);
+        tokio::select! {
+            () = serve_client(on_upgrade, peer) => {
+                // The handler may still react to the close (its `recv()` is
+                // over now); then it is stopped: nothing runs for nobody.
+                let _ = tokio::time::timeout(CLOSE_GRACE, &mut handler).await;
+            }
+            () = shared.closed() => {}
+        }
+        handler.abort();
+    });
+    Ok(response)
+}
+
+/// Takes the upgraded socket from hyper and pumps it.
+async fn serve_client(on_upgrade: OnUpgrade, peer: Peer) {
+    let upgraded = match on_upgrade.await {
+        Ok(upgraded) => upgraded,
+        Err(error) => {
+            tracing::debug!(target: "mocklib", %error, "a WebSocket upgrade did not complete");
+            peer.incoming.close(CloseFrame::abnormal());
+            return;
+        }
+    };
+    let socket = WebSocketStream::from_raw_socket(TokioIo::new(upgraded), Role::Server, None).await;
+    pump(socket, peer).await;
+}
+
+/// Moves messages between `socket` and `peer` until either side closes:
+/// what arrives goes to `peer.incoming`, what `peer.outgoing` holds goes out.
+async fn pump<S: AsyncRead + AsyncWrite + Unpin>(mut socket: WebSocketStream<S>, peer: Peer) {
+    loop {
+        tokio::select! {
+            frame = peer.outgoing.next() => match frame {
+                Some(Frame::Message(message)) => {
+                    if socket.send(to_wire(message)).await.is_err() {
+                        break;
+                    }
+                }
+                Some(Frame::Close(frame)) => {
+                    let _ = socket.close(Some(wire_close(&frame))).await;
+                    // Wait for the peer's close frame, or for it to vanish.
+                    while let Some(Ok(_)) = socket.next().await {}
+                    break;
+                }
+                None => {
+                    let _ = socket.close(None).await;
+                    break;
+                }
+            },
+            received = socket.next() => match received {
+                Some(Ok(WireMessage::Text(text))) => {
+                    peer.incoming.push(Message::Text(text.as_str().to_owned()));
+                }
+                Some(Ok(WireMessage::Binary(bytes))) => {
+                    peer.incoming.push(Message::Binary(bytes));
+                }
+                Some(Ok(WireMessage::Close(frame))) => {
+                    // tungstenite answers the close frame on the next flush.
+                    let _ = socket.flush().await;
+                    peer.incoming.close(frame.map_or_else(
+                        || CloseFrame { code: 1005, reason: String::new() },
+                        |frame| CloseFrame { code: frame.code.into(), reason: frame.reason.as_str().to_owned() },
+                    ));
+                    peer.outgoing.close(CloseFrame::normal());
+                    break;
+                }
+                // Pings are answered by tungstenite itself.
+                Some(Ok(_)) => {}
+                Some(Err(_)) | None => break,
+            },
+        }
+    }
+    peer.incoming.close(CloseFrame::abnormal());
+    peer.outgoing.close(CloseFrame::abnormal());
+}
+
+fn to_wire(message: Message) -> WireMessage {
+    match message {
+        Message::Text(text) => WireMessage::Text(text.into()),
+        Message::Binary(bytes) => WireMessage::Binary(bytes),
+    }
+}
+
+fn wire_close(frame: &CloseFrame) -> WireClose {
+    WireClose {
+        code: frame.code.into(),
+        reason: frame.reason.as_str().into(),
+    }
+}
+
+/// Opens real WebSockets for `server.connect()`, verifying certificates
+/// like every other request mocklib performs for real.
+struct UpstreamConnector {
+    upstream: Arc<LazyUpstream>,
+}
+
+impl Connector for UpstreamConnector {
+    fn connect(
+        &self,
+        request: &Request,
+        protocol: Option<String>,
+    ) -> crate::maybe_send::BoxFuture<Result<Peer, String>> {
+        let tls = self.upstream.get().map(|upstream| upstream.websocket_tls());
+        let tls = tls.map_err(str::to_owned);
+        let handshake = handshake_request(request, protocol);
+        Box::pin(async move {
+            let (handshake, host, port, secure) = handshake?;
+            let tcp = tokio::net::TcpStream::connect((host.as_str(), port))
+                .await
+                .map_err(|error| format!("connecting to {host}:{port}: {error}"))?;
+            let peer = Peer::default();
+            if secure {
+                let name = rustls_pki_types::ServerName::try_from(host.clone())
+                    .map_err(|error| error.to_string())?;
+                let stream = tokio_rustls::TlsConnector::from(tls?)
+                    .connect(name, tcp)
+                    .await
+                    .map_err(|error| format!("TLS with {host}: {error}"))?;
+                start_upstream(handshake, stream, peer.clone()).await?;
+            } else {
+                start_upstream(handshake, tcp, peer.clone()).await?;
+            }
+            Ok(peer)
+        })
+    }
+}
+
+/// Completes the client handshake on `stream`, then pumps it in a task.
+async fn start_upstream<S>(
+    handshake: http::Request<()>,
+    stream: S,
+    peer: Peer,
+) -> Result<(), String>
+where
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let (socket, _response) = tokio_tungstenite::client_async(handshake, stream)
+        .await
+        .map_err(|error| format!("the WebSocket handshake failed: {error}"))?;
+    tokio::spawn(pump(socket, peer));
+    Ok(())
+}
+
+/// The handshake to send the real server: the intercepted request's URL as
+/// `ws(s)://`, its end-to-end headers (cookies, authorization, origin…)
+/// and the accepted sub-protocol; tungstenite adds its own key and version.
+type Handshake = (http::Request<()>, String, u16, bool);
+
+fn handshake_request(request: &Request, protocol: Option<String>) -> Result<Handshake, String> {
+    use tungstenite::client::IntoClientRequest;
+    let url = crate::ws::ws_url(request.url());
+    let host = url
+        .host_str()
+        .ok_or("the WebSocket URL has no host")?
+        .to_owned();
+    let secure = url.scheme() == "wss";
+    let port = url
+        .port_or_known_default()
+        .unwrap_or(if secure { 443 } else { 80 });
+    let mut handshake = url
+        .as_str()
+        .into_client_request()
+        .map_err(|error| error.to_string())?;
+    for (name, value) in request.headers() {
+        let name_text = name.as_str();
+        let per_hop = matches!(
+            name_text,
+            "host"
+                | "connection"
+                | "upgrade"
+                | "content-length"
+                | "transfer-encoding"
+                | "proxy-authorization"
+                | "keep-alive"
+                | "te"
+                | "trailer"
+        ) || name_text.starts_with("sec-websocket-");
+        if !per_hop {
+            handshake.headers_mut().append(name.clone(), value.clone());
+        }
+    }
+    if let Some(protocol) = protocol.and_then(|p| http::HeaderValue::try_from(p).ok()) {
+        handshake
+            .headers_mut()
+            .insert("sec-websocket-protocol", protocol);
+    }
+    Ok((handshake, host, port, secure))
+}

@@ -1,0 +1,277 @@
+//! What a matched WebSocket handler hands its front door: the upgrade to
+//! accept and the queues the two sides talk through.
+//!
+//! The core speaks no WebSocket protocol and runs no task: a connection is
+//! two [`Mailbox`]es per peer (messages in, frames out), and the front door
+//! that owns the socket pumps between them and the wire (tungstenite on the
+//! listener). The `ws` namespace builds the user-facing `client` and `server`
+//! on top.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::task::{Context, Poll, Waker};
+
+use bytes::Bytes;
+
+use crate::maybe_send::BoxFuture;
+use crate::request::Request;
+
+/// A WebSocket data message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Message {
+    /// A text message.
+    Text(String),
+    /// A binary message.
+    Binary(Bytes),
+}
+
+impl Message {
+    /// The text of a text message.
+    pub fn as_text(&self) -> Option<&str> {
+        match self {
+            Message::Text(text) => Some(text),
+            Message::Binary(_) => None,
+        }
+    }
+
+    /// The payload's bytes, text or binary.
+    pub fn as_bytes(&self) -> &[u8] {
+        match self {
+            Message::Text(text) => text.as_bytes(),
+            Message::Binary(bytes) => bytes,
+        }
+    }
+}
+
+impl From<&str> for Message {
+    fn from(text: &str) -> Self {
+        Message::Text(text.to_owned())
+    }
+}
+
+impl From<String> for Message {
+    fn from(text: String) -> Self {
+        Message::Text(text)
+    }
+}
+
+impl From<Bytes> for Message {
+    fn from(bytes: Bytes) -> Self {
+        Message::Binary(bytes)
+    }
+}
+
+impl From<Vec<u8>> for Message {
+    fn from(bytes: Vec<u8>) -> Self {
+        Message::Binary(bytes.into())
+    }
+}
+
+/// How a WebSocket connection was closed: the close code and reason.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CloseFrame {
+    /// The close code (1000 normal, 1001 going away, 1006 abnormal: no close
+    /// frame, 4000–4999 for applications…).
+    pub code: u16,
+    /// The reason, up to 123 bytes.
+    pub reason: String,
+}
+
+impl CloseFrame {
+    /// A normal closure (1000) without a reason.
+    pub fn normal() -> Self {
+        CloseFrame {
+            code: 1000,
+            reason: String::new(),
+        }
+    }
+
+    /// What a peer that vanished without a close frame leaves (1006).
+    pub(crate) fn abnormal() -> Self {
+        CloseFrame {
+            code: 1006,
+            reason: String::new(),
+        }
+    }
+}
+
+/// What goes out to a peer: a message, or the close.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Frame {
+    Message(Message),
+    Close(CloseFrame),
+}
+
+/// A one-way queue with one reader: items in order, then an optional close.
+#[derive(Debug)]
+pub(crate) struct Mailbox<T>(Mutex<MailboxState<T>>);
+
+#[derive(Debug)]
+struct MailboxState<T> {
+    items: VecDeque<T>,
+    closed: Option<CloseFrame>,
+    waker: Option<Waker>,
+}
+
+impl<T> Default for Mailbox<T> {
+    fn default() -> Self {
+        Mailbox(Mutex::new(MailboxState {
+            items: VecDeque::new(),
+            closed: None,
+            waker: None,
+        }))
+    }
+}
+
+impl<T> Mailbox<T> {
+    fn lock(&self) -> MutexGuard<'_, MailboxState<T>> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Queues `item`; `false` (and nothing queued) once closed.
+    pub(crate) fn push(&self, item: T) -> bool {
+        let mut state = self.lock();
+        if state.closed.is_some() {
+            return false;
+        }
+        state.items.push_back(item);
+        wake(state.waker.take(), state);
+        true
+    }
+
+    /// No more items after those queued; the reader sees `frame` after them.
+    pub(crate) fn close(&self, frame: CloseFrame) {
+        let mut state = self.lock();
+        if state.closed.is_none() {
+            state.closed = Some(frame);
+        }
+        wake(state.waker.take(), state);
+    }
+
+    /// How it was closed, once it is.
+    pub(crate) fn closed(&self) -> Option<CloseFrame> {
+        self.lock().closed.clone()
+    }
+
+    /// The next item; `None` once closed and drained.
+    pub(crate) fn poll_next(&self, cx: &mut Context<'_>) -> Poll<Option<T>> {
+        let mut state = self.lock();
+        if let Some(item) = state.items.pop_front() {
+            return Poll::Ready(Some(item));
+        }
+        if state.closed.is_some() {
+            return Poll::Ready(None);
+        }
+        state.waker = Some(cx.waker().clone());
+        Poll::Pending
+    }
+
+    /// The next item; `None` once closed and drained.
+    pub(crate) async fn next(&self) -> Option<T> {
+        std::future::poll_fn(|cx| self.poll_next(cx)).await
+    }
+}
+
+fn wake<T>(waker: Option<Waker>, state: MutexGuard<'_, T>) {
+    drop(state);
+    if let Some(waker) = waker {
+        waker.wake();
+    }
+}
+
+/// One side of a connection as the core sees it: what arrives from that
+/// peer, and what to send it.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Peer {
+    /// Messages the peer sent; closed when the peer closed or vanished.
+    pub(crate) incoming: Arc<Mailbox<Message>>,
+    /// Frames to send the peer.
+    pub(crate) outgoing: Arc<Mailbox<Frame>>,
+}
+
+/// Opens the real WebSocket behind an intercepted upgrade (`server.connect()`);
+/// a front door with a network provides it.
+pub(crate) trait Connector: Send + Sync {
+    /// Connects to `request`'s URL (as `ws://`/`wss://`), offering
+    /// `protocol`; the returned peer is pumped by the front door.
+    fn connect(
+        &self,
+        request: &Request,
+        protocol: Option<String>,
+    ) -> BoxFuture<Result<Peer, String>>;
+}
+
+/// Starts a connection's handler once the front door accepted the upgrade.
+pub(crate) type Start = Box<dyn FnOnce(Peer, Option<Arc<dyn Connector>>) -> BoxFuture<()> + Send>;
+
+/// A WebSocket upgrade a handler accepted: the front door answers `101`
+/// with [`protocol`](Self::protocol), then runs the handler on the socket.
+pub struct WebSocketUpgrade {
+    request: Request,
+    protocol: Option<String>,
+    start: Start,
+}
+
+impl WebSocketUpgrade {
+    pub(crate) fn new(request: Request, protocol: Option<String>, start: Start) -> Self {
+        WebSocketUpgrade {
+            request,
+            protocol,
+            start,
+        }
+    }
+
+    /// The upgrade request.
+    pub fn request(&self) -> &Request {
+        &self.request
+    }
+
+    /// The sub-protocol chosen among those the client offered
+    /// (`Sec-WebSocket-Protocol`), if any.
+    pub fn protocol(&self) -> Option<&str> {
+        self.protocol.as_deref()
+    }
+
+    /// Accepts the upgrade: the peer the front door pumps the client's
+    /// socket through, and the handler's future to run meanwhile (the front
+    /// door stops it when the socket ends).
+    pub(crate) fn accept(self, connector: Option<Arc<dyn Connector>>) -> (Peer, BoxFuture<()>) {
+        let peer = Peer::default();
+        let handler = (self.start)(peer.clone(), connector);
+        (peer, handler)
+    }
+}
+
+impl std::fmt::Debug for WebSocketUpgrade {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WebSocketUpgrade")
+            .field("url", &self.request.url().as_str())
+            .field("protocol", &self.protocol)
+            .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use futures_util::FutureExt;
+
+    #[test]
+    fn a_mailbox_yields_its_items_then_ends_once_closed() {
+        let mailbox = Mailbox::default();
+        assert!(mailbox.push(1));
+        assert!(mailbox.push(2));
+        mailbox.close(CloseFrame::normal());
+        assert!(!mailbox.push(3), "nothing is queued after the close");
+        assert_eq!(mailbox.next().now_or_never(), Some(Some(1)));
+        assert_eq!(mailbox.next().now_or_never(), Some(Some(2)));
+        assert_eq!(mailbox.next().now_or_never(), Some(None));
+        assert_eq!(mailbox.closed(), Some(CloseFrame::normal()));
+    }
+
+    #[test]
+    fn an_empty_open_mailbox_waits() {
+        let mailbox = Mailbox::<u8>::default();
+        assert_eq!(mailbox.next().now_or_never(), None);
+    }
+}

@@ -1,0 +1,439 @@
+//! The `ws` namespace through a real WebSocket client (tokio-tungstenite):
+//! base URL, plain and TLS `CONNECT` tunnels, broadcasts, sub-protocols,
+//! closes both ways, a real upstream for `server.connect()`, failures.
+
+mod common;
+
+use std::time::Duration;
+
+use futures_util::{SinkExt, StreamExt};
+use mocklib::node::{Server, setup_server};
+use mocklib::ws::{self, Direction, Message};
+use mocklib::{HttpResponse, http};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::net::TcpStream;
+use tokio_tungstenite::WebSocketStream;
+use tokio_tungstenite::tungstenite::{self, Message as Wire};
+
+/// Long enough that only a hang (a bug) ever reaches it.
+const HANG: Duration = Duration::from_secs(20);
+
+type Socket<S> = WebSocketStream<S>;
+
+/// A client connected to `path` in base URL mode.
+async fn connect(
+    server: &Server,
+    path: &str,
+) -> Socket<tokio_tungstenite::MaybeTlsStream<TcpStream>> {
+    let url = server
+        .url()
+        .join(path)
+        .unwrap()
+        .to_string()
+        .replacen("http", "ws", 1);
+    let (socket, _) = tokio::time::timeout(HANG, tokio_tungstenite::connect_async(url))
+        .await
+        .expect("no hang")
+        .expect("the handshake succeeds");
+    socket
+}
+
+/// The next data or close message, failing on a hang.
+async fn next<S: AsyncRead + AsyncWrite + Unpin>(socket: &mut Socket<S>) -> Option<Wire> {
+    loop {
+        match tokio::time::timeout(HANG, socket.next())
+            .await
+            .expect("no hang")
+        {
+            Some(Ok(Wire::Ping(_) | Wire::Pong(_))) => continue,
+            Some(Ok(message)) => return Some(message),
+            Some(Err(_)) | None => return None,
+        }
+    }
+}
+
+async fn next_text<S: AsyncRead + AsyncWrite + Unpin>(socket: &mut Socket<S>) -> String {
+    match next(socket).await {
+        Some(Wire::Text(text)) => text.as_str().to_owned(),
+        other => panic!("expected a text message, got {other:?}"),
+    }
+}
+
+fn echo_server() -> Server {
+    let echo = ws::link("/rooms/:room");
+    setup_server([echo.on_connection(|connection| async move {
+        connection
+            .client
+            .send(format!("welcome to {}", &connection.params["room"]));
+        while let Some(message) = connection.client.recv().await {
+            match message.as_text() {
+                Some("bye") => connection.client.close_with(4000, "see you"),
+                _ => connection.client.send(message),
+            }
+        }
+    })])
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_handler_talks_with_a_client_in_base_url_mode() {
+    let server = echo_server();
+    server.listen();
+    let mut socket = connect(&server, "/rooms/lobby").await;
+    assert_eq!(next_text(&mut socket).await, "welcome to lobby");
+    socket.send(Wire::text("hello")).await.unwrap();
+    assert_eq!(next_text(&mut socket).await, "hello");
+    socket
+        .send(Wire::binary(vec![0u8, 159, 255]))
+        .await
+        .unwrap();
+    assert_eq!(
+        next(&mut socket).await,
+        Some(Wire::binary(vec![0u8, 159, 255]))
+    );
+    socket.send(Wire::text("bye")).await.unwrap();
+    match next(&mut socket).await {
+        Some(Wire::Close(Some(frame))) => {
+            assert_eq!(u16::from(frame.code), 4000);
+            assert_eq!(frame.reason.as_str(), "see you");
+        }
+        other => panic!("expected the handler's close, got {other:?}"),
+    }
+}
+
+/// A `CONNECT` tunnel to `authority` through the server's proxy port.
+async fn tunnel(server: &Server, authority: &str) -> TcpStream {
+    let address = server.url().socket_addrs(|| None).unwrap()[0];
+    let mut tcp = TcpStream::connect(address).await.unwrap();
+    let connect = format!("CONNECT {authority} HTTP/1.1\r\nHost: {authority}\r\n\r\n");
+    tcp.write_all(connect.as_bytes()).await.unwrap();
+    let mut head = Vec::new();
+    while !head.ends_with(b"\r\n\r\n") {
+        let mut byte = [0u8; 1];
+        tokio::time::timeout(HANG, tcp.read_exact(&mut byte))
+            .await
+            .unwrap()
+            .unwrap();
+        head.push(byte[0]);
+    }
+    assert!(
+        head.starts_with(b"HTTP/1.1 200"),
+        "{}",
+        String::from_utf8_lossy(&head)
+    );
+    tcp
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_wss_url_is_intercepted_inside_connect_and_tls() {
+    let server =
+        setup_server([
+            ws::link("wss://chat.example.com/live").on_connection(|connection| {
+                connection
+                    .client
+                    .send(format!("secure: {}", connection.client.url()));
+            }),
+        ]);
+    server.listen();
+    let tcp = tunnel(&server, "chat.example.com:443").await;
+    let tls = tls_client(&server, "chat.example.com", tcp).await;
+    let (mut socket, _) = tokio_tungstenite::client_async("wss://chat.example.com/live", tls)
+        .await
+        .unwrap();
+    assert_eq!(
+        next_text(&mut socket).await,
+        "secure: wss://chat.example.com/live"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_ws_url_is_intercepted_inside_a_plain_tunnel() {
+    let server =
+        setup_server([
+            ws::link("ws://chat.example.com/live").on_connection(|connection| {
+                connection.client.send("plain");
+            }),
+        ]);
+    server.listen();
+    let tcp = tunnel(&server, "chat.example.com:80").await;
+    let (mut socket, _) = tokio_tungstenite::client_async("ws://chat.example.com/live", tcp)
+        .await
+        .unwrap();
+    assert_eq!(next_text(&mut socket).await, "plain");
+}
+
+/// TLS to `host` on `tcp`, trusting `server`'s CA.
+async fn tls_client(
+    server: &Server,
+    host: &'static str,
+    tcp: TcpStream,
+) -> tokio_rustls::client::TlsStream<TcpStream> {
+    use rustls_pki_types::pem::PemObject;
+    let mut roots = rustls::RootCertStore::empty();
+    let pem = server.ca_certificate_pem();
+    roots
+        .add(rustls_pki_types::CertificateDer::from_pem_slice(pem.as_bytes()).unwrap())
+        .unwrap();
+    let config = rustls::ClientConfig::builder_with_provider(std::sync::Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .unwrap()
+    .with_root_certificates(roots)
+    .with_no_client_auth();
+    let connector = tokio_rustls::TlsConnector::from(std::sync::Arc::new(config));
+    let name = rustls_pki_types::ServerName::try_from(host).unwrap();
+    connector.connect(name, tcp).await.unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn broadcasts_reach_every_client_of_the_link_or_all_but_one() {
+    let chat = ws::link("/chat");
+    let server = setup_server([chat.on_connection({
+        let chat = chat.clone();
+        move |connection| {
+            let chat = chat.clone();
+            async move {
+                while let Some(message) = connection.client.recv().await {
+                    chat.broadcast_except(&connection.client, message);
+                }
+            }
+        }
+    })]);
+    server.listen();
+    let mut alice = connect(&server, "/chat").await;
+    let mut bob = connect(&server, "/chat").await;
+    // Both connections are registered once their handshakes are done.
+    for _ in 0..200 {
+        if chat.clients().len() == 2 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    assert_eq!(chat.clients().len(), 2);
+    chat.broadcast("server notice");
+    assert_eq!(next_text(&mut alice).await, "server notice");
+    assert_eq!(next_text(&mut bob).await, "server notice");
+    alice.send(Wire::text("hi bob")).await.unwrap();
+    assert_eq!(next_text(&mut bob).await, "hi bob");
+    // Alice does not hear her own message: the next thing she gets is Bob's.
+    bob.send(Wire::text("hi alice")).await.unwrap();
+    assert_eq!(next_text(&mut alice).await, "hi alice");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_link_chooses_a_sub_protocol_the_client_offered() {
+    let server = setup_server([ws::link("/graphql")
+        .protocols(["graphql-transport-ws"])
+        .on_connection(|connection| {
+            let offered = connection
+                .request
+                .header("sec-websocket-protocol")
+                .unwrap_or("");
+            let chosen = connection.client.protocol().unwrap_or("none");
+            connection.client.send(format!("{offered} -> {chosen}"));
+        })]);
+    server.listen();
+    let url = server
+        .url()
+        .join("/graphql")
+        .unwrap()
+        .to_string()
+        .replacen("http", "ws", 1);
+    let mut request = tungstenite::client::IntoClientRequest::into_client_request(url).unwrap();
+    request.headers_mut().insert(
+        "sec-websocket-protocol",
+        "graphql-ws, graphql-transport-ws".parse().unwrap(),
+    );
+    let (mut socket, response) = tokio_tungstenite::connect_async(request).await.unwrap();
+    assert_eq!(
+        response.headers()["sec-websocket-protocol"],
+        "graphql-transport-ws"
+    );
+    assert_eq!(
+        next_text(&mut socket).await,
+        "graphql-ws, graphql-transport-ws -> graphql-transport-ws"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_handler_sees_the_clients_close() {
+    let (closed, on_close) = tokio::sync::oneshot::channel();
+    let closed = std::sync::Mutex::new(Some(closed));
+    let server = setup_server([ws::link("/leave").on_connection(move |connection| {
+        let closed = closed.lock().unwrap().take();
+        async move {
+            while connection.client.recv().await.is_some() {}
+            let _ = closed.unwrap().send(connection.client.closed());
+        }
+    })]);
+    server.listen();
+    let mut socket = connect(&server, "/leave").await;
+    socket
+        .close(Some(tungstenite::protocol::CloseFrame {
+            code: 4001.into(),
+            reason: "done here".into(),
+        }))
+        .await
+        .unwrap();
+    let seen = tokio::time::timeout(HANG, on_close).await.unwrap().unwrap();
+    assert_eq!(
+        seen,
+        Some(ws::CloseFrame {
+            code: 4001,
+            reason: "done here".into()
+        })
+    );
+}
+
+/// A real WebSocket server on loopback that answers every text in upper case.
+async fn real_upper_case_server() -> std::net::SocketAddr {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        while let Ok((tcp, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                let mut socket = tokio_tungstenite::accept_async(tcp).await.unwrap();
+                socket.send(Wire::text("real hello")).await.unwrap();
+                while let Some(Ok(Wire::Text(text))) = socket.next().await {
+                    socket
+                        .send(Wire::text(text.as_str().to_uppercase()))
+                        .await
+                        .unwrap();
+                }
+            });
+        }
+    });
+    address
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connect_forwards_both_ways_altering_and_dropping_on_the_way() {
+    let upstream = real_upper_case_server().await;
+    let server = setup_server([ws::link(format!("ws://{upstream}/live")).on_connection(
+        |connection| async move {
+            let server = connection.server.connect().await?;
+            connection
+                .forward_with(server, |direction, message| {
+                    match (direction, message.as_text()) {
+                        (Direction::ClientToServer, Some("secret")) => None,
+                        (Direction::ServerToClient, Some(text)) => {
+                            Some(Message::from(format!("{text}!")))
+                        }
+                        _ => Some(message),
+                    }
+                })
+                .await;
+            Ok::<_, ws::WsError>(())
+        },
+    )]);
+    server.listen();
+    // Through the proxy, as a client of the real address would come.
+    let tcp = tunnel(&server, &upstream.to_string()).await;
+    let (mut socket, _) = tokio_tungstenite::client_async(format!("ws://{upstream}/live"), tcp)
+        .await
+        .unwrap();
+    assert_eq!(next_text(&mut socket).await, "real hello!");
+    socket.send(Wire::text("secret")).await.unwrap();
+    socket.send(Wire::text("shout")).await.unwrap();
+    assert_eq!(next_text(&mut socket).await, "SHOUT!");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failing_handler_closes_with_1011_and_the_server_keeps_serving() {
+    let server = setup_server([
+        ws::link("/broken").on_connection(|connection| async move {
+            connection.client.send("before");
+            if connection.request.url().path() == "/broken" {
+                panic!("handler bug");
+            }
+        }),
+        ws::link("/fails").on_connection(|_| Err::<(), _>("no such room")),
+        http::get("/ok", |_| HttpResponse::text("still serving")),
+    ]);
+    server.listen();
+    let mut broken = connect(&server, "/broken").await;
+    assert_eq!(next_text(&mut broken).await, "before");
+    for mut socket in [broken, connect(&server, "/fails").await] {
+        match next(&mut socket).await {
+            Some(Wire::Close(Some(frame))) => assert_eq!(u16::from(frame.code), 1011),
+            other => panic!("expected a 1011 close, got {other:?}"),
+        }
+    }
+    let ok = reqwest::get(server.url().join("/ok").unwrap())
+        .await
+        .unwrap();
+    assert_eq!(ok.text().await.unwrap(), "still serving");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn websocket_handlers_live_in_the_handler_list() {
+    let server = setup_server([ws::link("/v").on_connection(|c| c.client.send("initial"))]);
+    let client = common::TestClient::new(&server);
+    assert_eq!(
+        server
+            .list_handlers()
+            .iter()
+            .map(|h| h.header().to_owned())
+            .collect::<Vec<_>>(),
+        ["ws /v"]
+    );
+    server.use_handlers([ws::link("/v").on_connection(|c| c.client.send("override"))]);
+    let mut socket = connect(&server, "/v").await;
+    assert_eq!(next_text(&mut socket).await, "override");
+    server.reset_handlers();
+    let mut socket = connect(&server, "/v").await;
+    assert_eq!(next_text(&mut socket).await, "initial");
+    // An upgrade nothing matches follows the strategy (here: error).
+    let url = server
+        .url()
+        .join("/nothing")
+        .unwrap()
+        .to_string()
+        .replacen("http", "ws", 1);
+    assert!(tokio_tungstenite::connect_async(url).await.is_err());
+    // The in-process middleware cannot carry a WebSocket, and says so.
+    let error = client
+        .get("http://api.test/v")
+        .header("upgrade", "websocket")
+        .header("connection", "upgrade")
+        .expect_error()
+        .await;
+    let network = mocklib::NetworkError::from_middleware_error(&error).unwrap();
+    assert_eq!(network.kind(), mocklib::NetworkErrorKind::CannotUpgrade);
+}
+
+/// Tells the test when it is dropped.
+struct DropSignal(Option<tokio::sync::oneshot::Sender<()>>);
+
+impl Drop for DropSignal {
+    fn drop(&mut self) {
+        if let Some(sender) = self.0.take() {
+            let _ = sender.send(());
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_vanishes_stops_its_handler() {
+    let (dropped, on_drop) = tokio::sync::oneshot::channel();
+    let signal = std::sync::Mutex::new(Some(DropSignal(Some(dropped))));
+    let server = setup_server([ws::link("/ticks").on_connection(move |connection| {
+        let signal = signal.lock().unwrap().take();
+        async move {
+            let _signal = signal;
+            // Never looks at the connection's state: only the front door can stop it.
+            for _ in 0.. {
+                connection.client.send("tick");
+                mocklib::delay(Duration::from_millis(5)).await;
+            }
+        }
+    })]);
+    server.listen();
+    let mut socket = connect(&server, "/ticks").await;
+    assert_eq!(next_text(&mut socket).await, "tick");
+    drop(socket); // no close frame: the TCP connection just goes
+    tokio::time::timeout(HANG, on_drop)
+        .await
+        .expect("the handler was stopped")
+        .unwrap();
+}
