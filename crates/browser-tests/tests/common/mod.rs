@@ -244,7 +244,8 @@ pub async fn check_bypass_alters_the_real_response(mode: Mode) {
         mode,
         [http::get(REAL_FILE, |args| async move {
             let real = bypass(&args.request).await?;
-            let mut body: Value = serde_json::from_slice(real.body())?;
+            let mut body: Value =
+                serde_json::from_slice(real.body().as_bytes().ok_or("a buffered real body")?)?;
             body["altered"] = json!(true);
             Ok::<_, Box<dyn std::error::Error>>(HttpResponse::json(&body))
         })],
