@@ -75,6 +75,32 @@ export function mockedResponse(status, statusText, headers, body, url, redirecte
   return setResponseUrl(new Response(body ? body.slice() : null, init), url, redirected);
 }
 
+/**
+ * A mocked `Response` whose body streams from Rust: `pull(resolve, reject)`
+ * resolves to the next chunk (a Uint8Array) or to `undefined` at the end,
+ * and rejects when the stream failed, which errors the body; `cancel()`
+ * drops the Rust stream. No queue (`highWaterMark: 0`): a chunk is pulled
+ * when the reader asks for one, so the stream's error never overtakes a
+ * chunk still queued (erroring a stream drops its queue).
+ */
+export function streamedResponse(status, statusText, headers, pull, cancel, url, redirected) {
+  let cancelled = false;
+  const body = new ReadableStream({
+    async pull(controller) {
+      const chunk = await new Promise((resolve, reject) => pull(resolve, reject));
+      if (cancelled) return;
+      if (chunk === undefined) controller.close();
+      else controller.enqueue(chunk);
+    },
+    cancel() {
+      cancelled = true;
+      cancel();
+    },
+  }, { highWaterMark: 0 });
+  const init = { status, statusText, headers: headersOf(headers) };
+  return setResponseUrl(new Response(body, init), url, redirected);
+}
+
 export function restoreFetch(target, original) {
   target.fetch = original;
 }

@@ -27,6 +27,17 @@ extern "C" {
         redirected: bool,
     ) -> web_sys::Response;
 
+    #[wasm_bindgen(js_name = streamedResponse)]
+    pub(super) fn streamed_response(
+        status: u16,
+        status_text: &str,
+        headers: Vec<String>,
+        pull: &JsValue,
+        cancel: &JsValue,
+        url: &str,
+        redirected: bool,
+    ) -> web_sys::Response;
+
     #[wasm_bindgen(js_name = restoreFetch)]
     pub(super) fn restore_fetch(target: &Object, original: &Function);
 

@@ -69,6 +69,8 @@ mod script;
 #[cfg(target_arch = "wasm32")]
 mod service_worker;
 #[cfg(target_arch = "wasm32")]
+mod stream;
+#[cfg(target_arch = "wasm32")]
 mod task;
 #[cfg(target_arch = "wasm32")]
 mod worker;

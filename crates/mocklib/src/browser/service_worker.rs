@@ -18,7 +18,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 
 use super::answer::{Answer, answer, report_passthrough};
-use super::convert::{BrowserRequest, MockedResponse, pairs};
+use super::convert::{BrowserRequest, MockedBody, MockedResponse, pairs};
 use super::glue::RequestDescription;
 use super::perform::js_message;
 use super::{StartError, glue, task};
@@ -174,9 +174,18 @@ fn on_request(
                     ));
                     glue::post_outcome(&port, id, "network-error");
                 }
-                Ok(Answer::Mocked(mocked)) => {
+                Ok(Answer::Mocked(mut mocked)) => {
                     mocked.store_cookies();
-                    post_mocked(&port, id, &mocked);
+                    // Not yet streamed to the worker: a streamed body is read
+                    // in full first (issue 13).
+                    if let MockedBody::Stream(body) = &mut mocked.body {
+                        let Ok(bytes) = std::mem::take(body).collect().await else {
+                            glue::post_outcome(&port, id, "network-error");
+                            return;
+                        };
+                        mocked.body = MockedBody::Full(bytes);
+                    }
+                    post_mocked(&port, id, mocked);
                 }
                 Ok(Answer::Passthrough(passthrough)) => {
                     // The worker performs it and reports the real response head.
@@ -190,7 +199,7 @@ fn on_request(
                 }
             }
         },
-        move |message| post_mocked(&panic_port, id, &MockedResponse::handler_panicked(&message)),
+        move |message| post_mocked(&panic_port, id, MockedResponse::handler_panicked(&message)),
     );
 }
 
@@ -201,13 +210,14 @@ fn on_response(id: u32, status: u16, headers: Vec<String>) {
     }
 }
 
-fn post_mocked(port: &JsValue, id: u32, mocked: &MockedResponse) {
+fn post_mocked(port: &JsValue, id: u32, mut mocked: MockedResponse) {
+    let body = mocked.take_body();
     glue::post_mocked(
         port,
         id,
         mocked.status,
         &mocked.status_text,
         mocked.flat_headers(),
-        mocked.body(),
+        body.as_ref().and_then(MockedBody::bytes),
     );
 }
