@@ -63,6 +63,7 @@ extern "C" {
         worker: &JsValue,
         on_request: &JsValue,
         on_response: &JsValue,
+        on_flow: &JsValue,
     ) -> Promise;
 
     #[wasm_bindgen(js_name = disconnectServiceWorker)]
@@ -80,7 +81,14 @@ extern "C" {
         status_text: &str,
         headers: Vec<String>,
         body: Option<&[u8]>,
+        streamed: bool,
     );
+
+    #[wasm_bindgen(js_name = postBodyChunk)]
+    pub(super) fn post_body_chunk(port: &JsValue, id: u32, chunk: &[u8]);
+
+    #[wasm_bindgen(js_name = postBodyEnd)]
+    pub(super) fn post_body_end(port: &JsValue, id: u32, error: Option<String>);
 
     #[wasm_bindgen(js_name = postOutcome)]
     pub(super) fn post_outcome(port: &JsValue, id: u32, kind: &str);

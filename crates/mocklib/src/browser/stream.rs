@@ -1,17 +1,23 @@
 //! Streamed mocked bodies in the browser: the Rust [`Body`] is read chunk by
 //! chunk as the page reads its `ReadableStream`, never buffered whole.
 //!
-//! In the fallback mode ([`readable_source`]) the `Response` the patched
-//! `fetch` resolves to has a `ReadableStream` body whose `pull` polls the
-//! `Body` for its next chunk and whose `cancel` drops it. (Service Worker
-//! mode still sends the body whole; issue 13.)
+//! - Fallback mode ([`readable_source`]): the `Response` the patched `fetch`
+//!   resolves to has a `ReadableStream` body whose `pull` polls the `Body`
+//!   for its next chunk and whose `cancel` drops it.
+//! - Service Worker mode ([`Flows`], [`send`]): after the response head the
+//!   page posts the worker each chunk, then the end or the error, over the
+//!   request port; the worker's `ReadableStream` hands them on. The worker
+//!   grants credit as its reader takes chunks, so the page is never more
+//!   than [`WINDOW`] chunks ahead of the reader, and says when the reader
+//!   cancelled.
 //!
-//! The `Body` is dropped — which runs the resolver's `finalize` —
+//! Either way the `Body` is dropped — which runs the resolver's `finalize` —
 //! as soon as the stream ends, fails or is cancelled. A stream's error
 //! makes the page's `reader.read()` reject with a `TypeError`, as a real
 //! connection lost mid-body does.
 
 use std::cell::RefCell;
+use std::collections::HashMap;
 use std::future::poll_fn;
 use std::pin::Pin;
 use std::rc::{Rc, Weak};
@@ -148,4 +154,127 @@ fn poll_source(
     }
     // An ended or failed body is dropped here, which runs its `finalize`.
     next
+}
+
+/// How many chunks the page sends ahead of what the worker's reader took;
+/// `WINDOW` in `mocklib-worker.js` is the same.
+pub(super) const WINDOW: u32 = 16;
+
+/// The streamed bodies one Service Worker connection is sending, by
+/// request id.
+#[derive(Default)]
+pub(super) struct Flows(RefCell<HashMap<u32, Flow>>);
+
+struct Flow {
+    /// Chunks the worker is ready for.
+    credit: u32,
+    /// The worker's reader cancelled, or the connection closes.
+    cancelled: bool,
+    /// The sending task, waiting for credit or for the body.
+    waker: Option<Waker>,
+}
+
+/// What the sending task does next.
+enum Step {
+    Chunk(Bytes),
+    /// The body ended; with the error that ended it, if one did.
+    End(Option<String>),
+    Cancelled,
+}
+
+impl Flows {
+    /// The worker granted `credit` more chunks of request `id`'s body, or
+    /// its reader `cancelled` it.
+    pub(super) fn on_message(&self, id: u32, credit: u32, cancelled: bool) {
+        let waker = {
+            let mut flows = self.0.borrow_mut();
+            let Some(flow) = flows.get_mut(&id) else {
+                return; // already over
+            };
+            flow.credit += credit;
+            flow.cancelled |= cancelled;
+            flow.waker.take()
+        };
+        if let Some(waker) = waker {
+            waker.wake();
+        }
+    }
+
+    /// Ends every body being sent: the connection closes.
+    pub(super) fn cancel_all(&self) {
+        let wakers: Vec<Waker> = self
+            .0
+            .borrow_mut()
+            .values_mut()
+            .filter_map(|flow| {
+                flow.cancelled = true;
+                flow.waker.take()
+            })
+            .collect();
+        wakers.into_iter().for_each(Waker::wake);
+    }
+
+    fn poll_step(&self, id: u32, body: &mut Body, cx: &mut Context<'_>) -> Poll<Step> {
+        {
+            let mut flows = self.0.borrow_mut();
+            let Some(flow) = flows.get_mut(&id).filter(|flow| !flow.cancelled) else {
+                return Poll::Ready(Step::Cancelled);
+            };
+            // Woken by credit and by a cancel, as well as by the body.
+            flow.waker = Some(cx.waker().clone());
+            if flow.credit == 0 {
+                return Poll::Pending;
+            }
+        }
+        // Out of the borrow: the stream is user code.
+        Poll::Ready(match ready!(poll_chunk(body, cx)) {
+            Some(Ok(chunk)) => {
+                if let Some(flow) = self.0.borrow_mut().get_mut(&id) {
+                    flow.credit -= 1;
+                }
+                Step::Chunk(chunk)
+            }
+            Some(Err(error)) => Step::End(Some(error.to_string())),
+            None => Step::End(None),
+        })
+    }
+}
+
+/// Sends `body` to the worker over `port` as the body of request `id`,
+/// whose head the worker has: each chunk, then the end or the error.
+pub(super) fn send(flows: &Rc<Flows>, port: JsValue, id: u32, mut body: Body) {
+    flows.0.borrow_mut().insert(
+        id,
+        Flow {
+            credit: WINDOW,
+            cancelled: false,
+            waker: None,
+        },
+    );
+    let on_panic = {
+        let (flows, port) = (Rc::clone(flows), port.clone());
+        move |message: String| {
+            flows.0.borrow_mut().remove(&id);
+            glue::post_body_end(&port, id, Some(panicked(&message)));
+        }
+    };
+    let flows = Rc::clone(flows);
+    task::spawn(
+        async move {
+            loop {
+                match poll_fn(|cx| flows.poll_step(id, &mut body, cx)).await {
+                    Step::Chunk(chunk) => glue::post_body_chunk(&port, id, &chunk),
+                    Step::End(error) => {
+                        glue::post_body_end(&port, id, error);
+                        break;
+                    }
+                    Step::Cancelled => break,
+                }
+            }
+            flows.0.borrow_mut().remove(&id);
+            // Now, not when the task is freed: this runs `finalize`.
+            drop(body);
+        },
+        on_panic,
+    );
 }
