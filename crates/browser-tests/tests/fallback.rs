@@ -382,3 +382,46 @@ async fn cookies_come_from_and_go_to_document_cookie() {
 async fn graphql_handlers_work_in_the_browser() {
     check_graphql_handlers(MODE).await;
 }
+
+#[wasm_bindgen_test]
+async fn streamed_chunks_arrive_as_the_stream_yields_them() {
+    check_chunks_arrive_as_released(MODE).await;
+}
+
+#[wasm_bindgen_test]
+async fn cancelling_the_reader_drops_the_stream_and_runs_finalize() {
+    check_cancelling_the_reader_drops_the_stream(MODE).await;
+}
+
+#[wasm_bindgen_test]
+async fn a_failing_stream_rejects_the_read_with_its_error() {
+    let error = check_a_failing_stream_rejects_the_read(MODE).await;
+    // The page's own task reads the stream: the reason reaches the reader.
+    let message = String::from(error.unchecked_into::<js_sys::Error>().message());
+    assert!(message.contains("upstream gone"), "{message}");
+    check_an_error_does_not_overtake_the_chunks_before_it(MODE).await;
+}
+
+#[wasm_bindgen_test]
+async fn paced_chunks_arrive_one_by_one_in_order() {
+    let chunks = check_paced_chunks_arrive_in_order(MODE).await;
+    // Nothing between the stream and the reader merges chunks here.
+    assert_eq!(chunks, ["first ", "second ", "third"]);
+}
+
+#[wasm_bindgen_test]
+async fn the_stream_is_polled_only_as_the_reader_reads() {
+    // The chunk read, and none ahead: a chunk is pulled when read.
+    check_a_body_is_produced_as_it_is_read(MODE, 1).await;
+}
+
+#[wasm_bindgen_test]
+async fn a_body_streaming_when_the_worker_stops_streams_to_its_end() {
+    // Only new requests are no longer mocked; this response is the page's.
+    let (feed, reader) = Feed::stopped_mid_stream(MODE).await;
+    feed.release(Ok("after"));
+    reader.read_text("after").await;
+    feed.sender.close_channel();
+    assert_eq!(reader.read().await.unwrap(), None);
+    feed.wait_until_over().await;
+}

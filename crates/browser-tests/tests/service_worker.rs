@@ -259,3 +259,45 @@ async fn a_script_from_an_older_mocklib_says_to_write_it_again() {
     assert!(error.to_string().contains("mocklib init <public-dir>"));
     assert_eq!(worker.mode(), None);
 }
+
+#[wasm_bindgen_test]
+async fn streamed_chunks_arrive_as_the_stream_yields_them() {
+    check_chunks_arrive_as_released(MODE).await;
+}
+
+#[wasm_bindgen_test]
+async fn cancelling_the_reader_drops_the_stream_and_runs_finalize() {
+    check_cancelling_the_reader_drops_the_stream(MODE).await;
+}
+
+#[wasm_bindgen_test]
+async fn a_failing_stream_rejects_the_read() {
+    // Only after the reader has the chunks before the error: Chromium fails
+    // the page's body as soon as the worker's stream errors, dropping chunks
+    // it did not read yet (with no mocklib code involved, too), so
+    // `check_an_error_does_not_overtake_the_chunks_before_it` holds in the
+    // fallback mode only. (Nor does the reason cross from the worker: the
+    // page sees Chromium's "network error".)
+    check_a_failing_stream_rejects_the_read(MODE).await;
+}
+
+#[wasm_bindgen_test]
+async fn paced_chunks_arrive_in_order() {
+    check_paced_chunks_arrive_in_order(MODE).await;
+}
+
+#[wasm_bindgen_test]
+async fn the_page_sends_only_a_window_of_chunks_ahead_of_the_reader() {
+    // Chromium itself reads a worker's response ahead of the page's reader,
+    // about 56 MiB (measured with a worker of plain JavaScript); the page
+    // adds at most mocklib's window of 16 chunks to that.
+    check_a_body_is_produced_as_it_is_read(MODE, 100).await;
+}
+
+#[wasm_bindgen_test]
+async fn stopping_mid_stream_fails_the_body_and_runs_finalize() {
+    // The channel to the worker closes: the page cannot send the rest.
+    let (feed, reader) = Feed::stopped_mid_stream(MODE).await;
+    feed.wait_until_over().await;
+    assert!(reader.read().await.is_err());
+}

@@ -2,11 +2,20 @@
 //! JavaScript clients (XHR, `<img>`, a Web Worker, JS `fetch`).
 #![allow(dead_code)] // each test file uses its own subset
 
+use std::future::Future;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures_channel::mpsc::{UnboundedSender, unbounded};
+use futures_util::StreamExt;
+use futures_util::future::{Either, select};
 
 use js_sys::Promise;
 use mocklib::browser::{Mode, StartOptions, Worker, setup_worker};
-use mocklib::{EventKind, Handler, HttpResponse, UnhandledRequest, bypass, http, passthrough};
+use mocklib::{
+    EventKind, Handler, HttpResponse, UnhandledRequest, bypass, delay, http, passthrough,
+};
 use serde_json::{Value, json};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
@@ -56,6 +65,15 @@ export function frameText(url) {
     document.body.appendChild(frame);
   });
 }
+export async function openBody(url) {
+  const response = await fetch(url);
+  return [response.status, response.headers.get('content-length'), response.body.getReader()];
+}
+export async function readChunk(reader) {
+  const { done, value } = await reader.read();
+  return done ? null : new TextDecoder().decode(value);
+}
+export function cancelReader(reader) { return reader.cancel(); }
 export function setCookie(cookie) { document.cookie = cookie; }
 export function getCookies() { return document.cookie; }
 export function nowMs() { return performance.now(); }
@@ -80,6 +98,12 @@ extern "C" {
     fn web_worker_promise(url: &str) -> Promise;
     #[wasm_bindgen(js_name = frameText)]
     fn frame_text_promise(url: &str) -> Promise;
+    #[wasm_bindgen(js_name = openBody)]
+    fn open_body_promise(url: &str) -> Promise;
+    #[wasm_bindgen(js_name = readChunk)]
+    fn read_chunk_promise(reader: &JsValue) -> Promise;
+    #[wasm_bindgen(js_name = cancelReader)]
+    fn cancel_reader_promise(reader: &JsValue) -> Promise;
     #[wasm_bindgen(js_name = setCookie)]
     pub fn set_cookie(cookie: &str);
     #[wasm_bindgen(js_name = getCookies)]
@@ -281,5 +305,285 @@ pub async fn check_graphql_handlers(mode: Mode) {
         body,
         json!({ "data": { "user": { "id": "1", "name": "John" } } })
     );
+    worker.stop();
+}
+
+/// Long enough that only a hang (a bug) reaches it.
+const HANG: Duration = Duration::from_secs(5);
+
+/// `future`'s output, or a failed test when it hangs.
+async fn within_hang_guard<T>(what: &str, future: impl Future<Output = T>) -> T {
+    let future = std::pin::pin!(future);
+    match select(future, std::pin::pin!(delay(HANG))).await {
+        Either::Left((output, _)) => output,
+        Either::Right(_) => panic!("{what} hung for {HANG:?}"),
+    }
+}
+
+/// A streamed body read from JavaScript: `fetch(url)`'s `response.body.getReader()`.
+pub struct BodyReader(JsValue);
+
+impl BodyReader {
+    /// Fetches `url`, asserts a 200 without `Content-Length`, and opens its body.
+    pub async fn open(url: &str) -> Self {
+        let opened = within_hang_guard("fetch", JsFuture::from(open_body_promise(url)))
+            .await
+            .expect("fetch rejected");
+        let parts = js_sys::Array::from(&opened);
+        assert_eq!(parts.get(0).as_f64(), Some(200.0));
+        assert!(
+            parts.get(1).is_null(),
+            "a streamed body has no Content-Length"
+        );
+        BodyReader(parts.get(2))
+    }
+
+    /// One `reader.read()`: `Ok(None)` at the end, `Err` when it rejected.
+    pub async fn read(&self) -> Result<Option<String>, JsValue> {
+        let read = JsFuture::from(read_chunk_promise(&self.0));
+        Ok(within_hang_guard("reader.read()", read).await?.as_string())
+    }
+
+    /// Reads until `expected` arrived whole (chunks may coalesce on the way).
+    pub async fn read_text(&self, expected: &str) {
+        let mut text = String::new();
+        while text.len() < expected.len() {
+            let chunk = self.read().await.unwrap().expect("more body");
+            text.push_str(&chunk);
+        }
+        assert_eq!(text, expected);
+    }
+
+    /// Every chunk up to the end, as read.
+    pub async fn read_to_end(&self) -> Vec<String> {
+        let mut chunks = Vec::new();
+        while let Some(chunk) = self.read().await.unwrap() {
+            chunks.push(chunk);
+        }
+        chunks
+    }
+
+    /// `reader.cancel()`.
+    pub async fn cancel(&self) {
+        JsFuture::from(cancel_reader_promise(&self.0))
+            .await
+            .unwrap();
+    }
+}
+
+/// What a streamed chunk is: text, or the error that ends the body.
+pub type Released = Result<&'static str, std::io::Error>;
+
+/// `GET /api/feed` streams what the test sends on `sender` (one request per
+/// feed); the flags say when its `finalize` ran and when its stream was
+/// dropped.
+pub struct Feed {
+    pub sender: UnboundedSender<Released>,
+    pub finalized: Arc<AtomicBool>,
+    pub dropped: Arc<AtomicBool>,
+}
+
+/// Sets its flag when dropped, with the stream that holds it.
+struct DropGuard(Arc<AtomicBool>);
+
+impl Drop for DropGuard {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+}
+
+impl Feed {
+    pub fn new() -> (Feed, Handler) {
+        let (sender, receiver) = unbounded::<Released>();
+        let feed = Feed {
+            sender,
+            finalized: Arc::default(),
+            dropped: Arc::default(),
+        };
+        let receiver = Arc::new(Mutex::new(Some(receiver)));
+        let (finalized, dropped) = (Arc::clone(&feed.finalized), Arc::clone(&feed.dropped));
+        let handler = http::get("/api/feed", move |args| {
+            let finalized = Arc::clone(&finalized);
+            args.finalize(move || finalized.store(true, Ordering::SeqCst));
+            let receiver = receiver
+                .lock()
+                .unwrap()
+                .take()
+                .expect("one request per feed");
+            let guard = DropGuard(Arc::clone(&dropped));
+            let stream = futures_util::stream::unfold(
+                (receiver, guard),
+                |(mut receiver, guard)| async move {
+                    let chunk = receiver.next().await?;
+                    Some((chunk, (receiver, guard)))
+                },
+            );
+            HttpResponse::try_stream(stream)
+        });
+        (feed, handler)
+    }
+
+    /// A worker in `mode` serving a new feed, and the page's reader of it.
+    pub async fn open(mode: Mode) -> (Feed, Worker, BodyReader) {
+        let (feed, handler) = Feed::new();
+        let worker = started(mode, [handler]).await;
+        let reader = BodyReader::open("/api/feed").await;
+        (feed, worker, reader)
+    }
+
+    /// A feed whose first chunk, "before ", the page read when the worker
+    /// stopped.
+    pub async fn stopped_mid_stream(mode: Mode) -> (Feed, BodyReader) {
+        let (feed, worker, reader) = Feed::open(mode).await;
+        feed.release(Ok("before "));
+        reader.read_text("before ").await;
+        worker.stop();
+        (feed, reader)
+    }
+
+    pub fn release(&self, chunk: Released) {
+        self.sender
+            .unbounded_send(chunk)
+            .expect("the stream is still read");
+    }
+
+    /// Waits until both the stream was dropped and `finalize` ran.
+    pub async fn wait_until_over(&self) {
+        within_hang_guard("dropping the stream", async {
+            while !(self.dropped.load(Ordering::SeqCst) && self.finalized.load(Ordering::SeqCst)) {
+                delay(5).await;
+            }
+        })
+        .await;
+    }
+}
+
+/// Each chunk reaches the page's reader before the next one exists; the
+/// end of the stream ends the body, and `finalize` runs.
+pub async fn check_chunks_arrive_as_released(mode: Mode) {
+    let (feed, worker, reader) = Feed::open(mode).await;
+    for chunk in ["one ", "two ", "three"] {
+        feed.release(Ok(chunk));
+        reader.read_text(chunk).await;
+    }
+    assert!(
+        !feed.finalized.load(Ordering::SeqCst),
+        "finalize ran mid-body"
+    );
+    feed.sender.close_channel();
+    assert_eq!(reader.read().await.unwrap(), None);
+    feed.wait_until_over().await;
+    worker.stop();
+}
+
+/// A reader that cancels drops the Rust stream, which runs `finalize`.
+pub async fn check_cancelling_the_reader_drops_the_stream(mode: Mode) {
+    let (feed, worker, reader) = Feed::open(mode).await;
+    feed.release(Ok("first"));
+    reader.read_text("first").await;
+    assert!(!feed.dropped.load(Ordering::SeqCst));
+    reader.cancel().await;
+    feed.wait_until_over().await;
+    assert!(
+        feed.sender.is_closed(),
+        "the receiving end is gone with the stream"
+    );
+    worker.stop();
+}
+
+/// A stream that yields an error fails the page's read after the chunks
+/// before it; returns the error `read()` rejected with.
+pub async fn check_a_failing_stream_rejects_the_read(mode: Mode) -> JsValue {
+    let (feed, worker, reader) = Feed::open(mode).await;
+    feed.release(Ok("good "));
+    reader.read_text("good ").await;
+    feed.release(Err(std::io::Error::other("upstream gone")));
+    let error = reader.read().await.expect_err("the read rejects");
+    assert!(error.is_instance_of::<js_sys::TypeError>(), "{error:?}");
+    feed.wait_until_over().await;
+    worker.stop();
+    error
+}
+
+/// A body that is good, then fails at once: the good chunk is read before
+/// the error.
+pub async fn check_an_error_does_not_overtake_the_chunks_before_it(mode: Mode) {
+    let chunks: Vec<Released> = vec![Ok("good "), Err(std::io::Error::other("upstream gone"))];
+    let chunks = Arc::new(Mutex::new(Some(chunks)));
+    let worker = started(
+        mode,
+        [http::get("/api/broken", move |_| {
+            let chunks = chunks.lock().unwrap().take().expect("one request");
+            HttpResponse::try_stream(futures_util::stream::iter(chunks))
+        })],
+    )
+    .await;
+    let reader = BodyReader::open("/api/broken").await;
+    assert_eq!(reader.read().await.unwrap().as_deref(), Some("good "));
+    assert!(reader.read().await.is_err());
+    worker.stop();
+}
+
+/// `HttpResponse::chunks` with a pause: every chunk, in order; returns the
+/// chunks as read.
+pub async fn check_paced_chunks_arrive_in_order(mode: Mode) -> Vec<String> {
+    let worker = started(
+        mode,
+        [http::get("/api/paced", |_| {
+            HttpResponse::chunks(["first ", "second ", "third"], Duration::from_millis(20))
+        })],
+    )
+    .await;
+    let reader = BodyReader::open("/api/paced").await;
+    let chunks = reader.read_to_end().await;
+    assert_eq!(chunks.concat(), "first second third");
+    worker.stop();
+    chunks
+}
+
+/// How many 1 MiB chunks the stream of `check_a_body_is_produced_as_it_is_read`
+/// has: more than any bound the check accepts.
+const UNREAD_CHUNKS: usize = 150;
+
+/// A body of 1 MiB chunks whose reader reads one and stops: the stream is
+/// asked for at most `bound` chunks (checked once production stopped, so a
+/// page that ignored the reader would produce them all). Cancelling then
+/// drops it.
+pub async fn check_a_body_is_produced_as_it_is_read(mode: Mode, bound: usize) {
+    assert!(bound < UNREAD_CHUNKS);
+    let produced = Arc::new(AtomicUsize::new(0));
+    let counted = Arc::clone(&produced);
+    let worker = started(
+        mode,
+        [http::get("/api/big", move |_| {
+            let counted = Arc::clone(&counted);
+            let chunks = futures_util::stream::repeat_with(move || {
+                counted.fetch_add(1, Ordering::SeqCst);
+                vec![b'x'; 1 << 20]
+            });
+            HttpResponse::stream(chunks.take(UNREAD_CHUNKS))
+        })],
+    )
+    .await;
+    let reader = BodyReader::open("/api/big").await;
+    assert!(!reader.read().await.unwrap().unwrap().is_empty());
+    // Until nothing more is produced between two looks.
+    let settled = within_hang_guard("production to stop", async {
+        let mut before = usize::MAX;
+        loop {
+            delay(200).await;
+            let now = produced.load(Ordering::SeqCst);
+            if now == before {
+                return now;
+            }
+            before = now;
+        }
+    })
+    .await;
+    assert!(
+        settled <= bound,
+        "{settled} chunks produced for an idle reader, at most {bound} expected"
+    );
+    reader.cancel().await;
     worker.stop();
 }

@@ -31,13 +31,9 @@ pub(super) async fn answer(
     let outcome = engine.handle(request, base_url).await;
     Ok(match outcome {
         Outcome::Mocked(response) => {
-            // Not yet a `ReadableStream`: a streamed body is read in full
-            // first (issue 13 tracks streaming it chunk by chunk here).
-            let (parts, body) = response.into_parts();
-            let Ok(body) = body.collect().await else {
-                return Ok(Answer::NetworkError);
-            };
-            let response = MockedResponse::new(http::Response::from_parts(parts, body));
+            // A streamed body stays a stream: each mode hands its chunks
+            // on as they come (see `stream.rs`).
+            let response = MockedResponse::new(response);
             if !quiet {
                 crate::log::info(&format!(
                     "{method} {url} ({} {})",

@@ -6,6 +6,7 @@ use url::Url;
 use wasm_bindgen::{JsCast, JsValue};
 
 use super::glue::{self, RequestDescription};
+use crate::body::Body;
 use crate::request::Request;
 use crate::response::StatusText;
 
@@ -116,11 +117,28 @@ pub(super) struct MockedResponse {
     /// Without `Set-Cookie`: the browser ignores it on a constructed response.
     pub headers: Vec<(String, String)>,
     pub set_cookies: Vec<String>,
-    pub body: Bytes,
+    pub body: MockedBody,
+}
+
+/// A mocked response's body: sent in one piece, or chunk by chunk as its
+/// stream yields them.
+pub(super) enum MockedBody {
+    Full(Bytes),
+    Stream(Body),
+}
+
+impl MockedBody {
+    /// The bytes of a buffered body.
+    pub(super) fn bytes(&self) -> Option<&[u8]> {
+        match self {
+            MockedBody::Full(bytes) => Some(bytes),
+            MockedBody::Stream(_) => None,
+        }
+    }
 }
 
 impl MockedResponse {
-    pub(super) fn new(response: http::Response<Bytes>) -> Self {
+    pub(super) fn new(response: http::Response<Body>) -> Self {
         let (parts, body) = response.into_parts();
         let status_text = parts
             .extensions
@@ -138,6 +156,10 @@ impl MockedResponse {
                 headers.push((name.as_str().to_owned(), value));
             }
         }
+        let body = match body.as_bytes() {
+            Some(bytes) => MockedBody::Full(bytes.clone()),
+            None => MockedBody::Stream(body),
+        };
         MockedResponse {
             status: parts.status.as_u16(),
             status_text,
@@ -155,7 +177,7 @@ impl MockedResponse {
             status_text: "Request Handler Error".to_owned(),
             headers: vec![("content-type".to_owned(), "application/json".to_owned())],
             set_cookies: Vec::new(),
-            body: Bytes::from(body.to_string()),
+            body: MockedBody::Full(Bytes::from(body.to_string())),
         }
     }
 
@@ -198,26 +220,50 @@ impl MockedResponse {
         flat(&self.headers)
     }
 
-    /// The body, or `None` for the statuses that may not carry one.
-    pub(super) fn body(&self) -> Option<&[u8]> {
-        (!self.is_null_body()).then_some(&self.body[..])
+    /// The body as the browser gets it: `None` for the statuses that may
+    /// not carry one (a streamed body is dropped then, which runs its
+    /// `finalize`).
+    pub(super) fn take_body(&mut self) -> Option<MockedBody> {
+        let body = std::mem::replace(&mut self.body, MockedBody::Full(Bytes::new()));
+        (!self.is_null_body()).then_some(body)
     }
 
     /// A `Response` whose `url` is `url` (reqwest's wasm backend needs it).
-    pub(super) fn to_js(&self, url: &str, redirected: bool) -> Result<web_sys::Response, JsValue> {
+    /// A streamed body becomes a `ReadableStream` fed by the Rust stream.
+    pub(super) fn into_js(
+        mut self,
+        url: &str,
+        redirected: bool,
+    ) -> Result<web_sys::Response, JsValue> {
         if !self.has_browser_status() {
             return Err(glue::type_error(&format!(
                 "mocklib: a browser response cannot have status {} (allowed: 200-599)",
                 self.status
             )));
         }
-        Ok(glue::mocked_response(
-            self.status,
-            &self.status_text,
-            self.flat_headers(),
-            self.body(),
-            url,
-            redirected,
-        ))
+        let body = self.take_body();
+        let (status, status_text, headers) = (self.status, &self.status_text, self.flat_headers());
+        Ok(match body {
+            Some(MockedBody::Stream(body)) => {
+                let (pull, cancel) = super::stream::readable_source(body);
+                glue::streamed_response(
+                    status,
+                    status_text,
+                    headers,
+                    &pull,
+                    &cancel,
+                    url,
+                    redirected,
+                )
+            }
+            body => glue::mocked_response(
+                status,
+                status_text,
+                headers,
+                body.as_ref().and_then(MockedBody::bytes),
+                url,
+                redirected,
+            ),
+        })
     }
 }

@@ -71,7 +71,7 @@ fn intercept(
     let on_panic = {
         let (resolve, reject, url) = (resolve.clone(), reject.clone(), request.url());
         move |message: String| {
-            let response = MockedResponse::handler_panicked(&message).to_js(&url, false);
+            let response = MockedResponse::handler_panicked(&message).into_js(&url, false);
             settle(&resolve, &reject, response.map(JsValue::from));
         }
     };
@@ -111,7 +111,9 @@ async fn respond(
                     request = next;
                     continue;
                 }
-                return mocked.to_js(&browser.url, redirects > 0).map(JsValue::from);
+                return mocked
+                    .into_js(&browser.url, redirects > 0)
+                    .map(JsValue::from);
             }
             Answer::Passthrough(passthrough) => {
                 return perform(original, &unread, passthrough, redirects > 0).await;

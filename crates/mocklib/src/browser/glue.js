@@ -75,6 +75,32 @@ export function mockedResponse(status, statusText, headers, body, url, redirecte
   return setResponseUrl(new Response(body ? body.slice() : null, init), url, redirected);
 }
 
+/**
+ * A mocked `Response` whose body streams from Rust: `pull(resolve, reject)`
+ * resolves to the next chunk (a Uint8Array) or to `undefined` at the end,
+ * and rejects when the stream failed, which errors the body; `cancel()`
+ * drops the Rust stream. No queue (`highWaterMark: 0`): a chunk is pulled
+ * when the reader asks for one, so the stream's error never overtakes a
+ * chunk still queued (erroring a stream drops its queue).
+ */
+export function streamedResponse(status, statusText, headers, pull, cancel, url, redirected) {
+  let cancelled = false;
+  const body = new ReadableStream({
+    async pull(controller) {
+      const chunk = await new Promise((resolve, reject) => pull(resolve, reject));
+      if (cancelled) return;
+      if (chunk === undefined) controller.close();
+      else controller.enqueue(chunk);
+    },
+    cancel() {
+      cancelled = true;
+      cancel();
+    },
+  }, { highWaterMark: 0 });
+  const init = { status, statusText, headers: headersOf(headers) };
+  return setResponseUrl(new Response(body, init), url, redirected);
+}
+
 export function restoreFetch(target, original) {
   target.fetch = original;
 }
@@ -91,7 +117,7 @@ export function typeError(message) {
 }
 
 /** The version of the page <-> worker protocol (see mocklib-worker.js). */
-const PROTOCOL = 2;
+const PROTOCOL = 3;
 
 function failure(kind, message) {
   const error = new Error(message);
@@ -154,14 +180,21 @@ export async function registerServiceWorker(url, scope, originalFetch) {
 /**
  * Opens the request channel to `worker`. For each request the worker asks
  * about, `onRequest(description, id, port)` is called (the answer goes back
- * with `postMocked` or `postOutcome`); for the real response of an earlier
- * passthrough, `onResponse(id, status, headers)`. Resolves to the worker's
- * version; rejects ('outdated') when its script speaks another protocol.
+ * with `postMocked` or `postOutcome`, a streamed body's chunks with
+ * `postBodyChunk` and `postBodyEnd`); for the real response of an earlier
+ * passthrough, `onResponse(id, status, headers)`; when the worker's reader
+ * of a streamed body takes chunks or cancels, `onFlow(id, credit, cancelled)`.
+ * Resolves to the worker's version; rejects ('outdated') when its script
+ * speaks another protocol.
  */
-export function connectServiceWorker(worker, onRequest, onResponse) {
+export function connectServiceWorker(worker, onRequest, onResponse, onFlow) {
   const requests = new MessageChannel();
   requests.port1.onmessage = ({ data }) => {
-    if (data.type === 'mocklib:response') {
+    if (data.type === 'mocklib:pull') {
+      onFlow(data.id, data.credit, false);
+    } else if (data.type === 'mocklib:cancel') {
+      onFlow(data.id, 0, true);
+    } else if (data.type === 'mocklib:response') {
       onResponse(data.id, data.status, data.headers);
     } else {
       const body = data.body ? new Uint8Array(data.body) : null;
@@ -211,14 +244,28 @@ export function disconnectServiceWorker(worker, connection, callbacks) {
   worker.postMessage({ type: 'mocklib:deactivate' }, [ack.port2]);
 }
 
-/** Answers request `id` with a mocked response. */
-export function postMocked(port, id, status, statusText, headers, body) {
+/**
+ * Answers request `id` with a mocked response: its whole `body`, or, when
+ * `streamed`, only its head (the chunks follow).
+ */
+export function postMocked(port, id, status, statusText, headers, body, streamed) {
   // `body` is a view of wasm memory: copy it out, then transfer the copy.
   const buffer = body ? body.slice().buffer : null;
   port.postMessage(
-    { id, kind: 'mocked', status, statusText, headers, body: buffer },
+    { id, kind: 'mocked', status, statusText, headers, body: buffer, streamed },
     buffer ? [buffer] : [],
   );
+}
+
+/** The next chunk of request `id`'s streamed body. */
+export function postBodyChunk(port, id, chunk) {
+  const buffer = chunk.slice().buffer;
+  port.postMessage({ id, kind: 'body-chunk', chunk: buffer }, [buffer]);
+}
+
+/** The end of request `id`'s streamed body; with `error`, an abrupt one. */
+export function postBodyEnd(port, id, error) {
+  port.postMessage(error === undefined ? { id, kind: 'body-end' } : { id, kind: 'body-error', error });
 }
 
 /** Answers request `id` with 'passthrough' or 'network-error'. */

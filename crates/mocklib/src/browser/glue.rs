@@ -27,6 +27,17 @@ extern "C" {
         redirected: bool,
     ) -> web_sys::Response;
 
+    #[wasm_bindgen(js_name = streamedResponse)]
+    pub(super) fn streamed_response(
+        status: u16,
+        status_text: &str,
+        headers: Vec<String>,
+        pull: &JsValue,
+        cancel: &JsValue,
+        url: &str,
+        redirected: bool,
+    ) -> web_sys::Response;
+
     #[wasm_bindgen(js_name = restoreFetch)]
     pub(super) fn restore_fetch(target: &Object, original: &Function);
 
@@ -52,6 +63,7 @@ extern "C" {
         worker: &JsValue,
         on_request: &JsValue,
         on_response: &JsValue,
+        on_flow: &JsValue,
     ) -> Promise;
 
     #[wasm_bindgen(js_name = disconnectServiceWorker)]
@@ -69,7 +81,14 @@ extern "C" {
         status_text: &str,
         headers: Vec<String>,
         body: Option<&[u8]>,
+        streamed: bool,
     );
+
+    #[wasm_bindgen(js_name = postBodyChunk)]
+    pub(super) fn post_body_chunk(port: &JsValue, id: u32, chunk: &[u8]);
+
+    #[wasm_bindgen(js_name = postBodyEnd)]
+    pub(super) fn post_body_end(port: &JsValue, id: u32, error: Option<String>);
 
     #[wasm_bindgen(js_name = postOutcome)]
     pub(super) fn post_outcome(port: &JsValue, id: u32, kind: &str);

@@ -6,26 +6,36 @@
  * mocking it asks that page (over a MessageChannel) what to answer, and the
  * page's wasm module resolves the request with its handlers.
  *
- * Protocol (version 2), page -> worker messages:
+ * Protocol (version 3), page -> worker messages:
  *   { type: 'mocklib:activate', protocol } + ports [requests, reply]
  *   { type: 'mocklib:deactivate' } + port [ack] | { type: 'mocklib:keepalive' }
  * On the page's long-lived `requests` port (no port per request: setting one
  * up costs more than the whole answer):
  *   worker -> page { type: 'mocklib:request', id, url, method, headers, body, credentials }
- *   page -> worker { id, kind: 'mocked', status, statusText, headers, body }
+ *   page -> worker { id, kind: 'mocked', status, statusText, headers, body, streamed }
  *                    (headers flat: [name, value, name, value, ...])
  *                | { id, kind: 'passthrough' } | { id, kind: 'network-error' }
  *   worker -> page { type: 'mocklib:response', id, status, headers } (the real
  *   response head of a passthrough, for the page's `response:bypass` listeners)
+ * A `streamed` body follows its head:
+ *   page -> worker { id, kind: 'body-chunk', chunk } ... then
+ *                  { id, kind: 'body-end' } | { id, kind: 'body-error', error }
+ *   worker -> page { type: 'mocklib:pull', id, credit } (the page sends at most
+ *                  WINDOW chunks more than it got credit for)
+ *                | { type: 'mocklib:cancel', id } (the reader cancelled)
  */
 const MOCKLIB_VERSION = '0.1.0';
-const PROTOCOL = 2;
+const PROTOCOL = 3;
+/** Chunks a page may send ahead of the reader (`WINDOW` in stream.rs). */
+const WINDOW = 16;
 const BYPASS_HEADER = 'x-mocklib-intention';
 
 /** clientId -> MessagePort of the pages that started mocking. */
 const pages = new Map();
 /** request id -> resolves the page's answer. */
 const pending = new Map();
+/** request id -> the feed of a streamed body in flight (see `streamedBody`). */
+const streams = new Map();
 let nextId = 0;
 
 self.addEventListener('install', () => self.skipWaiting());
@@ -38,19 +48,32 @@ self.addEventListener('message', (event) => {
   switch (data.type) {
     case 'mocklib:activate': {
       const [requests, reply] = event.ports;
-      requests.onmessage = (message) => {
-        const settle = pending.get(message.data.id);
-        pending.delete(message.data.id);
-        if (settle) settle(message.data);
+      requests.onmessage = ({ data }) => {
+        if (data.kind === 'body-chunk' || data.kind === 'body-end' || data.kind === 'body-error') {
+          const feed = streams.get(data.id);
+          if (feed) feed.push(data);
+          return;
+        }
+        // The stream exists before the next message (its first chunk) is read.
+        if (data.streamed) data.body = streamedBody(requests, data.id);
+        const settle = pending.get(data.id);
+        pending.delete(data.id);
+        if (settle) settle(data);
       };
       pages.set(clientId, requests);
       reply.postMessage({ version: MOCKLIB_VERSION, protocol: PROTOCOL });
       break;
     }
-    case 'mocklib:deactivate':
+    case 'mocklib:deactivate': {
+      // Bodies the page was still streaming end abruptly: it sends no more.
+      const page = pages.get(clientId);
+      for (const feed of streams.values()) {
+        if (feed.page === page) feed.push({ kind: 'body-error', error: 'mocking stopped' });
+      }
       pages.delete(clientId);
       if (event.ports[0]) event.ports[0].postMessage({ type: 'mocklib:deactivated' });
       break;
+    }
     default:
       // 'mocklib:keepalive' only keeps this worker from being stopped while idle.
       break;
@@ -129,6 +152,64 @@ async function answer(event) {
       return response;
     }
   }
+}
+
+/**
+ * The body of a streamed response: the chunks `page` posts for request `id`,
+ * handed to the reader in order, then its end or error (after the chunks
+ * before it: erroring the controller would drop what it queued). Credit goes
+ * back to the page as the reader takes chunks, so at most WINDOW chunks wait
+ * here; a cancelled reader tells the page to drop its stream.
+ */
+function streamedBody(page, id) {
+  const chunks = [];
+  let end = null; // the 'body-end' or 'body-error' message, or a cancel
+  let wake = null; // resolves a pull waiting for the page
+  let taken = 0; // chunks taken since the last credit
+  streams.set(id, {
+    page,
+    push(message) {
+      if (end) return;
+      if (message.kind === 'body-chunk') chunks.push(new Uint8Array(message.chunk));
+      else end = message;
+      if (wake) wake();
+    },
+  });
+  return new ReadableStream(
+    {
+      async pull(controller) {
+        while (chunks.length === 0 && !end) {
+          await new Promise((resolve) => (wake = resolve));
+          wake = null;
+        }
+        if (end && end.kind === 'cancel') return;
+        if (chunks.length > 0) {
+          controller.enqueue(chunks.shift());
+          // Credit in batches: a message per chunk would double the traffic.
+          taken += 1;
+          if (taken === WINDOW / 2) {
+            page.postMessage({ type: 'mocklib:pull', id, credit: taken });
+            taken = 0;
+          }
+        } else if (end.kind === 'body-end') {
+          streams.delete(id);
+          controller.close();
+        } else {
+          streams.delete(id);
+          controller.error(new TypeError(`mocklib: ${end.error}`));
+        }
+      },
+      cancel() {
+        streams.delete(id);
+        end = { kind: 'cancel' };
+        chunks.length = 0;
+        if (wake) wake();
+        page.postMessage({ type: 'mocklib:cancel', id });
+      },
+    },
+    // The chunks wait in `chunks`, where the end and error keep behind them.
+    { highWaterMark: 0 },
+  );
 }
 
 // Header lists travel flat ([name, value, ...]), as in glue.js; this

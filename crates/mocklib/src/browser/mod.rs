@@ -28,7 +28,7 @@
 //!   and one left there by an older mocklib a
 //!   [`StartError::WorkerScriptOutdated`]. Each request costs a hop to the
 //!   worker and back (measured in `docs/BENCHMARKS.md`: about half of MSW's
-//!   time).
+//!   time); a streamed body's chunks follow its head, a message each.
 //! - **Fallback**: `fetch` is patched in the page. Chosen when Service
 //!   Workers are unavailable (a `file:` page, an insecure origin) or their
 //!   registration fails, or when [`StartOptions::mode`] asks for it. Only
@@ -50,6 +50,20 @@
 //!   than rely on this (why: `docs/DESIGN.md`).
 //! - Cookies: a request's cookies come from `document.cookie` when its
 //!   credentials mode sends them; a mocked `Set-Cookie` is stored there.
+//! - Streamed bodies ([`HttpResponse::stream`](crate::HttpResponse::stream),
+//!   `try_stream`, `chunks`) reach the page as the `Response`'s
+//!   `ReadableStream`, chunk by chunk as the stream yields them, never
+//!   buffered whole. The fallback mode asks the stream for a chunk when the
+//!   page reads one; in Service Worker mode the page runs at most 16 chunks
+//!   ahead of the worker's reader (Chromium itself reads a worker's response
+//!   some 56 MiB ahead of the page). A reader that cancels drops the stream,
+//!   which runs the resolver's `finalize`. A stream's error makes
+//!   `reader.read()` reject with a `TypeError`: in the fallback mode after
+//!   every chunk before it, with the error's message; in Service Worker
+//!   mode Chromium drops chunks the page has not read yet and says "network
+//!   error". [`Worker::stop`] lets bodies still streaming finish in the
+//!   fallback mode and fails them in Service Worker mode (its channel to
+//!   the worker closes).
 
 // `setup_worker` and `Worker` exist only on wasm32; in the docs built for
 // other targets, links to them render as plain text.
@@ -68,6 +82,8 @@ mod perform;
 mod script;
 #[cfg(target_arch = "wasm32")]
 mod service_worker;
+#[cfg(target_arch = "wasm32")]
+mod stream;
 #[cfg(target_arch = "wasm32")]
 mod task;
 #[cfg(target_arch = "wasm32")]

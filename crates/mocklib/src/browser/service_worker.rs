@@ -6,10 +6,12 @@
 //! started mocking, over the one `MessagePort` the page opened at start, and
 //! waits for the answer: mocked (status, headers, body), passthrough (the
 //! worker performs it) or a network error. This file answers those messages
-//! with the engine.
+//! with the engine. A streamed body follows its head chunk by chunk (see
+//! `stream.rs`).
 
 use std::cell::RefCell;
 use std::collections::HashMap;
+use std::rc::Rc;
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -18,9 +20,10 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 
 use super::answer::{Answer, answer, report_passthrough};
-use super::convert::{BrowserRequest, MockedResponse, pairs};
+use super::convert::{BrowserRequest, MockedBody, MockedResponse, pairs};
 use super::glue::RequestDescription;
 use super::perform::js_message;
+use super::stream::{self, Flows};
 use super::{StartError, glue, task};
 use crate::engine::{Engine, Passthrough};
 
@@ -31,19 +34,26 @@ pub(super) struct Connection {
     /// Answer the worker's messages; handed to JavaScript on disconnect so
     /// they outlive us until the worker has acknowledged.
     callbacks: Option<Callbacks>,
+    /// The streamed bodies being sent.
+    flows: Rc<Flows>,
 }
 
 struct Callbacks {
     on_request: Closure<dyn Fn(RequestDescription, u32, JsValue)>,
     on_response: Closure<dyn Fn(u32, u16, Vec<String>)>,
+    on_flow: Closure<dyn Fn(u32, u32, bool)>,
 }
 
 impl Drop for Connection {
     fn drop(&mut self) {
+        // The channel closes: bodies still streaming end here (the worker
+        // fails them), and their `finalize` runs.
+        self.flows.cancel_all();
         let callbacks = self.callbacks.take().map_or(JsValue::UNDEFINED, |c| {
-            Array::of2(
+            Array::of3(
                 &c.on_request.into_js_value(),
                 &c.on_response.into_js_value(),
+                &c.on_flow.into_js_value(),
             )
             .into()
         });
@@ -85,16 +95,25 @@ pub(super) async fn connect(
              under it (and their frames and Web Workers) are intercepted"
         ));
     }
+    let flows = Rc::new(Flows::default());
     let callbacks = Callbacks {
-        on_request: Closure::new(move |request, id, port| {
-            on_request(Arc::clone(&engine), quiet, request, id, port);
+        on_request: Closure::new({
+            let flows = Rc::clone(&flows);
+            move |request, id, port| {
+                on_request(Arc::clone(&engine), &flows, quiet, request, id, port);
+            }
         }),
         on_response: Closure::new(on_response),
+        on_flow: Closure::new({
+            let flows = Rc::clone(&flows);
+            move |id, credit, cancelled| flows.on_message(id, credit, cancelled)
+        }),
     };
     let connection = JsFuture::from(glue::connect_service_worker(
         &worker,
         callbacks.on_request.as_ref(),
         callbacks.on_response.as_ref(),
+        callbacks.on_flow.as_ref(),
     ))
     .await
     .map_err(classify)?;
@@ -110,6 +129,7 @@ pub(super) async fn connect(
         worker,
         connection,
         callbacks: Some(callbacks),
+        flows,
     })
 }
 
@@ -156,6 +176,7 @@ thread_local! {
 /// The worker asks about request `id`; the answer goes back on `port`.
 fn on_request(
     engine: Arc<Engine>,
+    flows: &Rc<Flows>,
     quiet: bool,
     description: RequestDescription,
     id: u32,
@@ -163,7 +184,8 @@ fn on_request(
 ) {
     let body = description.body().map(Bytes::from).unwrap_or_default();
     let request = BrowserRequest::new(&description, body);
-    let panic_port = port.clone();
+    let (panic_port, panic_flows) = (port.clone(), Rc::clone(flows));
+    let flows = Rc::clone(flows);
     task::spawn(
         async move {
             match answer(&engine, &request, quiet).await {
@@ -176,7 +198,7 @@ fn on_request(
                 }
                 Ok(Answer::Mocked(mocked)) => {
                     mocked.store_cookies();
-                    post_mocked(&port, id, &mocked);
+                    post_mocked(&port, id, mocked, &flows);
                 }
                 Ok(Answer::Passthrough(passthrough)) => {
                     // The worker performs it and reports the real response head.
@@ -190,7 +212,10 @@ fn on_request(
                 }
             }
         },
-        move |message| post_mocked(&panic_port, id, &MockedResponse::handler_panicked(&message)),
+        move |message| {
+            let mocked = MockedResponse::handler_panicked(&message);
+            post_mocked(&panic_port, id, mocked, &panic_flows);
+        },
     );
 }
 
@@ -201,13 +226,21 @@ fn on_response(id: u32, status: u16, headers: Vec<String>) {
     }
 }
 
-fn post_mocked(port: &JsValue, id: u32, mocked: &MockedResponse) {
+/// Posts the mocked response; a streamed body follows its head chunk by
+/// chunk.
+fn post_mocked(port: &JsValue, id: u32, mut mocked: MockedResponse, flows: &Rc<Flows>) {
+    let body = mocked.take_body();
+    let streamed = matches!(body, Some(MockedBody::Stream(_)));
     glue::post_mocked(
         port,
         id,
         mocked.status,
         &mocked.status_text,
         mocked.flat_headers(),
-        mocked.body(),
+        body.as_ref().and_then(MockedBody::bytes),
+        streamed,
     );
+    if let Some(MockedBody::Stream(body)) = body {
+        stream::send(flows, port.clone(), id, body);
+    }
 }
