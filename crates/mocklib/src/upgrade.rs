@@ -193,12 +193,21 @@ pub(crate) struct Peer {
 /// a front door with a network provides it.
 pub(crate) trait Connector: Send + Sync {
     /// Connects to `request`'s URL (as `ws://`/`wss://`), offering
-    /// `protocol`; the returned peer is pumped by the front door.
+    /// `protocols` (a `Sec-WebSocket-Protocol` value); the returned peer is
+    /// pumped by the front door, beside the sub-protocol the server chose.
     fn connect(
         &self,
         request: &Request,
-        protocol: Option<String>,
-    ) -> BoxFuture<Result<Peer, String>>;
+        protocols: Option<String>,
+    ) -> BoxFuture<Result<Connected, String>>;
+}
+
+/// A connection to a real WebSocket server.
+#[derive(Debug)]
+pub(crate) struct Connected {
+    pub(crate) peer: Peer,
+    /// The sub-protocol the server chose.
+    pub(crate) protocol: Option<String>,
 }
 
 /// Starts a connection's handler once the front door accepted the upgrade.

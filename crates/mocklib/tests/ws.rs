@@ -258,7 +258,7 @@ async fn the_link_chooses_a_sub_protocol_the_client_offered() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_handler_sees_the_clients_close() {
     let (closed, on_close) = tokio::sync::oneshot::channel();
-    let closed = std::sync::Mutex::new(Some(closed));
+    let closed = std::sync::Arc::new(std::sync::Mutex::new(Some(closed)));
     let server = setup_server([ws::link("/leave").on_connection(move |connection| {
         let closed = closed.lock().unwrap().take();
         async move {
@@ -416,7 +416,7 @@ impl Drop for DropSignal {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_client_that_vanishes_stops_its_handler() {
     let (dropped, on_drop) = tokio::sync::oneshot::channel();
-    let signal = std::sync::Mutex::new(Some(DropSignal(Some(dropped))));
+    let signal = std::sync::Arc::new(std::sync::Mutex::new(Some(DropSignal(Some(dropped)))));
     let server = setup_server([ws::link("/ticks").on_connection(move |connection| {
         let signal = signal.lock().unwrap().take();
         async move {
@@ -436,4 +436,18 @@ async fn a_client_that_vanishes_stops_its_handler() {
         .await
         .expect("the handler was stopped")
         .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_upgrade_no_handler_takes_is_joined_to_the_real_server() {
+    let upstream = real_upper_case_server().await;
+    let server = setup_server([ws::link("/elsewhere").on_connection(|c| c.client.close())]);
+    server.listen_with(common::on_unhandled(mocklib::UnhandledRequest::Bypass));
+    let tcp = tunnel(&server, &upstream.to_string()).await;
+    let (mut socket, _) = tokio_tungstenite::client_async(format!("ws://{upstream}/live"), tcp)
+        .await
+        .unwrap();
+    assert_eq!(next_text(&mut socket).await, "real hello");
+    socket.send(Wire::text("quiet")).await.unwrap();
+    assert_eq!(next_text(&mut socket).await, "QUIET");
 }

@@ -228,7 +228,9 @@ impl WsServer {
         };
         let connecting = connector.connect(&self.request, self.protocol.clone());
         match connecting.await {
-            Ok(peer) => Ok(WsUpstream { peer }),
+            Ok(connected) => Ok(WsUpstream {
+                peer: connected.peer,
+            }),
             Err(message) => Err(WsError::Failed { url, message }),
         }
     }
@@ -297,39 +299,49 @@ impl WsConnection {
     pub async fn forward_with(
         &self,
         server: WsUpstream,
-        mut filter: impl FnMut(Direction, Message) -> Option<Message>,
+        filter: impl FnMut(Direction, Message) -> Option<Message>,
     ) {
-        let client = &self.client.0.peer;
-        loop {
-            let next = std::future::poll_fn(|cx| {
-                if let Poll::Ready(message) = client.incoming.poll_next(cx) {
-                    return Poll::Ready((Direction::ClientToServer, message));
+        forward_peers(&self.client.0.peer, &server.peer, filter).await;
+    }
+}
+
+/// Moves messages between `client` and `server` (through `filter`) until
+/// either closes, then closes the other the same way.
+pub(super) async fn forward_peers(
+    client: &Peer,
+    server: &Peer,
+    mut filter: impl FnMut(Direction, Message) -> Option<Message>,
+) {
+    loop {
+        let next = std::future::poll_fn(|cx| {
+            if let Poll::Ready(message) = client.incoming.poll_next(cx) {
+                return Poll::Ready((Direction::ClientToServer, message));
+            }
+            if let Poll::Ready(message) = server.incoming.poll_next(cx) {
+                return Poll::Ready((Direction::ServerToClient, message));
+            }
+            Poll::Pending
+        })
+        .await;
+        let (from, to) = match next.0 {
+            Direction::ClientToServer => (client, server),
+            Direction::ServerToClient => (server, client),
+        };
+        match next.1 {
+            Some(message) => {
+                if let Some(message) = filter(next.0, message) {
+                    to.outgoing.push(Frame::Message(message));
                 }
-                if let Poll::Ready(message) = server.peer.incoming.poll_next(cx) {
-                    return Poll::Ready((Direction::ServerToClient, message));
-                }
-                Poll::Pending
-            })
-            .await;
-            match next {
-                (direction, Some(message)) => match (direction, filter(direction, message)) {
-                    (_, None) => {}
-                    (Direction::ClientToServer, Some(message)) => server.send(message),
-                    (Direction::ServerToClient, Some(message)) => self.client.send(message),
-                },
-                (Direction::ClientToServer, None) => {
-                    let frame = client
-                        .incoming
-                        .closed()
-                        .unwrap_or_else(CloseFrame::abnormal);
-                    server.close_with(closable(frame.code), &frame.reason);
-                    return;
-                }
-                (Direction::ServerToClient, None) => {
-                    let frame = server.closed().unwrap_or_else(CloseFrame::abnormal);
-                    self.client.close_with(closable(frame.code), &frame.reason);
-                    return;
-                }
+            }
+            None => {
+                let frame = from.incoming.closed().unwrap_or_else(CloseFrame::abnormal);
+                let frame = CloseFrame {
+                    code: closable(frame.code),
+                    ..frame
+                };
+                to.outgoing.push(Frame::Close(frame.clone()));
+                to.outgoing.close(frame);
+                return;
             }
         }
     }

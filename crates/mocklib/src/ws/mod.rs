@@ -10,15 +10,18 @@
 //! use mocklib::ws::{self, Message};
 //!
 //! let chat = ws::link("wss://chat.example.com/rooms/:room");
-//! let handlers = [chat.on_connection(|connection| async move {
-//!     connection.client.send(format!("welcome to {}", &connection.params["room"]));
-//!     while let Some(message) = connection.client.recv().await {
-//!         if message.as_text() == Some("bye") {
-//!             connection.client.close();
-//!             break;
+//! let handlers = [chat.on_connection({
+//!     let chat = chat.clone(); // to broadcast from inside
+//!     move |connection| async move {
+//!         connection.client.send(format!("welcome to {}", &connection.params["room"]));
+//!         while let Some(message) = connection.client.recv().await {
+//!             if message.as_text() == Some("bye") {
+//!                 connection.client.close();
+//!                 break;
+//!             }
+//!             // Echo to everyone else in the room.
+//!             chat.broadcast_except(&connection.client, message);
 //!         }
-//!         // Echo to everyone else in the room.
-//!         chat.broadcast_except(&connection.client, message);
 //!     }
 //! })];
 //! # let _ = handlers;
@@ -60,8 +63,9 @@ pub use connection::{Direction, WsClient, WsConnection, WsError, WsServer, WsUps
 
 use crate::handler::{Handler, HandlerLogic, IndexHint, Invocation, LookupContext};
 use crate::matching::{IntoPredicate, PatternError, Predicate};
+use crate::request::Request;
 use crate::resolver::{Resolution, ResolverCall, SessionOutput};
-use crate::upgrade::WebSocketUpgrade;
+use crate::upgrade::{Connected, WebSocketUpgrade};
 
 /// The WebSocket URLs a handler intercepts, and every client connected
 /// through them (MSW: `ws.link(url)`). Cheap to clone; clones share the
@@ -121,16 +125,18 @@ impl WsLink {
     /// A handler that accepts each matching connection and runs `handler`
     /// with it (MSW: `link.addEventListener('connection', …)`). The handler
     /// may be sync or async; the connection stays open after it returns,
-    /// until either side closes it.
+    /// until either side closes it. Like an axum handler, it is `FnOnce +
+    /// Clone` (cloned for each connection), so an `async move` block may
+    /// take what the closure captured: the link itself, to broadcast.
     pub fn on_connection<F, R, M>(&self, handler: F) -> Handler
     where
-        F: Fn(WsConnection) -> R + Send + Sync + 'static,
+        F: FnOnce(WsConnection) -> R + Clone + Send + Sync + 'static,
         R: SessionOutput<M>,
     {
         Handler::new(Arc::new(WsHandler {
             link: self.clone(),
             header: format!("ws {}", self.url),
-            on_connection: Arc::new(move |connection| handler(connection).into_driver()),
+            on_connection: Arc::new(move |connection| handler.clone()(connection).into_driver()),
         }))
     }
 
@@ -244,6 +250,24 @@ impl HandlerLogic for WsHandler {
             )))
         }))
     }
+}
+
+/// The upgrade of a request no handler took (performed as it is): the
+/// client gets the real server's sub-protocol, and every message flows
+/// between the two unchanged.
+pub(crate) fn passthrough_upgrade(request: Request, upstream: Connected) -> WebSocketUpgrade {
+    let Connected {
+        peer: server,
+        protocol,
+    } = upstream;
+    let start = Box::new(
+        move |client: crate::upgrade::Peer, _| -> crate::maybe_send::BoxFuture<()> {
+            Box::pin(async move {
+                connection::forward_peers(&client, &server, |_, message| Some(message)).await;
+            })
+        },
+    );
+    WebSocketUpgrade::new(request, protocol, start)
 }
 
 /// The `ws://`/`wss://` form of an upgrade request's `http(s)` URL.

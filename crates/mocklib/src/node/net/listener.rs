@@ -229,17 +229,58 @@ async fn answer(
         // Failing the service makes hyper drop the connection without a
         // response: the client sees a transport error, as with a network error.
         Outcome::NetworkError(error) => Err(error.into()),
+        #[cfg(feature = "ws")]
+        Outcome::Passthrough(passthrough) if is_websocket_upgrade(passthrough.request()) => {
+            Ok(pass_websocket_through(&shared, passthrough, on_upgrade).await)
+        }
         Outcome::Passthrough(passthrough) => Ok(perform_for_real(&shared, passthrough).await),
         #[cfg(feature = "ws")]
         Outcome::WebSocket(upgrade) => Ok(match super::ws::accept(&shared, upgrade, on_upgrade) {
-            Ok(response) => response.map(|()| {
-                Full::new(Bytes::new())
-                    .map_err(|never| match never {})
-                    .boxed()
-            }),
+            Ok(response) => response.map(|()| empty_body()),
             Err(message) => plain(StatusCode::BAD_REQUEST, &message),
         }),
     }
+}
+
+#[cfg(feature = "ws")]
+fn is_websocket_upgrade(request: &Request) -> bool {
+    request.method() == Method::GET
+        && request
+            .header("upgrade")
+            .is_some_and(|upgrade| upgrade.eq_ignore_ascii_case("websocket"))
+}
+
+/// An upgrade no handler took, performed as it is: the client's socket
+/// joined to the real server's.
+#[cfg(feature = "ws")]
+async fn pass_websocket_through(
+    shared: &Arc<Shared>,
+    passthrough: Passthrough,
+    on_upgrade: Option<hyper::upgrade::OnUpgrade>,
+) -> http::Response<ResponseBody> {
+    let request = passthrough.request().clone();
+    if is_own_address(shared, request.url()) {
+        let message = format!(
+            "mocklib: no handler took the WebSocket {} and it is addressed to this mocklib \
+             listener itself, so there is no real server to pass it to\n",
+            request.url()
+        );
+        return plain(StatusCode::BAD_GATEWAY, &message);
+    }
+    match super::ws::pass_through(shared, request, on_upgrade).await {
+        Ok(response) => {
+            passthrough.report_response(response.status(), response.headers());
+            response.map(|()| empty_body())
+        }
+        Err(message) => plain(StatusCode::BAD_GATEWAY, &message),
+    }
+}
+
+#[cfg(feature = "ws")]
+fn empty_body() -> ResponseBody {
+    Full::new(Bytes::new())
+        .map_err(|never| match never {})
+        .boxed()
 }
 
 /// Performs a passthrough request with the upstream client and streams the

@@ -19,7 +19,7 @@ use tokio_tungstenite::tungstenite::{self, Message as WireMessage};
 
 use super::{LazyUpstream, Shared};
 use crate::request::Request;
-use crate::upgrade::{CloseFrame, Connector, Frame, Message, Peer, WebSocketUpgrade};
+use crate::upgrade::{CloseFrame, Connected, Connector, Frame, Message, Peer, WebSocketUpgrade};
 
 /// How long a connection's handler may run on once its socket closed.
 const CLOSE_GRACE: std::time::Duration = std::time::Duration::from_secs(1);
@@ -162,7 +162,7 @@ impl Connector for UpstreamConnector {
         &self,
         request: &Request,
         protocol: Option<String>,
-    ) -> crate::maybe_send::BoxFuture<Result<Peer, String>> {
+    ) -> crate::maybe_send::BoxFuture<Result<Connected, String>> {
         let tls = self.upstream.get().map(|upstream| upstream.websocket_tls());
         let tls = tls.map_err(str::to_owned);
         let handshake = handshake_request(request, protocol);
@@ -179,11 +179,10 @@ impl Connector for UpstreamConnector {
                     .connect(name, tcp)
                     .await
                     .map_err(|error| format!("TLS with {host}: {error}"))?;
-                start_upstream(handshake, stream, peer.clone()).await?;
+                start_upstream(handshake, stream, peer).await
             } else {
-                start_upstream(handshake, tcp, peer.clone()).await?;
+                start_upstream(handshake, tcp, peer).await
             }
-            Ok(peer)
         })
     }
 }
@@ -193,15 +192,47 @@ async fn start_upstream<S>(
     handshake: http::Request<()>,
     stream: S,
     peer: Peer,
-) -> Result<(), String>
+) -> Result<Connected, String>
 where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
-    let (socket, _response) = tokio_tungstenite::client_async(handshake, stream)
+    let (socket, response) = tokio_tungstenite::client_async(handshake, stream)
         .await
         .map_err(|error| format!("the WebSocket handshake failed: {error}"))?;
-    tokio::spawn(pump(socket, peer));
-    Ok(())
+    let protocol = response
+        .headers()
+        .get("sec-websocket-protocol")
+        .and_then(|value| value.to_str().ok())
+        .map(str::to_owned);
+    tokio::spawn(pump(socket, peer.clone()));
+    Ok(Connected { peer, protocol })
+}
+
+/// Performs an upgrade no handler took as it is: connects to the real
+/// server with the client's offered sub-protocols first (so the client
+/// gets the one the server chose), then accepts the client's upgrade and
+/// forwards between the two. A `502` says why when the real server cannot
+/// be reached.
+pub(super) async fn pass_through(
+    shared: &Arc<Shared>,
+    request: Request,
+    on_upgrade: Option<OnUpgrade>,
+) -> Result<http::Response<()>, String> {
+    let connector = UpstreamConnector {
+        upstream: Arc::clone(&shared.upstream),
+    };
+    let offered = request.header("sec-websocket-protocol").map(str::to_owned);
+    let connected = connector
+        .connect(&request, offered)
+        .await
+        .map_err(|message| {
+            format!(
+                "mocklib: the real WebSocket {} could not be reached: {message}\n",
+                request.url()
+            )
+        })?;
+    let upgrade = crate::ws::passthrough_upgrade(request, connected);
+    accept(shared, upgrade, on_upgrade)
 }
 
 /// The handshake to send the real server: the intercepted request's URL as
