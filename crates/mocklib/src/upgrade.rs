@@ -210,8 +210,27 @@ pub(crate) struct Connected {
     pub(crate) protocol: Option<String>,
 }
 
+/// Resolves a request against the handlers of the connection's scope,
+/// answering with the mocked response (`None` when no handler mocked it):
+/// how a protocol spoken over a socket (GraphQL over WebSocket) reaches the
+/// other handlers. The front door that owns the engine provides it.
+#[cfg(feature = "graphql")]
+pub(crate) trait Resolve: Send + Sync {
+    fn resolve(&self, request: Request) -> BoxFuture<Option<http::Response<crate::body::Body>>>;
+}
+
+/// What a front door lends a connection's handler.
+#[derive(Clone, Default)]
+pub(crate) struct Services {
+    /// Opens real WebSockets (`server.connect()`).
+    pub(crate) connector: Option<Arc<dyn Connector>>,
+    /// Resolves requests against the handlers.
+    #[cfg(feature = "graphql")]
+    pub(crate) resolve: Option<Arc<dyn Resolve>>,
+}
+
 /// Starts a connection's handler once the front door accepted the upgrade.
-pub(crate) type Start = Box<dyn FnOnce(Peer, Option<Arc<dyn Connector>>) -> BoxFuture<()> + Send>;
+pub(crate) type Start = Box<dyn FnOnce(Peer, Services) -> BoxFuture<()> + Send>;
 
 /// A WebSocket upgrade a handler accepted: the front door answers `101`
 /// with [`protocol`](Self::protocol), then runs the handler on the socket.
@@ -244,9 +263,9 @@ impl WebSocketUpgrade {
     /// Accepts the upgrade: the peer the front door pumps the client's
     /// socket through, and the handler's future to run meanwhile (the front
     /// door stops it when the socket ends).
-    pub(crate) fn accept(self, connector: Option<Arc<dyn Connector>>) -> (Peer, BoxFuture<()>) {
+    pub(crate) fn accept(self, services: Services) -> (Peer, BoxFuture<()>) {
         let peer = Peer::default();
-        let handler = (self.start)(peer.clone(), connector);
+        let handler = (self.start)(peer.clone(), services);
         (peer, handler)
     }
 }

@@ -147,7 +147,12 @@
 //! [`graphql-parser`]: https://docs.rs/graphql-parser
 
 mod batch;
+#[cfg(all(feature = "ws", not(target_arch = "wasm32")))]
+mod over_ws;
 mod parse;
+mod subscription;
+
+pub use subscription::{Subscription, SubscriptionArgs};
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -162,7 +167,9 @@ use crate::cookies::Cookies;
 use crate::handler::{Handler, HandlerLogic, Invocation, LookupContext};
 use crate::matching::{PatternError, Predicate};
 use crate::request::Request;
-use crate::resolver::{CallContext, RequestId, Resolution, ResolverCall, ResolverOutput};
+use crate::resolver::{
+    CallContext, RequestId, Resolution, ResolverCall, ResolverOutput, SessionOutput,
+};
 use crate::response::{HttpResponse, Kind};
 
 const GRAPHQL_RESPONSE_JSON: &str = "application/graphql-response+json";
@@ -538,6 +545,7 @@ pub(crate) type DynResolver = dyn Fn(GraphqlResolverArgs) -> ResolverCall + Send
 enum Accepts {
     Query,
     Mutation,
+    Subscription,
     Any,
 }
 
@@ -572,6 +580,9 @@ impl GraphqlHandler {
             (Accepts::Mutation, Some(predicate)) => {
                 format!("mutation {} (origin: {origin})", predicate.describe())
             }
+            (Accepts::Subscription, Some(predicate)) => {
+                format!("subscription {} (origin: {origin})", predicate.describe())
+            }
             _ => format!("operation (origin: {origin})"),
         };
         Handler::new(Arc::new(GraphqlHandler {
@@ -588,6 +599,7 @@ impl GraphqlHandler {
         let type_matches = match self.accepts {
             Accepts::Query => operation.operation_type == OperationType::Query,
             Accepts::Mutation => operation.operation_type == OperationType::Mutation,
+            Accepts::Subscription => operation.operation_type == OperationType::Subscription,
             Accepts::Any => true,
         };
         if !type_matches {
@@ -634,6 +646,11 @@ impl HandlerLogic for GraphqlHandler {
     }
 
     fn index_hint(&self) -> crate::handler::IndexHint {
+        // A subscription handler also takes WebSocket upgrades, which carry
+        // no operation for the index to see.
+        if matches!(self.accepts, Accepts::Subscription) {
+            return crate::handler::IndexHint::Always;
+        }
         match self
             .predicate
             .as_ref()
@@ -658,6 +675,10 @@ impl HandlerLogic for GraphqlHandler {
     }
 
     fn try_match(&self, context: &LookupContext<'_>) -> Option<Invocation> {
+        #[cfg(all(feature = "ws", not(target_arch = "wasm32")))]
+        if matches!(self.accepts, Accepts::Subscription) && over_ws::is_upgrade(context.request) {
+            return over_ws::try_upgrade(self.endpoint.as_deref(), context);
+        }
         // The endpoint first: a request to another URL is not even parsed.
         let cache = context.namespace_state::<LookupCache>();
         if let Some(endpoint) = &self.endpoint {
@@ -772,6 +793,45 @@ where
     GraphqlHandler::handler(Accepts::Any, None, None, resolver)
 }
 
+/// A handler for `subscription` operations whose name matches `predicate`,
+/// sent to any endpoint (MSW 3: `graphql.subscription`). The resolver
+/// publishes results through `args.subscription` for as long as it runs:
+///
+/// ```
+/// use std::time::Duration;
+/// use mocklib::{delay, graphql};
+/// use serde_json::json;
+///
+/// graphql::subscription("OnPrice", |args| async move {
+///     let symbol = args.operation.variables["symbol"].clone();
+///     for price in [100, 101] {
+///         args.subscription.next_data(json!({ "price": { "symbol": symbol, "value": price } }));
+///         delay(Duration::from_millis(50)).await;
+///     }
+///     args.subscription.complete();
+/// });
+/// ```
+///
+/// Over HTTP the answer is an event stream as in GraphQL over SSE
+/// (`event: next`, then `event: complete`). With the `ws` feature the
+/// handler also takes WebSocket connections to its endpoint that speak
+/// `graphql-transport-ws`: subscriptions stream as `next` messages, and
+/// queries and mutations sent over the socket resolve against the other
+/// `graphql` handlers.
+pub fn subscription<P, F, R, M>(predicate: P, resolver: F) -> Handler
+where
+    P: IntoGraphqlPredicate,
+    F: Fn(SubscriptionArgs) -> R + Send + Sync + 'static,
+    R: SessionOutput<M>,
+{
+    GraphqlHandler::handler(
+        Accepts::Subscription,
+        Some(predicate.into_graphql_predicate()),
+        None,
+        subscription::resolver(resolver),
+    )
+}
+
 /// Handlers scoped to one GraphQL endpoint (MSW: [`graphql.link(url)`][msw]).
 ///
 /// [msw]: https://mswjs.io/docs/api/graphql
@@ -810,8 +870,14 @@ pub fn link(url: &str) -> GraphqlLink {
 /// Like [`link`], returning an invalid URL pattern as an error instead of
 /// panicking.
 pub fn try_link(url: &str) -> Result<GraphqlLink, PatternError> {
+    // A WebSocket endpoint is matched as the upgrade request's http(s) URL.
+    let url = match (url.strip_prefix("ws://"), url.strip_prefix("wss://")) {
+        (Some(rest), _) => format!("http://{rest}"),
+        (_, Some(rest)) => format!("https://{rest}"),
+        _ => url.to_owned(),
+    };
     Ok(GraphqlLink {
-        endpoint: Arc::new(Predicate::path(url)?),
+        endpoint: Arc::new(Predicate::path(&url)?),
     })
 }
 
@@ -846,6 +912,21 @@ impl GraphqlLink {
             Accepts::Mutation,
             Some(predicate.into_graphql_predicate()),
             resolver,
+        )
+    }
+
+    /// Like [`graphql::subscription`](subscription), for this endpoint only.
+    pub fn subscription<P, F, R, M>(&self, predicate: P, resolver: F) -> Handler
+    where
+        P: IntoGraphqlPredicate,
+        F: Fn(SubscriptionArgs) -> R + Send + Sync + 'static,
+        R: SessionOutput<M>,
+    {
+        let predicate = Some(predicate.into_graphql_predicate());
+        self.handler(
+            Accepts::Subscription,
+            predicate,
+            subscription::resolver(resolver),
         )
     }
 

@@ -67,6 +67,8 @@ use http::Method;
 
 pub use event::Event;
 pub use session::SseClient;
+#[cfg(feature = "graphql")]
+pub(crate) use session::open as open_session;
 pub use upstream::{SseServer, SseUpstream};
 
 use crate::cookies::Cookies;

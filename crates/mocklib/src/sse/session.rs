@@ -144,10 +144,10 @@ impl std::fmt::Debug for SseClient {
 }
 
 /// The resolver's remaining work, polled by the body.
-pub(super) type Driver = crate::resolver::SessionFuture;
+pub(crate) type Driver = crate::resolver::SessionFuture;
 
 /// A new stream: the client to hand the resolver, and the body stream.
-pub(super) fn open() -> (SseClient, EventBody) {
+pub(crate) fn open() -> (SseClient, EventBody) {
     let shared = Arc::new(Shared(Mutex::new(State::default())));
     let client = SseClient {
         _sender: Arc::new(SenderToken(Arc::clone(&shared))),
@@ -162,7 +162,7 @@ pub(super) fn open() -> (SseClient, EventBody) {
 }
 
 /// The body of an event stream: the queued events, then the resolver's.
-pub(super) struct EventBody {
+pub(crate) struct EventBody {
     shared: Arc<Shared>,
     driver: Option<Driver>,
     /// The last item handed out was data: an error right behind it waits
@@ -172,7 +172,7 @@ pub(super) struct EventBody {
 
 impl EventBody {
     /// Hands the body the resolver's future to drive.
-    pub(super) fn driving(mut self, driver: Option<Driver>) -> Self {
+    pub(crate) fn driving(mut self, driver: Option<Driver>) -> Self {
         self.driver = driver;
         self
     }

@@ -52,11 +52,7 @@ impl SseServer {
                 });
             }
         };
-        Ok(SseUpstream {
-            body,
-            parser: Parser::default(),
-            ready: VecDeque::new(),
-        })
+        Ok(SseUpstream::from_body(body))
     }
 }
 
@@ -70,6 +66,15 @@ pub struct SseUpstream {
 }
 
 impl SseUpstream {
+    /// The events of an event-stream `body` (a subscription's, say).
+    pub(crate) fn from_body(body: Body) -> Self {
+        SseUpstream {
+            body,
+            parser: Parser::default(),
+            ready: VecDeque::new(),
+        }
+    }
+
     /// Sends every remaining event to `client` unchanged, until the real
     /// stream ends (`Ok`) or fails (`Err`).
     pub async fn forward_to(mut self, client: &SseClient) -> Result<(), StreamError> {

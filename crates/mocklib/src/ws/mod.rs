@@ -240,8 +240,8 @@ impl HandlerLogic for WsHandler {
         let (link, on_connection) = (self.link.clone(), Arc::clone(&self.on_connection));
         Some(Box::new(move |_call| {
             let request = connection.request.clone();
-            let start = Box::new(move |peer, connector| {
-                let connection = connection.into_connection(peer, connector);
+            let start = Box::new(move |peer, services: crate::upgrade::Services| {
+                let connection = connection.into_connection(peer, services.connector);
                 link.register(&connection.client);
                 connection::run(connection, &*on_connection)
             });

@@ -224,6 +224,11 @@ async fn answer(
     let request =
         Request::from_parts(parts.method, url, parts.headers, body).with_version(parts.version);
     let scope = scope.unwrap_or_else(|| shared.engine.current_scope());
+    #[cfg(all(feature = "ws", feature = "graphql"))]
+    let resolve_in = super::ws::ResolveIn {
+        scope: Arc::clone(&scope),
+        base_url: base_url.clone(),
+    };
     match shared.engine.handle_in(scope, request, base_url).await {
         Outcome::Mocked(response) => Ok(mocked(response)),
         // Failing the service makes hyper drop the connection without a
@@ -235,10 +240,19 @@ async fn answer(
         }
         Outcome::Passthrough(passthrough) => Ok(perform_for_real(&shared, passthrough).await),
         #[cfg(feature = "ws")]
-        Outcome::WebSocket(upgrade) => Ok(match super::ws::accept(&shared, upgrade, on_upgrade) {
-            Ok(response) => response.map(|()| empty_body()),
-            Err(message) => plain(StatusCode::BAD_REQUEST, &message),
-        }),
+        Outcome::WebSocket(upgrade) => {
+            let accepted = super::ws::accept(
+                &shared,
+                upgrade,
+                on_upgrade,
+                #[cfg(feature = "graphql")]
+                Some(resolve_in),
+            );
+            Ok(match accepted {
+                Ok(response) => response.map(|()| empty_body()),
+                Err(message) => plain(StatusCode::BAD_REQUEST, &message),
+            })
+        }
     }
 }
 

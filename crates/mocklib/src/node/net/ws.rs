@@ -19,7 +19,11 @@ use tokio_tungstenite::tungstenite::{self, Message as WireMessage};
 
 use super::{LazyUpstream, Shared};
 use crate::request::Request;
-use crate::upgrade::{CloseFrame, Connected, Connector, Frame, Message, Peer, WebSocketUpgrade};
+#[cfg(feature = "graphql")]
+use crate::upgrade::Resolve;
+use crate::upgrade::{
+    CloseFrame, Connected, Connector, Frame, Message, Peer, Services, WebSocketUpgrade,
+};
 
 /// How long a connection's handler may run on once its socket closed.
 const CLOSE_GRACE: std::time::Duration = std::time::Duration::from_secs(1);
@@ -31,6 +35,7 @@ pub(super) fn accept(
     shared: &Arc<Shared>,
     upgrade: WebSocketUpgrade,
     on_upgrade: Option<OnUpgrade>,
+    #[cfg(feature = "graphql")] scope: Option<ResolveIn>,
 ) -> Result<http::Response<()>, String> {
     let request = upgrade.request();
     if request.header("sec-websocket-version") != Some("13") {
@@ -54,10 +59,19 @@ pub(super) fn accept(
         response = response.header("sec-websocket-protocol", protocol);
     }
     let response = response.body(()).map_err(|error| error.to_string())?;
-    let connector: Arc<dyn Connector> = Arc::new(UpstreamConnector {
-        upstream: Arc::clone(&shared.upstream),
-    });
-    let (peer, handler) = upgrade.accept(Some(connector));
+    let services = Services {
+        connector: Some(Arc::new(UpstreamConnector {
+            upstream: Arc::clone(&shared.upstream),
+        })),
+        #[cfg(feature = "graphql")]
+        resolve: scope.map(|scope| -> Arc<dyn Resolve> {
+            Arc::new(EngineResolve {
+                engine: Arc::clone(&shared.engine),
+                scope,
+            })
+        }),
+    };
+    let (peer, handler) = upgrade.accept(services);
     let shared = Arc::clone(shared);
     tokio::spawn(async move {
         let mut handler = tokio::spawn(handler);
@@ -72,6 +86,40 @@ pub(super) fn accept(
         handler.abort();
     });
     Ok(response)
+}
+
+/// The scope (and base URL) a connection's requests resolve in.
+#[cfg(feature = "graphql")]
+pub(super) struct ResolveIn {
+    pub(super) scope: Arc<crate::handlers::Scope>,
+    pub(super) base_url: Option<url::Url>,
+}
+
+/// Resolves a connection's requests (GraphQL operations over the socket)
+/// with the handlers of the scope the upgrade came in.
+#[cfg(feature = "graphql")]
+struct EngineResolve {
+    engine: Arc<crate::engine::Engine>,
+    scope: ResolveIn,
+}
+
+#[cfg(feature = "graphql")]
+impl Resolve for EngineResolve {
+    fn resolve(
+        &self,
+        request: Request,
+    ) -> crate::maybe_send::BoxFuture<Option<http::Response<crate::Body>>> {
+        let scope = Arc::clone(&self.scope.scope);
+        let outcome = self
+            .engine
+            .handle_in(scope, request, self.scope.base_url.clone());
+        Box::pin(async move {
+            match outcome.await {
+                crate::engine::Outcome::Mocked(response) => Some(response),
+                _ => None,
+            }
+        })
+    }
 }
 
 /// Takes the upgraded socket from hyper and pumps it.
@@ -232,7 +280,13 @@ pub(super) async fn pass_through(
             )
         })?;
     let upgrade = crate::ws::passthrough_upgrade(request, connected);
-    accept(shared, upgrade, on_upgrade)
+    accept(
+        shared,
+        upgrade,
+        on_upgrade,
+        #[cfg(feature = "graphql")]
+        None,
+    )
 }
 
 /// The handshake to send the real server: the intercepted request's URL as
