@@ -451,3 +451,24 @@ async fn an_upgrade_no_handler_takes_is_joined_to_the_real_server() {
     socket.send(Wire::text("quiet")).await.unwrap();
     assert_eq!(next_text(&mut socket).await, "QUIET");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_clients_messages_are_a_stream() {
+    let server = setup_server([ws::link("/sum").on_connection(|connection| async move {
+        let mut total = 0;
+        let mut numbers = connection.client.messages();
+        while let Some(message) = numbers.next().await {
+            total += message
+                .as_text()
+                .and_then(|t| t.parse::<i64>().ok())
+                .unwrap_or(0);
+            connection.client.send(total.to_string());
+        }
+    })]);
+    server.listen();
+    let mut socket = connect(&server, "/sum").await;
+    for (number, total) in [("2", "2"), ("40", "42")] {
+        socket.send(Wire::text(number)).await.unwrap();
+        assert_eq!(next_text(&mut socket).await, total);
+    }
+}

@@ -155,6 +155,26 @@ impl WsClient {
         self.0.peer.incoming.next().await
     }
 
+    /// The client's messages as a `Stream` (the same queue as
+    /// [`recv`](Self::recv)), ending when the client closes.
+    ///
+    /// ```
+    /// use futures_util::StreamExt;
+    /// use mocklib::ws;
+    ///
+    /// ws::link("/numbers").on_connection(|connection| async move {
+    ///     let mut total = 0;
+    ///     let mut numbers = connection.client.messages();
+    ///     while let Some(message) = numbers.next().await {
+    ///         total += message.as_text().and_then(|t| t.parse::<i64>().ok()).unwrap_or(0);
+    ///         connection.client.send(total.to_string());
+    ///     }
+    /// });
+    /// ```
+    pub fn messages(&self) -> Messages {
+        Messages(self.clone())
+    }
+
     /// How the connection closed, once it did (1006 when the client vanished
     /// without a close frame).
     pub fn closed(&self) -> Option<CloseFrame> {
@@ -168,6 +188,21 @@ impl WsClient {
     /// Whether the connection is still open both ways.
     pub fn is_open(&self) -> bool {
         self.closed().is_none()
+    }
+}
+
+/// The messages of a [`WsClient`], as a `Stream` ([`WsClient::messages`]).
+#[derive(Debug)]
+pub struct Messages(WsClient);
+
+impl futures_util::Stream for Messages {
+    type Item = Message;
+
+    fn poll_next(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> Poll<Option<Message>> {
+        self.0.0.peer.incoming.poll_next(cx)
     }
 }
 

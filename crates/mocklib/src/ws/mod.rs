@@ -59,7 +59,7 @@ use http::Method;
 use url::Url;
 
 pub use crate::upgrade::{CloseFrame, Message};
-pub use connection::{Direction, WsClient, WsConnection, WsError, WsServer, WsUpstream};
+pub use connection::{Direction, Messages, WsClient, WsConnection, WsError, WsServer, WsUpstream};
 
 use crate::handler::{Handler, HandlerLogic, IndexHint, Invocation, LookupContext};
 use crate::matching::{IntoPredicate, PatternError, Predicate};
