@@ -216,7 +216,18 @@ pub(crate) struct Connected {
 /// other handlers. The front door that owns the engine provides it.
 #[cfg(feature = "graphql")]
 pub(crate) trait Resolve: Send + Sync {
-    fn resolve(&self, request: Request) -> BoxFuture<Option<http::Response<crate::body::Body>>>;
+    fn resolve(&self, request: Request) -> BoxFuture<Resolved>;
+}
+
+/// How the handlers answered a request a connection resolved.
+#[cfg(feature = "graphql")]
+pub(crate) enum Resolved {
+    /// A handler mocked it.
+    Mocked(http::Response<crate::body::Body>),
+    /// No handler answered it: perform it as it is.
+    Passthrough,
+    /// It failed (a mocked network error, or the unhandled strategy).
+    Failed(String),
 }
 
 /// What a front door lends a connection's handler.

@@ -388,3 +388,103 @@ async fn tunnel(server: &Server, authority: &str) -> TcpStream {
     assert!(head.starts_with(b"HTTP/1.1 200"));
     tcp
 }
+
+/// A real `graphql-transport-ws` server on loopback: acknowledges, then
+/// answers each subscription with one result naming it (and the client's
+/// init token), then completes it.
+async fn real_graphql_server() -> std::net::SocketAddr {
+    use tokio_tungstenite::tungstenite::handshake::server::{Request, Response};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        while let Ok((tcp, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                let choose = |_: &Request, mut response: Response| {
+                    let protocol = "graphql-transport-ws".parse().unwrap();
+                    response
+                        .headers_mut()
+                        .insert("sec-websocket-protocol", protocol);
+                    Ok(response)
+                };
+                let mut socket = tokio_tungstenite::accept_hdr_async(tcp, choose)
+                    .await
+                    .unwrap();
+                let mut token = Value::Null;
+                while let Some(Ok(Wire::Text(text))) = socket.next().await {
+                    let message: Value = serde_json::from_str(text.as_str()).unwrap();
+                    match message["type"].as_str().unwrap() {
+                        "connection_init" => {
+                            token = message["payload"]["token"].clone();
+                            send(&mut socket, json!({ "type": "connection_ack" })).await;
+                        }
+                        "subscribe" => {
+                            let id = &message["id"];
+                            let name = &message["payload"]["operationName"];
+                            let data = json!({ "real": name, "token": token });
+                            send(
+                                &mut socket,
+                                json!({ "id": id, "type": "next", "payload": { "data": data } }),
+                            )
+                            .await;
+                            send(&mut socket, json!({ "id": id, "type": "complete" })).await;
+                        }
+                        _ => {}
+                    }
+                }
+            });
+        }
+    });
+    address
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_subscription_no_handler_answers_goes_to_the_real_server() {
+    let real = real_graphql_server().await;
+    let api = graphql::link(&format!("ws://{real}/graphql"));
+    let server = setup_server([api.subscription("OnMocked", |args| {
+        args.subscription.next_data(json!({ "mocked": true }));
+    })]);
+    server.listen();
+    let tcp = tunnel(&server, &real.to_string()).await;
+    let mut request =
+        tokio_tungstenite::tungstenite::client::IntoClientRequest::into_client_request(format!(
+            "ws://{real}/graphql"
+        ))
+        .unwrap();
+    request.headers_mut().insert(
+        "sec-websocket-protocol",
+        "graphql-transport-ws".parse().unwrap(),
+    );
+    let (mut socket, _) = tokio_tungstenite::client_async(request, tcp).await.unwrap();
+    send(
+        &mut socket,
+        json!({ "type": "connection_init", "payload": { "token": "secret" } }),
+    )
+    .await;
+    assert_eq!(
+        receive(&mut socket).await,
+        json!({ "type": "connection_ack" })
+    );
+    let subscribe = |id: &str, name: &str| {
+        json!({ "id": id, "type": "subscribe", "payload": {
+            "query": format!("subscription {name} {{ x }}"), "operationName": name } })
+    };
+    send(&mut socket, subscribe("m", "OnMocked")).await;
+    assert_eq!(
+        receive(&mut socket).await,
+        json!({ "id": "m", "type": "next", "payload": { "data": { "mocked": true } } })
+    );
+    assert_eq!(
+        receive(&mut socket).await,
+        json!({ "id": "m", "type": "complete" })
+    );
+    send(&mut socket, subscribe("r", "OnReal")).await;
+    assert_eq!(
+        receive(&mut socket).await,
+        json!({ "id": "r", "type": "next", "payload": { "data": { "real": "OnReal", "token": "secret" } } })
+    );
+    assert_eq!(
+        receive(&mut socket).await,
+        json!({ "id": "r", "type": "complete" })
+    );
+}

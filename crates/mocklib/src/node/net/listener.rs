@@ -426,7 +426,7 @@ fn came_through(shared: &Shared, headers: &http::HeaderMap) -> bool {
 }
 
 /// Whether `url` points at this listener (performing it would loop).
-fn is_own_address(shared: &Shared, url: &Url) -> bool {
+pub(super) fn is_own_address(shared: &Shared, url: &Url) -> bool {
     let Some(port) = url.port_or_known_default() else {
         return false;
     };

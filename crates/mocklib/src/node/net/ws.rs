@@ -17,13 +17,13 @@ use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::protocol::{CloseFrame as WireClose, Role};
 use tokio_tungstenite::tungstenite::{self, Message as WireMessage};
 
-use super::{LazyUpstream, Shared};
+use super::Shared;
 use crate::request::Request;
-#[cfg(feature = "graphql")]
-use crate::upgrade::Resolve;
 use crate::upgrade::{
     CloseFrame, Connected, Connector, Frame, Message, Peer, Services, WebSocketUpgrade,
 };
+#[cfg(feature = "graphql")]
+use crate::upgrade::{Resolve, Resolved};
 
 /// How long a connection's handler may run on once its socket closed.
 const CLOSE_GRACE: std::time::Duration = std::time::Duration::from_secs(1);
@@ -61,7 +61,7 @@ pub(super) fn accept(
     let response = response.body(()).map_err(|error| error.to_string())?;
     let services = Services {
         connector: Some(Arc::new(UpstreamConnector {
-            upstream: Arc::clone(&shared.upstream),
+            shared: Arc::clone(shared),
         })),
         #[cfg(feature = "graphql")]
         resolve: scope.map(|scope| -> Arc<dyn Resolve> {
@@ -105,18 +105,17 @@ struct EngineResolve {
 
 #[cfg(feature = "graphql")]
 impl Resolve for EngineResolve {
-    fn resolve(
-        &self,
-        request: Request,
-    ) -> crate::maybe_send::BoxFuture<Option<http::Response<crate::Body>>> {
+    fn resolve(&self, request: Request) -> crate::maybe_send::BoxFuture<Resolved> {
+        use crate::engine::Outcome;
         let scope = Arc::clone(&self.scope.scope);
-        let outcome = self
-            .engine
-            .handle_in(scope, request, self.scope.base_url.clone());
+        let base_url = self.scope.base_url.clone();
+        let outcome = self.engine.handle_in(scope, request, base_url);
         Box::pin(async move {
             match outcome.await {
-                crate::engine::Outcome::Mocked(response) => Some(response),
-                _ => None,
+                Outcome::Mocked(response) => Resolved::Mocked(response),
+                Outcome::Passthrough(_) => Resolved::Passthrough,
+                Outcome::NetworkError(error) => Resolved::Failed(error.to_string()),
+                Outcome::WebSocket(_) => Resolved::Failed("a WebSocket upgrade".to_owned()),
             }
         })
     }
@@ -202,7 +201,7 @@ fn wire_close(frame: &CloseFrame) -> WireClose {
 /// Opens real WebSockets for `server.connect()`, verifying certificates
 /// like every other request mocklib performs for real.
 struct UpstreamConnector {
-    upstream: Arc<LazyUpstream>,
+    shared: Arc<Shared>,
 }
 
 impl Connector for UpstreamConnector {
@@ -211,10 +210,21 @@ impl Connector for UpstreamConnector {
         request: &Request,
         protocol: Option<String>,
     ) -> crate::maybe_send::BoxFuture<Result<Connected, String>> {
-        let tls = self.upstream.get().map(|upstream| upstream.websocket_tls());
+        // The real server of a WebSocket addressed to this listener is this
+        // listener again: refuse rather than loop.
+        let own = super::listener::is_own_address(&self.shared, &crate::ws::ws_url(request.url()))
+            || super::listener::is_own_address(&self.shared, request.url());
+        let tls = self
+            .shared
+            .upstream
+            .get()
+            .map(|upstream| upstream.websocket_tls());
         let tls = tls.map_err(str::to_owned);
         let handshake = handshake_request(request, protocol);
         Box::pin(async move {
+            if own {
+                return Err("it is addressed to this mocklib listener itself".to_owned());
+            }
             let (handshake, host, port, secure) = handshake?;
             let tcp = tokio::net::TcpStream::connect((host.as_str(), port))
                 .await
@@ -267,7 +277,7 @@ pub(super) async fn pass_through(
     on_upgrade: Option<OnUpgrade>,
 ) -> Result<http::Response<()>, String> {
     let connector = UpstreamConnector {
-        upstream: Arc::clone(&shared.upstream),
+        shared: Arc::clone(shared),
     };
     let offered = request.header("sec-websocket-protocol").map(str::to_owned);
     let connected = connector
