@@ -392,6 +392,8 @@ async fn tunnel(server: &Server, authority: &str) -> TcpStream {
 /// A real `graphql-transport-ws` server on loopback: acknowledges, then
 /// answers each subscription with one result naming it (and the client's
 /// init token), then completes it.
+// The handshake callback's error type is tungstenite's (a whole response).
+#[allow(clippy::result_large_err)]
 async fn real_graphql_server() -> std::net::SocketAddr {
     use tokio_tungstenite::tungstenite::handshake::server::{Request, Response};
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
