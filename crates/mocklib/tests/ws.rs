@@ -472,3 +472,20 @@ async fn the_clients_messages_are_a_stream() {
         assert_eq!(next_text(&mut socket).await, total);
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_boundary_sees_its_own_websocket_handlers() {
+    let server = setup_server([ws::link("/who").on_connection(|c| c.client.send("root"))]);
+    server.listen();
+    let inside = server
+        .in_boundary(async {
+            server.use_handlers([ws::link("/who").on_connection(|c| c.client.send("boundary"))]);
+            // Inside a boundary, server.url() is the boundary's own port.
+            let mut socket = connect(&server, "/who").await;
+            next_text(&mut socket).await
+        })
+        .await;
+    assert_eq!(inside, "boundary");
+    let mut socket = connect(&server, "/who").await;
+    assert_eq!(next_text(&mut socket).await, "root");
+}
