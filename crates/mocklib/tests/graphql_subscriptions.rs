@@ -325,27 +325,8 @@ async fn a_failing_subscription_sends_an_error_and_a_wss_link_matches_through_tl
     let server = market();
     server.listen();
     // The link's https://api.test/graphql is reached as wss:// through CONNECT.
-    let ca = server.ca_certificate_pem();
-    let mut roots = rustls::RootCertStore::empty();
-    use rustls_pki_types::pem::PemObject;
-    roots
-        .add(rustls_pki_types::CertificateDer::from_pem_slice(ca.as_bytes()).unwrap())
-        .unwrap();
-    let config = rustls::ClientConfig::builder_with_provider(Arc::new(
-        rustls::crypto::ring::default_provider(),
-    ))
-    .with_safe_default_protocol_versions()
-    .unwrap()
-    .with_root_certificates(roots)
-    .with_no_client_auth();
-    let tcp = tunnel(&server, "api.test:443").await;
-    let tls = tokio_rustls::TlsConnector::from(Arc::new(config))
-        .connect(
-            rustls_pki_types::ServerName::try_from("api.test").unwrap(),
-            tcp,
-        )
-        .await
-        .unwrap();
+    let tcp = common::tunnel(&server, "api.test:443").await;
+    let tls = common::tls_client(&server, "api.test", tcp).await;
     let mut request =
         tokio_tungstenite::tungstenite::client::IntoClientRequest::into_client_request(
             "wss://api.test/graphql",
@@ -370,23 +351,6 @@ async fn a_failing_subscription_sends_an_error_and_a_wss_link_matches_through_tl
         receive(&mut socket).await,
         json!({ "id": "x", "type": "error", "payload": [{ "message": "the market is closed" }] })
     );
-}
-
-/// A `CONNECT` tunnel to `authority` through the server's proxy port.
-async fn tunnel(server: &Server, authority: &str) -> TcpStream {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let address = server.url().socket_addrs(|| None).unwrap()[0];
-    let mut tcp = TcpStream::connect(address).await.unwrap();
-    let connect = format!("CONNECT {authority} HTTP/1.1\r\nHost: {authority}\r\n\r\n");
-    tcp.write_all(connect.as_bytes()).await.unwrap();
-    let mut head = Vec::new();
-    while !head.ends_with(b"\r\n\r\n") {
-        let mut byte = [0u8; 1];
-        tcp.read_exact(&mut byte).await.unwrap();
-        head.push(byte[0]);
-    }
-    assert!(head.starts_with(b"HTTP/1.1 200"));
-    tcp
 }
 
 /// A real `graphql-transport-ws` server on loopback: acknowledges, then
@@ -447,7 +411,7 @@ async fn a_subscription_no_handler_answers_goes_to_the_real_server() {
         args.subscription.next_data(json!({ "mocked": true }));
     })]);
     server.listen();
-    let tcp = tunnel(&server, &real.to_string()).await;
+    let tcp = common::tunnel(&server, &real.to_string()).await;
     let mut request =
         tokio_tungstenite::tungstenite::client::IntoClientRequest::into_client_request(format!(
             "ws://{real}/graphql"

@@ -1137,26 +1137,9 @@ async fn send_through(server: &Server, door: Door, target: &str) -> Ended {
 /// A TLS connection to `api.example.com` inside a `CONNECT` tunnel, trusting
 /// the server's CA.
 async fn tls_in_tunnel(server: &Server) -> tokio_rustls::client::TlsStream<TcpStream> {
-    use rustls_pki_types::pem::PemObject;
-    let mut roots = rustls::RootCertStore::empty();
-    let ca =
-        rustls_pki_types::CertificateDer::from_pem_slice(server.ca_certificate_pem().as_bytes())
-            .unwrap();
-    roots.add(ca).unwrap();
-    let config = rustls::ClientConfig::builder_with_provider(std::sync::Arc::new(
-        rustls::crypto::ring::default_provider(),
-    ))
-    .with_safe_default_protocol_versions()
-    .unwrap()
-    .with_root_certificates(roots)
-    .with_no_client_auth();
-    let connector = tokio_rustls::TlsConnector::from(std::sync::Arc::new(config));
-    let name = rustls_pki_types::ServerName::try_from("api.example.com").unwrap();
     let tunnel = open_tunnel(server).await;
-    tokio::time::timeout(GUARD, connector.connect(name, tunnel))
-        .await
-        .expect("hang guard")
-        .unwrap()
+    let tls = common::tls_client(server, "api.example.com", tunnel);
+    tokio::time::timeout(GUARD, tls).await.expect("hang guard")
 }
 
 /// Sends every unsendable target through every door; each must get

@@ -216,21 +216,10 @@ async fn error_failures_and_panics_break_the_stream_and_the_server_keeps_serving
     assert_eq!(ok.text().await.unwrap(), "still serving");
 }
 
-/// Tells the test when it is dropped.
-struct DropSignal(Option<tokio::sync::oneshot::Sender<()>>);
-
-impl Drop for DropSignal {
-    fn drop(&mut self) {
-        if let Some(sender) = self.0.take() {
-            let _ = sender.send(());
-        }
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_client_that_disconnects_stops_the_resolver() {
-    let (dropped, on_drop) = tokio::sync::oneshot::channel();
-    let signal = Arc::new(Mutex::new(Some(DropSignal(Some(dropped)))));
+    let (signal, on_drop) = common::DropSignal::new();
+    let signal = Arc::new(Mutex::new(Some(signal)));
     let server = setup_server([sse::get("/ticks", move |args| {
         let signal = signal.lock().unwrap().take();
         async move {

@@ -180,22 +180,11 @@ fn curl_reads_a_chunked_body_and_a_length_the_user_set() {
     assert!(sized.ends_with("\r\n\r\nabcd"), "{sized}");
 }
 
-/// Tells the test when it is dropped, that is, when the stream holding it ends.
-struct DropSignal(Option<oneshot::Sender<()>>);
-
-impl Drop for DropSignal {
-    fn drop(&mut self) {
-        if let Some(sender) = self.0.take() {
-            let _ = sender.send(());
-        }
-    }
-}
-
 /// A server whose `GET /endless` streams a line every few milliseconds,
 /// forever; the receiver hears when that stream is dropped.
 fn endless_server() -> (Server, oneshot::Receiver<()>) {
-    let (dropped, on_drop) = oneshot::channel();
-    let signal = Arc::new(Mutex::new(Some(DropSignal(Some(dropped)))));
+    let (signal, on_drop) = common::DropSignal::new();
+    let signal = Arc::new(Mutex::new(Some(signal)));
     let server = setup_server([http::all("/endless", move |_| {
         let signal = signal.lock().unwrap().take().expect("one stream per test");
         HttpResponse::stream(futures_util::stream::unfold(

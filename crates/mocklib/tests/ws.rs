@@ -10,7 +10,7 @@ use futures_util::{SinkExt, StreamExt};
 use mocklib::node::{Server, setup_server};
 use mocklib::ws::{self, Direction, Message};
 use mocklib::{HttpResponse, http};
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpStream;
 use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::{self, Message as Wire};
@@ -100,29 +100,6 @@ async fn a_handler_talks_with_a_client_in_base_url_mode() {
     }
 }
 
-/// A `CONNECT` tunnel to `authority` through the server's proxy port.
-async fn tunnel(server: &Server, authority: &str) -> TcpStream {
-    let address = server.url().socket_addrs(|| None).unwrap()[0];
-    let mut tcp = TcpStream::connect(address).await.unwrap();
-    let connect = format!("CONNECT {authority} HTTP/1.1\r\nHost: {authority}\r\n\r\n");
-    tcp.write_all(connect.as_bytes()).await.unwrap();
-    let mut head = Vec::new();
-    while !head.ends_with(b"\r\n\r\n") {
-        let mut byte = [0u8; 1];
-        tokio::time::timeout(HANG, tcp.read_exact(&mut byte))
-            .await
-            .unwrap()
-            .unwrap();
-        head.push(byte[0]);
-    }
-    assert!(
-        head.starts_with(b"HTTP/1.1 200"),
-        "{}",
-        String::from_utf8_lossy(&head)
-    );
-    tcp
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_wss_url_is_intercepted_inside_connect_and_tls() {
     let server =
@@ -134,8 +111,8 @@ async fn a_wss_url_is_intercepted_inside_connect_and_tls() {
             }),
         ]);
     server.listen();
-    let tcp = tunnel(&server, "chat.example.com:443").await;
-    let tls = tls_client(&server, "chat.example.com", tcp).await;
+    let tcp = common::tunnel(&server, "chat.example.com:443").await;
+    let tls = common::tls_client(&server, "chat.example.com", tcp).await;
     let (mut socket, _) = tokio_tungstenite::client_async("wss://chat.example.com/live", tls)
         .await
         .unwrap();
@@ -154,35 +131,11 @@ async fn a_ws_url_is_intercepted_inside_a_plain_tunnel() {
             }),
         ]);
     server.listen();
-    let tcp = tunnel(&server, "chat.example.com:80").await;
+    let tcp = common::tunnel(&server, "chat.example.com:80").await;
     let (mut socket, _) = tokio_tungstenite::client_async("ws://chat.example.com/live", tcp)
         .await
         .unwrap();
     assert_eq!(next_text(&mut socket).await, "plain");
-}
-
-/// TLS to `host` on `tcp`, trusting `server`'s CA.
-async fn tls_client(
-    server: &Server,
-    host: &'static str,
-    tcp: TcpStream,
-) -> tokio_rustls::client::TlsStream<TcpStream> {
-    use rustls_pki_types::pem::PemObject;
-    let mut roots = rustls::RootCertStore::empty();
-    let pem = server.ca_certificate_pem();
-    roots
-        .add(rustls_pki_types::CertificateDer::from_pem_slice(pem.as_bytes()).unwrap())
-        .unwrap();
-    let config = rustls::ClientConfig::builder_with_provider(std::sync::Arc::new(
-        rustls::crypto::ring::default_provider(),
-    ))
-    .with_safe_default_protocol_versions()
-    .unwrap()
-    .with_root_certificates(roots)
-    .with_no_client_auth();
-    let connector = tokio_rustls::TlsConnector::from(std::sync::Arc::new(config));
-    let name = rustls_pki_types::ServerName::try_from(host).unwrap();
-    connector.connect(name, tcp).await.unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -328,7 +281,7 @@ async fn connect_forwards_both_ways_altering_and_dropping_on_the_way() {
     )]);
     server.listen();
     // Through the proxy, as a client of the real address would come.
-    let tcp = tunnel(&server, &upstream.to_string()).await;
+    let tcp = common::tunnel(&server, &upstream.to_string()).await;
     let (mut socket, _) = tokio_tungstenite::client_async(format!("ws://{upstream}/live"), tcp)
         .await
         .unwrap();
@@ -402,21 +355,10 @@ async fn websocket_handlers_live_in_the_handler_list() {
     assert_eq!(network.kind(), mocklib::NetworkErrorKind::CannotUpgrade);
 }
 
-/// Tells the test when it is dropped.
-struct DropSignal(Option<tokio::sync::oneshot::Sender<()>>);
-
-impl Drop for DropSignal {
-    fn drop(&mut self) {
-        if let Some(sender) = self.0.take() {
-            let _ = sender.send(());
-        }
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_client_that_vanishes_stops_its_handler() {
-    let (dropped, on_drop) = tokio::sync::oneshot::channel();
-    let signal = std::sync::Arc::new(std::sync::Mutex::new(Some(DropSignal(Some(dropped)))));
+    let (signal, on_drop) = common::DropSignal::new();
+    let signal = std::sync::Arc::new(std::sync::Mutex::new(Some(signal)));
     let server = setup_server([ws::link("/ticks").on_connection(move |connection| {
         let signal = signal.lock().unwrap().take();
         async move {
@@ -443,7 +385,7 @@ async fn an_upgrade_no_handler_takes_is_joined_to_the_real_server() {
     let upstream = real_upper_case_server().await;
     let server = setup_server([ws::link("/elsewhere").on_connection(|c| c.client.close())]);
     server.listen_with(common::on_unhandled(mocklib::UnhandledRequest::Bypass));
-    let tcp = tunnel(&server, &upstream.to_string()).await;
+    let tcp = common::tunnel(&server, &upstream.to_string()).await;
     let (mut socket, _) = tokio_tungstenite::client_async(format!("ws://{upstream}/live"), tcp)
         .await
         .unwrap();

@@ -391,3 +391,71 @@ pub fn unhandled_message(error: &reqwest_middleware::Error, what: &str) -> Strin
     );
     network.to_string()
 }
+
+/// Tells a test when it is dropped: put it in what a resolver or a stream
+/// owns, and the receiver hears when that is dropped (the client went away).
+pub struct DropSignal(Option<tokio::sync::oneshot::Sender<()>>);
+
+impl DropSignal {
+    /// A signal and the receiver that hears its drop.
+    pub fn new() -> (Self, tokio::sync::oneshot::Receiver<()>) {
+        let (sender, receiver) = tokio::sync::oneshot::channel();
+        (DropSignal(Some(sender)), receiver)
+    }
+}
+
+impl Drop for DropSignal {
+    fn drop(&mut self) {
+        if let Some(sender) = self.0.take() {
+            let _ = sender.send(());
+        }
+    }
+}
+
+/// A `CONNECT` tunnel to `authority` through `server`'s proxy port.
+pub async fn tunnel(server: &Server, authority: &str) -> tokio::net::TcpStream {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let address = server.url().socket_addrs(|| None).unwrap()[0];
+    let mut tcp = tokio::net::TcpStream::connect(address).await.unwrap();
+    let connect = format!("CONNECT {authority} HTTP/1.1\r\nHost: {authority}\r\n\r\n");
+    tcp.write_all(connect.as_bytes()).await.unwrap();
+    let mut head = Vec::new();
+    while !head.ends_with(b"\r\n\r\n") {
+        let mut byte = [0u8; 1];
+        let read = tokio::time::timeout(
+            std::time::Duration::from_secs(20),
+            tcp.read_exact(&mut byte),
+        );
+        read.await.expect("no hang").unwrap();
+        head.push(byte[0]);
+    }
+    assert!(
+        head.starts_with(b"HTTP/1.1 200"),
+        "{}",
+        String::from_utf8_lossy(&head)
+    );
+    tcp
+}
+
+/// TLS to `host` over `tcp`, trusting `server`'s certificate authority.
+pub async fn tls_client(
+    server: &Server,
+    host: &'static str,
+    tcp: tokio::net::TcpStream,
+) -> tokio_rustls::client::TlsStream<tokio::net::TcpStream> {
+    use rustls_pki_types::pem::PemObject;
+    let mut roots = rustls::RootCertStore::empty();
+    let pem = server.ca_certificate_pem();
+    let ca = rustls_pki_types::CertificateDer::from_pem_slice(pem.as_bytes()).unwrap();
+    roots.add(ca).unwrap();
+    let config = rustls::ClientConfig::builder_with_provider(std::sync::Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .unwrap()
+    .with_root_certificates(roots)
+    .with_no_client_auth();
+    let connector = tokio_rustls::TlsConnector::from(std::sync::Arc::new(config));
+    let name = rustls_pki_types::ServerName::try_from(host).unwrap();
+    connector.connect(name, tcp).await.unwrap()
+}
