@@ -78,6 +78,8 @@ mod fallback;
 #[cfg(target_arch = "wasm32")]
 mod glue;
 #[cfg(target_arch = "wasm32")]
+mod local;
+#[cfg(target_arch = "wasm32")]
 mod perform;
 mod script;
 #[cfg(target_arch = "wasm32")]
