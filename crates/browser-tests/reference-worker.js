@@ -4,6 +4,8 @@
  *   /reference/direct  answered by the worker itself, no page involved
  *   /reference/echo    answered by the page over a MessagePort, as mocklib
  *                      does, but by a few lines of JavaScript instead of wasm
+ *   /reference/resumable  an event stream (one event, id 41, retry 10 ms)
+ *                      saying which Last-Event-ID the worker saw
  * Everything else goes to the network.
  */
 self.addEventListener('install', () => self.skipWaiting());
@@ -28,6 +30,13 @@ self.addEventListener('fetch', (event) => {
   if (url.pathname === '/reference/direct') {
     event.respondWith(
       new Response('{"name":"John"}', { headers: { 'content-type': 'application/json' } }),
+    );
+  } else if (url.pathname === '/reference/resumable') {
+    const seen = event.request.headers.get('last-event-id') || 'none';
+    event.respondWith(
+      new Response(`id: 41\nretry: 10\ndata: last event id: ${seen}\n\n`, {
+        headers: { 'content-type': 'text/event-stream' },
+      }),
     );
   } else if (url.pathname === '/reference/echo' && page) {
     event.respondWith(echo(event.request));

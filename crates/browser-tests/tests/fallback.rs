@@ -425,3 +425,34 @@ async fn a_body_streaming_when_the_worker_stops_streams_to_its_end() {
     assert_eq!(reader.read().await.unwrap(), None);
     feed.wait_until_over().await;
 }
+
+#[wasm_bindgen_test]
+async fn sse_events_reach_a_fetch_reader_until_the_resolver_closes() {
+    check_events_reach_a_fetch_reader(MODE).await;
+}
+
+#[wasm_bindgen_test]
+async fn a_last_event_id_sent_with_fetch_reaches_the_resolver() {
+    check_last_event_id_reaches_the_resolver(MODE).await;
+}
+
+#[wasm_bindgen_test]
+async fn an_event_source_is_not_intercepted_by_the_fetch_patch() {
+    // The browser opens an EventSource's connection itself, not through
+    // `fetch`: it reaches the runner, which has no such file (a 404 fails
+    // the EventSource for good). EventSource needs Service Worker mode.
+    let worker = started(MODE, [notifications_handler()]).await;
+    let entries = event_source_entries("/api/notifications", &["greeting", "count"], 1).await;
+    assert_eq!(entries, json!([{ "type": "error", "readyState": 2 }]));
+    worker.stop();
+}
+
+#[wasm_bindgen_test]
+async fn server_connect_forwards_a_real_endless_stream_as_it_arrives() {
+    check_a_real_stream_is_forwarded_as_it_arrives(MODE).await;
+}
+
+#[wasm_bindgen_test]
+async fn server_connect_forwards_a_real_post_stream_to_its_end() {
+    check_a_real_post_stream_is_forwarded_to_its_end(MODE).await;
+}

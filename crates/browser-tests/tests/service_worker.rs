@@ -301,3 +301,82 @@ async fn stopping_mid_stream_fails_the_body_and_runs_finalize() {
     feed.wait_until_over().await;
     assert!(reader.read().await.is_err());
 }
+
+#[wasm_bindgen_test]
+async fn an_event_source_gets_event_types_ids_multi_line_data_and_json() {
+    let worker = started(MODE, [notifications_handler()]).await;
+    let entries = event_source_entries("/api/notifications", &["greeting", "count"], 4).await;
+    assert_eq!(
+        entries,
+        json!([
+            { "type": "greeting", "data": "welcome", "lastEventId": "1" },
+            { "type": "message", "data": "line one\nline two", "lastEventId": "2" },
+            // The last id stays until another one comes.
+            { "type": "count", "data": "{\"unread\":3}", "lastEventId": "2" },
+            // client.close() ended the stream: the EventSource reconnects.
+            { "type": "error", "readyState": 0 },
+        ])
+    );
+    worker.stop();
+}
+
+/// What an `EventSource` dispatches when `/api/resumable`-like streams
+/// (an event with id 41 and a 10 ms `retry`, then the end) answer it twice.
+fn reconnected_entries(data: &str) -> Value {
+    let event = json!({ "type": "message", "data": data, "lastEventId": "41" });
+    json!([event, { "type": "error", "readyState": 0 }, event])
+}
+
+#[wasm_bindgen_test]
+async fn a_reconnecting_event_source_is_answered_again_without_its_last_event_id() {
+    // Chromium sends an EventSource's `Last-Event-ID` to the network but not
+    // to a Service Worker (the next test shows it with no mocklib code), so
+    // the resolver cannot see it; a client that sets it itself is seen.
+    let worker = started(MODE, [resumable_handler()]).await;
+    let entries = event_source_entries("/api/resumable", &[], 3).await;
+    assert_eq!(entries, reconnected_entries("last event id: none"));
+    worker.stop();
+    check_last_event_id_reaches_the_resolver(MODE).await;
+}
+
+#[wasm_bindgen_test]
+async fn chromium_keeps_an_event_source_last_event_id_from_service_workers() {
+    // When this fails, Chromium passes the header on: the resolver sees it,
+    // and the docs of `mocklib::browser` and `mocklib::sse` should say so.
+    use_reference_worker().await;
+    let entries = event_source_entries("/reference/resumable", &[], 3).await;
+    assert_eq!(entries, reconnected_entries("last event id: none"));
+}
+
+#[wasm_bindgen_test]
+async fn sse_events_reach_a_fetch_reader_until_the_resolver_closes() {
+    check_events_reach_a_fetch_reader(MODE).await;
+}
+
+#[wasm_bindgen_test]
+async fn server_connect_forwards_a_real_endless_stream_to_an_event_source() {
+    let origin = event_source_origin().await;
+    let worker = forwarding_worker(MODE, &origin).await;
+    let url = format!("{origin}/events?stream=event-source");
+    let entries = event_source_entries(&url, &["price", "debug"], 2).await;
+    assert_eq!(
+        entries,
+        json!([
+            { "type": "price", "data": "{\"symbol\":\"ACME\",\"price\":100}", "lastEventId": "1" },
+            { "type": "price", "data": "{\"symbol\":\"ACME\",\"price\":101}", "lastEventId": "2" },
+        ])
+    );
+    // Closing the EventSource closed the real connection too.
+    wait_until_real_stream_closed(&origin, "event-source").await;
+    worker.stop();
+}
+
+#[wasm_bindgen_test]
+async fn server_connect_forwards_a_real_endless_stream_as_it_arrives() {
+    check_a_real_stream_is_forwarded_as_it_arrives(MODE).await;
+}
+
+#[wasm_bindgen_test]
+async fn server_connect_forwards_a_real_post_stream_to_its_end() {
+    check_a_real_post_stream_is_forwarded_to_its_end(MODE).await;
+}

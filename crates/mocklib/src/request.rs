@@ -372,8 +372,11 @@ fn absolute_url(
 // engine) so that the data layer imports nothing above it: a front door with
 // a network implements it, the engine hands it to each request.
 
-/// The result of performing a request for real with [`Performer`].
-pub(crate) type PerformFuture = crate::maybe_send::BoxFuture<Result<HttpResponse, PerformError>>;
+/// The result of performing a request for real with [`Performer`]. `Send`
+/// on every target, the browser's too: an `sse` session awaits it in
+/// `server.connect()`, and a session's future is `Send` everywhere.
+pub(crate) type PerformFuture =
+    std::pin::Pin<Box<dyn std::future::Future<Output = Result<HttpResponse, PerformError>> + Send>>;
 
 /// Why a [`Performer`] got no real response.
 #[derive(Debug)]

@@ -2,6 +2,10 @@
 //! JavaScript clients (XHR, `<img>`, a Web Worker, JS `fetch`).
 #![allow(dead_code)] // each test file uses its own subset
 
+mod event_streams;
+
+pub use event_streams::*;
+
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -65,8 +69,8 @@ export function frameText(url) {
     document.body.appendChild(frame);
   });
 }
-export async function openBody(url) {
-  const response = await fetch(url);
+export async function openBody(url, init) {
+  const response = await fetch(url, init);
   return [response.status, response.headers.get('content-length'), response.body.getReader()];
 }
 export async function readChunk(reader) {
@@ -99,7 +103,7 @@ extern "C" {
     #[wasm_bindgen(js_name = frameText)]
     fn frame_text_promise(url: &str) -> Promise;
     #[wasm_bindgen(js_name = openBody)]
-    fn open_body_promise(url: &str) -> Promise;
+    fn open_body_promise(url: &str, init: &JsValue) -> Promise;
     #[wasm_bindgen(js_name = readChunk)]
     fn read_chunk_promise(reader: &JsValue) -> Promise;
     #[wasm_bindgen(js_name = cancelReader)]
@@ -326,7 +330,12 @@ pub struct BodyReader(JsValue);
 impl BodyReader {
     /// Fetches `url`, asserts a 200 without `Content-Length`, and opens its body.
     pub async fn open(url: &str) -> Self {
-        let opened = within_hang_guard("fetch", JsFuture::from(open_body_promise(url)))
+        Self::open_with(url, &JsValue::UNDEFINED).await
+    }
+
+    /// [`open`](Self::open) with `fetch`'s `init` (method, headers, body).
+    pub async fn open_with(url: &str, init: &JsValue) -> Self {
+        let opened = within_hang_guard("fetch", JsFuture::from(open_body_promise(url, init)))
             .await
             .expect("fetch rejected");
         let parts = js_sys::Array::from(&opened);

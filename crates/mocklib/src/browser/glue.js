@@ -101,6 +101,21 @@ export function streamedResponse(status, statusText, headers, pull, cancel, url,
   return setResponseUrl(new Response(body, init), url, redirected);
 }
 
+/** The reader of a real `response`'s body; null when it has none. */
+export function bodyReader(response) {
+  return response.body ? response.body.getReader() : null;
+}
+
+/** The next chunk `reader` reads (a Uint8Array), or undefined at the end. */
+export function readChunk(reader) {
+  return reader.read().then(({ done, value }) => (done ? undefined : value));
+}
+
+/** Stops reading: the browser closes the connection the body came over. */
+export function cancelReader(reader) {
+  reader.cancel().catch(() => {});
+}
+
 export function restoreFetch(target, original) {
   target.fetch = original;
 }

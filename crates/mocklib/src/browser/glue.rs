@@ -90,6 +90,15 @@ extern "C" {
     #[wasm_bindgen(js_name = postBodyEnd)]
     pub(super) fn post_body_end(port: &JsValue, id: u32, error: Option<String>);
 
+    #[wasm_bindgen(js_name = bodyReader)]
+    pub(super) fn body_reader(response: &web_sys::Response) -> JsValue;
+
+    #[wasm_bindgen(js_name = readChunk)]
+    pub(super) fn read_chunk(reader: &JsValue) -> Promise;
+
+    #[wasm_bindgen(js_name = cancelReader)]
+    pub(super) fn cancel_reader(reader: &JsValue);
+
     #[wasm_bindgen(js_name = postOutcome)]
     pub(super) fn post_outcome(port: &JsValue, id: u32, kind: &str);
 }

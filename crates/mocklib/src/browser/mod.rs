@@ -64,6 +64,25 @@
 //!   error". [`Worker::stop`] lets bodies still streaming finish in the
 //!   fallback mode and fails them in Service Worker mode (its channel to
 //!   the worker closes).
+//! - Server-sent events ([`sse`](crate::sse) handlers) stream the same way.
+//!   The page's `EventSource` is intercepted in Service Worker mode only:
+//!   the browser opens its connection itself, not through `fetch`, so the
+//!   fetch patch never sees it (it reaches the network). There, read event
+//!   streams with `fetch` and `response.body.getReader()`, as LLM clients
+//!   do, or with an `EventSource` library built on `fetch`. MSW is alike:
+//!   its `sse` handlers see an `EventSource` through its Service Worker,
+//!   and the `fetch` and XHR interceptors it falls back to do not.
+//! - Chromium does not hand a Service Worker the `Last-Event-ID` an
+//!   `EventSource` sends when it reconnects (the header is added on the way
+//!   to the network), so [`SseArgs::last_event_id`](crate::sse::SseArgs::last_event_id)
+//!   is `None` for that reconnection; a client that sets the header itself
+//!   (with `fetch`) is seen.
+//! - [`bypass`](crate::bypass) and `sse`'s `server.connect()` perform the
+//!   real request with the page's own `fetch` (in Service Worker mode marked
+//!   so that our worker lets it through), so the real server must allow the
+//!   page's origin (CORS) as for any request of the page. `server.connect()`
+//!   hands on the real body as it arrives, and the page closing its reader
+//!   or `EventSource` closes the real connection.
 
 // `setup_worker` and `Worker` exist only on wasm32; in the docs built for
 // other targets, links to them render as plain text.
@@ -77,6 +96,8 @@ mod convert;
 mod fallback;
 #[cfg(target_arch = "wasm32")]
 mod glue;
+#[cfg(target_arch = "wasm32")]
+mod local;
 #[cfg(target_arch = "wasm32")]
 mod perform;
 mod script;

@@ -1,6 +1,10 @@
-//! Performing a request for real from the page, for [`bypass`](crate::bypass).
+//! Performing a request for real from the page, for [`bypass`](crate::bypass)
+//! and `sse`'s `server.connect()` (whose body streams).
 
 use std::cell::RefCell;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll, ready};
 
 use bytes::Bytes;
 use js_sys::{Function, Promise, Uint8Array};
@@ -8,6 +12,9 @@ use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 
 use super::convert::{header_map, header_pairs};
+use super::glue;
+use super::local::{self, Local};
+use crate::body::Body;
 use crate::request::Request;
 use crate::request::{PerformError, PerformFuture, Performer};
 use crate::response::HttpResponse;
@@ -41,17 +48,41 @@ pub(super) struct FetchPerformer {
 
 impl Performer for FetchPerformer {
     fn perform(&self, request: &Request) -> PerformFuture {
+        self.send(request, false)
+    }
+
+    fn perform_streaming(&self, request: &Request) -> PerformFuture {
+        self.send(request, true)
+    }
+}
+
+impl FetchPerformer {
+    /// The real response; its body read in full unless `streaming`. The
+    /// future is `Send` (see `local`), as an `sse` session that awaits it
+    /// must be.
+    fn send(&self, request: &Request, streaming: bool) -> PerformFuture {
         let request = request.clone();
         let marked = self.through_service_worker;
-        Box::pin(async move {
-            perform(&request, marked)
+        let performed = local::sendable(async move {
+            perform(&request, marked, streaming)
                 .await
                 .map_err(|error| PerformError::Failed(js_message(error)))
+        });
+        Box::pin(async move {
+            performed.await.unwrap_or_else(|| {
+                Err(PerformError::Failed(
+                    "the request was performed from another thread than the page's".to_owned(),
+                ))
+            })
         })
     }
 }
 
-async fn perform(request: &Request, marked: bool) -> Result<HttpResponse, JsValue> {
+async fn perform(
+    request: &Request,
+    marked: bool,
+    streaming: bool,
+) -> Result<HttpResponse, JsValue> {
     let headers = web_sys::Headers::new()?;
     for (name, value) in request.headers() {
         // The browser sets these itself and refuses them from scripts.
@@ -79,12 +110,76 @@ async fn perform(request: &Request, marked: bool) -> Result<HttpResponse, JsValu
         .call1(&js_sys::global(), &outgoing)?
         .dyn_into()?;
     let response: web_sys::Response = JsFuture::from(pending).await?.dyn_into()?;
-    let body = JsFuture::from(response.array_buffer()?).await?;
-    let mut real = http::Response::new(Bytes::from(Uint8Array::new(&body).to_vec()));
+    let body = if streaming {
+        RealBody::stream(&response)
+    } else {
+        let body = JsFuture::from(response.array_buffer()?).await?;
+        Body::from(Uint8Array::new(&body).to_vec())
+    };
+    let mut real = http::Response::new(body);
     *real.status_mut() = http::StatusCode::from_u16(response.status())
         .map_err(|_| JsValue::from_str("the real response has an invalid status"))?;
     *real.headers_mut() = header_map(&header_pairs(&response.headers()));
-    Ok(HttpResponse::from(real))
+    Ok(HttpResponse::from_body(real))
+}
+
+/// The body of a real `Response`, read from its `ReadableStream` a chunk
+/// at a time as the [`Body`] is polled: an endless event stream arrives
+/// event by event, and a slow reader slows the real connection down.
+struct RealBody {
+    /// The body's reader.
+    reader: JsValue,
+    /// The `reader.read()` in flight.
+    read: Option<JsFuture>,
+}
+
+impl RealBody {
+    fn stream(response: &web_sys::Response) -> Body {
+        let reader = glue::body_reader(response);
+        if reader.is_null() {
+            return Body::empty();
+        }
+        let body = Local::new(RealBody { reader, read: None });
+        Body::from_try_stream(futures_util::stream::poll_fn(move |cx| {
+            body.with(|body| body.poll_chunk(cx)).unwrap_or_else(|| {
+                Poll::Ready(Some(Err(
+                    "the real body was read from another thread than the page's".to_owned(),
+                )))
+            })
+        }))
+    }
+
+    fn poll_chunk(&mut self, cx: &mut Context<'_>) -> Poll<Option<Result<Bytes, String>>> {
+        loop {
+            let read = self
+                .read
+                .get_or_insert_with(|| JsFuture::from(glue::read_chunk(&self.reader)));
+            let chunk = ready!(Pin::new(read).poll(cx));
+            self.read = None;
+            return Poll::Ready(match chunk {
+                Err(error) => Some(Err(format!(
+                    "reading the real body failed: {}",
+                    js_message(error)
+                ))),
+                Ok(chunk) if chunk.is_undefined() => None,
+                Ok(chunk) => {
+                    let chunk = Uint8Array::new(&chunk);
+                    if chunk.length() == 0 {
+                        continue;
+                    }
+                    Some(Ok(Bytes::from(chunk.to_vec())))
+                }
+            });
+        }
+    }
+}
+
+impl Drop for RealBody {
+    /// Cancelling the reader closes the real connection: a body dropped
+    /// unread (a client that went away) stops the real stream too.
+    fn drop(&mut self) {
+        glue::cancel_reader(&self.reader);
+    }
 }
 
 /// A thrown JavaScript value as a message.

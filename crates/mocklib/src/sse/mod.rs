@@ -55,6 +55,18 @@
 //! `Accept: text/event-stream` header, a handler here matches on method and
 //! URL alone, so any client (curl included) gets the stream. The resolver's
 //! future must be `Send` on every target, as the stream body is.
+//!
+//! # In the browser
+//!
+//! In [Service Worker mode](crate::browser) the page's `EventSource` gets
+//! these streams, as in MSW. The `fetch` patch of the fallback mode sees
+//! `fetch` alone, not an `EventSource` (which the browser connects by
+//! itself): there, read the stream with `fetch` and
+//! `response.body.getReader()`. Chromium keeps the `Last-Event-ID` of an
+//! `EventSource`'s reconnection from Service Workers, so the resolver sees
+//! it only from clients that send it themselves. `server.connect()`
+//! performs the real request with the page's `fetch`: the real event
+//! source must allow the page's origin (CORS).
 
 mod event;
 mod parse;
