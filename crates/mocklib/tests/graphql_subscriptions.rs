@@ -454,3 +454,59 @@ async fn a_subscription_no_handler_answers_goes_to_the_real_server() {
         json!({ "id": "r", "type": "complete" })
     );
 }
+
+/// A subscription as graphql-ws-client sends it: the document, its
+/// variables, and how to decode one result's `data`.
+#[derive(serde::Serialize)]
+struct OnPrice {
+    query: &'static str,
+    variables: Value,
+}
+
+impl graphql_ws_client::graphql::GraphqlOperation for OnPrice {
+    type Response = Value;
+    type Error = serde_json::Error;
+
+    fn decode(&self, data: Value) -> Result<Value, serde_json::Error> {
+        Ok(data)
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn graphql_ws_client_subscribes_end_to_end() {
+    let server = setup_server([graphql::subscription("OnPrice", |args| async move {
+        let symbol = args.operation.variables["symbol"].clone();
+        for value in [100, 101, 102] {
+            args.subscription
+                .next_data(json!({ "price": { "symbol": symbol, "value": value } }));
+            mocklib::delay(Duration::from_millis(2)).await;
+        }
+    })]);
+    server.listen();
+    let mut request =
+        async_tungstenite::tungstenite::client::IntoClientRequest::into_client_request(ws_url(
+            &server,
+        ))
+        .unwrap();
+    request.headers_mut().insert(
+        "sec-websocket-protocol",
+        "graphql-transport-ws".parse().unwrap(),
+    );
+    let (connection, _) = async_tungstenite::tokio::connect_async(request)
+        .await
+        .unwrap();
+    let (client, actor) = graphql_ws_client::Client::build(connection).await.unwrap();
+    tokio::spawn(actor.into_future());
+    let operation = OnPrice {
+        query: "subscription OnPrice($symbol: String!) { price(symbol: $symbol) { value } }",
+        variables: json!({ "symbol": "ACME" }),
+    };
+    let prices: Vec<Value> = client
+        .subscribe(operation)
+        .await
+        .unwrap()
+        .map(|result| result.unwrap()["data"]["price"]["value"].clone())
+        .collect()
+        .await;
+    assert_eq!(prices, [json!(100), json!(101), json!(102)]);
+}

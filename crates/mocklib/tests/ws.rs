@@ -431,3 +431,63 @@ async fn a_boundary_sees_its_own_websocket_handlers() {
     let mut socket = connect(&server, "/who").await;
     assert_eq!(next_text(&mut socket).await, "root");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reqwest_websocket_reaches_a_wss_handler_through_the_proxy() {
+    use reqwest_websocket::{Message as Reqwest, Upgrade};
+    let server = setup_server([ws::link("wss://stream.example.com/echo").on_connection(
+        |connection| async move {
+            while let Some(message) = connection.client.recv().await {
+                connection
+                    .client
+                    .send(format!("echo: {}", message.as_text().unwrap_or("?")));
+            }
+        },
+    )]);
+    server.listen();
+    let response = server
+        .reqwest_client()
+        .get("wss://stream.example.com/echo")
+        .upgrade()
+        .send()
+        .await
+        .unwrap();
+    let mut socket = response.into_websocket().await.unwrap();
+    socket.send(Reqwest::Text("ping".into())).await.unwrap();
+    let echoed = tokio::time::timeout(HANG, socket.next())
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    match echoed {
+        Reqwest::Text(text) => assert_eq!(text, "echo: ping"),
+        other => panic!("expected text, got {other:?}"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_hundred_concurrent_connections_each_see_their_own_boundary() {
+    let server = setup_server([ws::link("/whoami").on_connection(|c| c.client.send("root"))]);
+    server.listen();
+    let connections = (0..200).map(|n| {
+        let server = server.clone();
+        tokio::spawn(async move {
+            server
+                .in_boundary(async {
+                    let name = format!("boundary {n}");
+                    server.use_handlers([ws::link("/whoami").on_connection(move |c| {
+                        c.client.send(name.clone());
+                    })]);
+                    let mut socket = connect(&server, "/whoami").await;
+                    next_text(&mut socket).await
+                })
+                .await
+        })
+    });
+    let seen = futures_util::future::join_all(connections).await;
+    for (n, seen) in seen.into_iter().enumerate() {
+        assert_eq!(seen.unwrap(), format!("boundary {n}"));
+    }
+    let mut socket = connect(&server, "/whoami").await;
+    assert_eq!(next_text(&mut socket).await, "root");
+}

@@ -1,0 +1,141 @@
+//! WebSocket echo round trip through a mocked connection against a bare
+//! tokio-tungstenite echo server on loopback, in the same run:
+//! `cargo bench -p mocklib --bench websocket`.
+//!
+//! One tokio-tungstenite client per case, connected once; each sample sends
+//! a 32-byte text message and waits for its echo. mocklib's case is a `ws`
+//! handler that echoes what it receives, reached in base URL mode; the bare
+//! case is `accept_async` plus a loop that sends every message back. The
+//! cases take turns in rounds.
+
+use std::time::{Duration, Instant};
+
+use futures_util::{SinkExt, StreamExt};
+use mocklib::node::setup_server;
+use mocklib::ws;
+use tokio_tungstenite::tungstenite::Message;
+
+const WARMUP: usize = 500;
+const SAMPLES: usize = 10_000;
+const ROUNDS: usize = 20;
+const TEXT: &str = "the quick brown fox jumps over!!";
+
+type Socket =
+    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+
+fn main() {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(run());
+}
+
+async fn bare_echo_server() -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        while let Ok((tcp, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                let mut socket = tokio_tungstenite::accept_async(tcp).await.unwrap();
+                while let Some(Ok(message)) = socket.next().await {
+                    if message.is_text() && socket.send(message).await.is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+    });
+    format!("ws://{address}/echo")
+}
+
+async fn round_trip(socket: &mut Socket) -> Duration {
+    let started = Instant::now();
+    socket.send(Message::text(TEXT)).await.unwrap();
+    loop {
+        match socket.next().await {
+            Some(Ok(Message::Text(text))) => {
+                assert_eq!(text.as_str(), TEXT);
+                return started.elapsed();
+            }
+            Some(Ok(_)) => {}
+            other => panic!("no echo: {other:?}"),
+        }
+    }
+}
+
+async fn run() {
+    let server = setup_server([ws::link("/echo").on_connection(|connection| async move {
+        while let Some(message) = connection.client.recv().await {
+            connection.client.send(message);
+        }
+    })]);
+    server.listen();
+    let mocked_url = server
+        .url()
+        .join("/echo")
+        .unwrap()
+        .to_string()
+        .replacen("http", "ws", 1);
+    let bare_url = bare_echo_server().await;
+    let cases = [
+        ("mocklib ws handler, base URL", mocked_url),
+        ("bare tokio-tungstenite echo server", bare_url),
+    ];
+    let mut sockets = Vec::new();
+    for (_, url) in &cases {
+        let (socket, _) = tokio_tungstenite::connect_async(url.as_str())
+            .await
+            .unwrap();
+        sockets.push(socket);
+    }
+    for socket in &mut sockets {
+        for _ in 0..WARMUP {
+            round_trip(socket).await;
+        }
+    }
+    let mut samples = vec![Vec::new(); cases.len()];
+    for _ in 0..ROUNDS {
+        for (socket, samples) in sockets.iter_mut().zip(&mut samples) {
+            for _ in 0..SAMPLES / ROUNDS {
+                samples.push(round_trip(socket).await);
+            }
+        }
+    }
+    for samples in &mut samples {
+        samples.sort_unstable();
+    }
+    println!(
+        "\nWebSocket echo round trip of a 32-byte text message on loopback; one connection per \
+         case; {WARMUP} warm-up then {SAMPLES} timed round trips per case in {ROUNDS} interleaved \
+         rounds; tokio multi-thread runtime, 2 workers\n"
+    );
+    println!("| case | median | p10 | p90 | p99 |");
+    println!("|---|---|---|---|---|");
+    for ((name, _), samples) in cases.iter().zip(&samples) {
+        println!(
+            "| {name} | {} | {} | {} | {} |",
+            micros(percentile(samples, 0.5)),
+            micros(percentile(samples, 0.1)),
+            micros(percentile(samples, 0.9)),
+            micros(percentile(samples, 0.99)),
+        );
+    }
+    let ratio =
+        percentile(&samples[0], 0.5).as_secs_f64() / percentile(&samples[1], 0.5).as_secs_f64();
+    println!();
+    println!(
+        "{}: echo round trip through a mocked connection ≤ 1.2× a bare tokio-tungstenite echo server ({ratio:.2}×)",
+        if ratio <= 1.2 { "PASS" } else { "FAIL" }
+    );
+    server.close();
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    sorted[((sorted.len() - 1) as f64 * p).round() as usize]
+}
+
+fn micros(duration: Duration) -> String {
+    format!("{:.1} µs", duration.as_secs_f64() * 1e6)
+}
