@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bytes::Bytes;
-use futures_util::Stream;
+use futures_util::{Stream, StreamExt};
 use mocklib::node::{Server, setup_server};
 use mocklib::{HttpResponse, http};
 use tokio::sync::{mpsc, oneshot};
@@ -55,23 +55,33 @@ async fn next_chunk(response: &mut reqwest::Response) -> Option<Bytes> {
     }
 }
 
-/// Released chunk by chunk, read chunk by chunk: nothing waits for the end.
-async fn assert_streams(mut response: reqwest::Response, sender: mpsc::UnboundedSender<&str>) {
+/// Released chunk by chunk, read chunk by chunk with reqwest's
+/// `bytes_stream()`: nothing waits for the end.
+async fn assert_streams(response: reqwest::Response, sender: mpsc::UnboundedSender<&str>) {
     assert_eq!(response.status(), 200);
     assert!(response.headers().get("content-length").is_none());
+    let mut body = response.bytes_stream();
     let mut received = Vec::new();
     for chunk in ["one ", "two ", "three"] {
         sender.send(chunk).unwrap();
         // Chunks may coalesce on the way; read until this one is complete.
         let mut text = String::new();
         while text.len() < chunk.len() {
-            let bytes = next_chunk(&mut response).await.expect("more body");
-            text.push_str(std::str::from_utf8(&bytes).unwrap());
+            let bytes = tokio::time::timeout(HANG, body.next())
+                .await
+                .expect("the chunk arrived");
+            text.push_str(std::str::from_utf8(&bytes.expect("more body").unwrap()).unwrap());
         }
         received.push(text);
     }
     drop(sender); // ends the stream
-    assert_eq!(next_chunk(&mut response).await, None);
+    let rest = tokio::time::timeout(HANG, body.collect::<Vec<_>>())
+        .await
+        .unwrap();
+    assert!(
+        rest.iter().all(|chunk| chunk.as_ref().unwrap().is_empty()),
+        "{rest:?}"
+    );
     assert_eq!(received, ["one ", "two ", "three"]);
 }
 

@@ -269,6 +269,9 @@ async fn connect_forwards_both_ways_altering_and_dropping_on_the_way() {
                 .forward_with(server, |direction, message| {
                     match (direction, message.as_text()) {
                         (Direction::ClientToServer, Some("secret")) => None,
+                        (Direction::ClientToServer, Some(text)) => {
+                            Some(Message::from(format!("{text} loudly")))
+                        }
                         (Direction::ServerToClient, Some(text)) => {
                             Some(Message::from(format!("{text}!")))
                         }
@@ -288,7 +291,7 @@ async fn connect_forwards_both_ways_altering_and_dropping_on_the_way() {
     assert_eq!(next_text(&mut socket).await, "real hello!");
     socket.send(Wire::text("secret")).await.unwrap();
     socket.send(Wire::text("shout")).await.unwrap();
-    assert_eq!(next_text(&mut socket).await, "SHOUT!");
+    assert_eq!(next_text(&mut socket).await, "SHOUT LOUDLY!");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
