@@ -139,14 +139,20 @@
 //!
 //! # The parser
 //!
-//! Documents are parsed with [`graphql-parser`], whose errors name the line
-//! and column (`Parse error at 1:28`). Why this parser: `docs/DESIGN.md` in
-//! the repository.
+//! Documents are parsed by mocklib itself, with no dependency: the parser
+//! checks a document against the grammar of GraphQL executable documents in
+//! the [GraphQL specification] (with the `\u{…}` escapes and full Unicode of
+//! its current edition) and reads each operation's type and name, nothing
+//! more. Its errors name the line and column and what was expected
+//! (``Parse error at 1:18: expected a field, `...` or `}`, found the end of
+//! the document``). Selection sets, lists, objects and list types may nest
+//! 128 levels deep.
 //!
 //! [GraphQL multipart request spec]: https://github.com/jaydenseric/graphql-multipart-request-spec
-//! [`graphql-parser`]: https://docs.rs/graphql-parser
+//! [GraphQL specification]: https://spec.graphql.org/
 
 mod batch;
+mod document;
 #[cfg(all(feature = "ws", not(target_arch = "wasm32")))]
 mod over_ws;
 mod parse;

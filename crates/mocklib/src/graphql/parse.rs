@@ -6,12 +6,11 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use graphql_parser::query::{Definition, OperationDefinition};
 use http::Method;
 use serde_json::{Map, Value};
 
 use super::batch::BatchState;
-use super::{GraphqlUpload, OperationInfo, OperationType};
+use super::{GraphqlUpload, OperationInfo};
 use crate::form_data::{FormData, FormValue};
 use crate::request::Request;
 
@@ -397,21 +396,9 @@ impl GraphqlUpload {
 
 /// Parses the document and picks the operation to run.
 fn select_operation(payload: Payload) -> Result<Arc<OperationInfo>, String> {
-    let document = graphql_parser::query::parse_query::<&str>(&payload.query)
-        .map_err(|error| format!("its document does not parse: {}", error.to_string().trim()))?;
-    let mut operations = document.definitions.iter().filter_map(|definition| {
-        let Definition::Operation(operation) = definition else {
-            return None;
-        };
-        Some(match operation {
-            OperationDefinition::SelectionSet(_) => (OperationType::Query, None),
-            OperationDefinition::Query(query) => (OperationType::Query, query.name),
-            OperationDefinition::Mutation(mutation) => (OperationType::Mutation, mutation.name),
-            OperationDefinition::Subscription(subscription) => {
-                (OperationType::Subscription, subscription.name)
-            }
-        })
-    });
+    let operations = super::document::operations(&payload.query)
+        .map_err(|error| format!("its document does not parse: {error}"))?;
+    let mut operations = operations.into_iter();
     let (operation_type, name) = match &payload.operation_name {
         Some(wanted) => operations
             .find(|(_, name)| *name == Some(wanted.as_str()))
@@ -433,7 +420,7 @@ fn select_operation(payload: Payload) -> Result<Arc<OperationInfo>, String> {
         }
     };
     let operation_name = name.map(str::to_owned);
-    drop(document);
+    drop(operations);
     Ok(Arc::new(OperationInfo {
         operation_type,
         operation_name,
@@ -500,6 +487,7 @@ pub(crate) fn prefers_graphql_response(headers: &http::HeaderMap) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::graphql::OperationType;
 
     /// The parse as the old `Option`: `Some` only for GraphQL (prints the
     /// invalid-document warning, as a handler looking at it would).
