@@ -456,3 +456,24 @@ async fn server_connect_forwards_a_real_endless_stream_as_it_arrives() {
 async fn server_connect_forwards_a_real_post_stream_to_its_end() {
     check_a_real_post_stream_is_forwarded_to_its_end(MODE).await;
 }
+
+// WebSockets: the page's class is replaced in this mode too.
+websocket_tests!(MODE);
+
+#[wasm_bindgen_test]
+async fn a_panicking_websocket_handler_closes_the_socket_with_1011() {
+    let panics = mocklib::ws::link("/ws/panics").on_connection(|connection| async move {
+        if connection.client.recv().await.is_some() {
+            panic!("the handler broke");
+        }
+    });
+    let worker = started(MODE, [panics]).await;
+    let mut page = PageSocket::open("/ws/panics", &[]);
+    assert_eq!(page.next().await, SocketEvent::Open);
+    page.send("anything");
+    assert_eq!(
+        page.next().await,
+        SocketEvent::close(1011, "mocklib: the handler failed")
+    );
+    worker.stop();
+}

@@ -380,3 +380,6 @@ async fn server_connect_forwards_a_real_endless_stream_as_it_arrives() {
 async fn server_connect_forwards_a_real_post_stream_to_its_end() {
     check_a_real_post_stream_is_forwarded_to_its_end(MODE).await;
 }
+
+// WebSockets: the page's class is replaced in this mode too.
+websocket_tests!(MODE);

@@ -34,7 +34,7 @@ use crate::index::RequestKeys;
 use crate::request::{Performer, Request};
 use crate::resolver::{CallContext, RequestId, Resolution, ResolverCall, ResolverError};
 use crate::response::{HttpResponse, Kind, StatusText};
-#[cfg(all(feature = "ws", not(target_arch = "wasm32")))]
+#[cfg(feature = "ws")]
 use crate::upgrade::WebSocketUpgrade;
 
 /// What the engine needs of a front door's options while intercepting: the
@@ -91,7 +91,7 @@ pub enum Outcome {
     NetworkError(NetworkError),
     /// Accept this WebSocket upgrade and run its handler on the socket (a
     /// front door that cannot upgrade answers with a network error).
-    #[cfg(all(feature = "ws", not(target_arch = "wasm32")))]
+    #[cfg(feature = "ws")]
     WebSocket(WebSocketUpgrade),
 }
 
@@ -378,7 +378,7 @@ impl Lookup {
                 Resolution::Respond(response) => {
                     return self.respond(request, request_id, handler, response, finalize);
                 }
-                #[cfg(all(feature = "ws", not(target_arch = "wasm32")))]
+                #[cfg(feature = "ws")]
                 Resolution::Upgrade(upgrade) => {
                     self.emit(EventKind::RequestMatch, &request, request_id);
                     self.emit(EventKind::RequestEnd, &request, request_id);

@@ -156,9 +156,9 @@ mod response;
 mod setup_api;
 pub mod sse;
 mod suggest;
-#[cfg(all(feature = "ws", not(target_arch = "wasm32")))]
+#[cfg(feature = "ws")]
 mod upgrade;
-#[cfg(all(feature = "ws", not(target_arch = "wasm32")))]
+#[cfg(feature = "ws")]
 #[cfg_attr(docsrs, doc(cfg(feature = "ws")))]
 pub mod ws;
 

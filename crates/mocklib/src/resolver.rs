@@ -43,7 +43,7 @@ use crate::maybe_send::MaybeSend;
 use crate::params::Params;
 use crate::request::Request;
 use crate::response::HttpResponse;
-#[cfg(all(feature = "ws", not(target_arch = "wasm32")))]
+#[cfg(feature = "ws")]
 use crate::upgrade::WebSocketUpgrade;
 
 /// The one argument every HTTP resolver receives. Fields are public so it can
@@ -328,7 +328,7 @@ pub enum Resolution {
     Exhausted,
     /// Accept this WebSocket upgrade (what a [`ws`](crate::ws) handler
     /// answers with).
-    #[cfg(all(feature = "ws", not(target_arch = "wasm32")))]
+    #[cfg(feature = "ws")]
     Upgrade(WebSocketUpgrade),
 }
 

@@ -189,38 +189,51 @@ pub(crate) struct Peer {
     pub(crate) outgoing: Arc<Mailbox<Frame>>,
 }
 
+impl Peer {
+    /// Sends the peer `frame` as the last thing it gets.
+    pub(crate) fn send_close(&self, frame: CloseFrame) {
+        self.outgoing.push(Frame::Close(frame.clone()));
+        self.outgoing.close(frame);
+    }
+}
+
 /// Opens the real WebSocket behind an intercepted upgrade (`server.connect()`);
 /// a front door with a network provides it.
 pub(crate) trait Connector: Send + Sync {
     /// Connects to `request`'s URL (as `ws://`/`wss://`), offering
     /// `protocols` (a `Sec-WebSocket-Protocol` value); the returned peer is
     /// pumped by the front door, beside the sub-protocol the server chose.
-    fn connect(
-        &self,
-        request: &Request,
-        protocols: Option<String>,
-    ) -> BoxFuture<Result<Connected, String>>;
+    fn connect(&self, request: &Request, protocols: Option<String>) -> ConnectFuture;
 }
+
+/// What [`Connector::connect`] returns: `Send` on every target, the
+/// browser's too, as a connection's handler (which awaits it in
+/// `server.connect()`) is `Send` everywhere.
+pub(crate) type ConnectFuture =
+    std::pin::Pin<Box<dyn std::future::Future<Output = Result<Connected, String>> + Send>>;
 
 /// A connection to a real WebSocket server.
 #[derive(Debug)]
 pub(crate) struct Connected {
     pub(crate) peer: Peer,
-    /// The sub-protocol the server chose.
+    /// The sub-protocol the server chose (the listener's passthrough hands
+    /// it on; the browser's joins the page's socket to the real one itself).
+    #[cfg_attr(target_arch = "wasm32", allow(dead_code))]
     pub(crate) protocol: Option<String>,
 }
 
 /// Resolves a request against the handlers of the connection's scope,
 /// answering with the mocked response (`None` when no handler mocked it):
 /// how a protocol spoken over a socket (GraphQL over WebSocket) reaches the
-/// other handlers. The front door that owns the engine provides it.
-#[cfg(feature = "graphql")]
+/// other handlers. The front door that owns the engine provides it (the
+/// listener: GraphQL over WebSocket is native only).
+#[cfg(all(feature = "graphql", not(target_arch = "wasm32")))]
 pub(crate) trait Resolve: Send + Sync {
     fn resolve(&self, request: Request) -> BoxFuture<Resolved>;
 }
 
 /// How the handlers answered a request a connection resolved.
-#[cfg(feature = "graphql")]
+#[cfg(all(feature = "graphql", not(target_arch = "wasm32")))]
 pub(crate) enum Resolved {
     /// A handler mocked it.
     Mocked(http::Response<crate::body::Body>),
@@ -236,7 +249,7 @@ pub(crate) struct Services {
     /// Opens real WebSockets (`server.connect()`).
     pub(crate) connector: Option<Arc<dyn Connector>>,
     /// Resolves requests against the handlers.
-    #[cfg(feature = "graphql")]
+    #[cfg(all(feature = "graphql", not(target_arch = "wasm32")))]
     pub(crate) resolve: Option<Arc<dyn Resolve>>,
 }
 

@@ -130,7 +130,7 @@ pub async fn forwarding_worker(mode: Mode, origin: &str) -> mocklib::browser::Wo
 }
 
 /// Whether the real event source still has stream `name`'s client.
-async fn real_stream_open(origin: &str, name: &str) -> bool {
+pub async fn real_stream_open(origin: &str, name: &str) -> bool {
     let open = js_fetch(&format!("{origin}/open?stream={name}"), JsValue::UNDEFINED).await;
     serde_json::from_str(&open.body).unwrap()
 }

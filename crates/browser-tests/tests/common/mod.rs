@@ -3,8 +3,10 @@
 #![allow(dead_code)] // each test file uses its own subset
 
 mod event_streams;
+mod websockets;
 
 pub use event_streams::*;
+pub use websockets::*;
 
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -237,22 +239,35 @@ pub fn user_handler() -> Handler {
     })
 }
 
-/// A passthrough handler and an unhandled request (bypass strategy) both
-/// reach the runner's real files, and `response:bypass` sees both.
-pub async fn check_passthrough_and_unhandled_reach_the_real_server(mode: Mode) {
-    let worker = setup_worker([http::get(REAL_FILE, |_| passthrough())]);
+/// What `response:bypass` reported of each real response: status, headers.
+pub type Bypassed = Arc<Mutex<Vec<(u16, ::http::HeaderMap)>>>;
+
+/// A worker started in `mode` with `handlers` and the bypass strategy, and
+/// what `response:bypass` reports.
+pub async fn bypassing(
+    mode: Mode,
+    handlers: impl IntoIterator<Item = Handler>,
+) -> (Worker, Bypassed) {
+    let worker = setup_worker(handlers);
     let options = StartOptions {
         on_unhandled_request: UnhandledRequest::Bypass,
         ..quiet(mode)
     };
     worker.start_with(options).await.unwrap();
-    let bypassed = Arc::new(Mutex::new(Vec::new()));
+    let bypassed = Bypassed::default();
     let seen = Arc::clone(&bypassed);
     worker.events().on(EventKind::ResponseBypass, move |event| {
-        seen.lock()
-            .unwrap()
-            .push(event.response.as_ref().unwrap().status.as_u16());
+        let response = event.response.as_ref().unwrap();
+        let head = (response.status.as_u16(), response.headers.clone());
+        seen.lock().unwrap().push(head);
     });
+    (worker, bypassed)
+}
+
+/// A passthrough handler and an unhandled request (bypass strategy) both
+/// reach the runner's real files, and `response:bypass` sees both.
+pub async fn check_passthrough_and_unhandled_reach_the_real_server(mode: Mode) {
+    let (worker, bypassed) = bypassing(mode, [http::get(REAL_FILE, |_| passthrough())]).await;
     let passed = js_fetch(REAL_FILE, JsValue::UNDEFINED).await;
     assert_eq!((passed.status, passed.body.as_str()), (200, REAL_BODY));
     let unhandled = js_fetch("/Cargo.toml", JsValue::UNDEFINED).await;
@@ -262,7 +277,8 @@ pub async fn check_passthrough_and_unhandled_reach_the_real_server(mode: Mode) {
         "{}",
         unhandled.body
     );
-    assert_eq!(*bypassed.lock().unwrap(), [200, 200]);
+    let statuses: Vec<u16> = bypassed.lock().unwrap().iter().map(|(s, _)| *s).collect();
+    assert_eq!(statuses, [200, 200]);
     worker.stop();
 }
 

@@ -44,6 +44,16 @@ pub(super) async fn answer(
         }
         Outcome::Passthrough(passthrough) => Answer::Passthrough(passthrough),
         Outcome::NetworkError(_) => Answer::NetworkError,
+        // Only the page's `WebSocket` class opens WebSockets (`fetch` may
+        // not even send `Upgrade`).
+        #[cfg(feature = "ws")]
+        Outcome::WebSocket(_) => {
+            crate::log::error(&format!(
+                "a WebSocket handler matched {method} {url}, but fetch cannot carry a WebSocket; \
+                 open it with the page's WebSocket class"
+            ));
+            Answer::NetworkError
+        }
     })
 }
 
@@ -52,7 +62,7 @@ thread_local! {
     static PAGE_URL: RefCell<Option<Url>> = const { RefCell::new(None) };
 }
 
-fn page_url(href: &str) -> Option<Url> {
+pub(super) fn page_url(href: &str) -> Option<Url> {
     PAGE_URL.with(|cached| {
         let mut cached = cached.borrow_mut();
         if cached.as_ref().is_none_or(|url| url.as_str() != href) {

@@ -68,6 +68,15 @@ export function describeRequest(request) {
   return describe(request.method, request.url, flatHeaders(request.headers), request.credentials, null);
 }
 
+/**
+ * Describes the upgrade request of a page's new WebSocket to `url` (its
+ * http(s) form): a GET with `headers`, the page's `Origin`, and the cookies
+ * of the page's own origin.
+ */
+export function describeUpgrade(url, headers) {
+  return describe('GET', url, [...headers, 'origin', location.origin], 'same-origin', null);
+}
+
 /** A mocked `Response` with the `url` (and `redirected`) a real one has. */
 export function mockedResponse(status, statusText, headers, body, url, redirected) {
   const init = { status, statusText, headers: headersOf(headers) };

@@ -17,6 +17,9 @@ extern "C" {
     #[wasm_bindgen(js_name = describeRequest)]
     pub(super) fn describe_request(request: &web_sys::Request) -> RequestDescription;
 
+    #[wasm_bindgen(js_name = describeUpgrade)]
+    pub(super) fn describe_upgrade(url: &str, headers: Vec<String>) -> RequestDescription;
+
     #[wasm_bindgen(js_name = mockedResponse)]
     pub(super) fn mocked_response(
         status: u16,

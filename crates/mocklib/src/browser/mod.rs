@@ -34,7 +34,10 @@
 //!   registration fails, or when [`StartOptions::mode`] asks for it. Only
 //!   `fetch` is seen, and answered in the page's own task.
 //!
-//! [`Worker::start`] reports which mode is active.
+//! [`Worker::start`] reports which mode is active. In both, with the `ws`
+//! feature, the page's `WebSocket` class is replaced while the worker runs:
+//! a Service Worker never sees WebSockets, and MSW's `setupWorker` patches
+//! the class in both of its modes too.
 //!
 //! # What a browser user can count on
 //!
@@ -83,6 +86,25 @@
 //!   page's origin (CORS) as for any request of the page. `server.connect()`
 //!   hands on the real body as it arrives, and the page closing its reader
 //!   or `EventSource` closes the real connection.
+//! - WebSockets ([`ws`](crate::ws) handlers, feature `ws`): a `new
+//!   WebSocket(url, protocols)` of the page — web-sys, gloo-net, plain
+//!   JavaScript — gets an object that behaves like the browser's
+//!   (`readyState` and its constants, `binaryType`, `send` of text, buffers,
+//!   views and `Blob`s, `close(code, reason)` with the browser's checks,
+//!   `on*` attributes and `addEventListener`, `protocol`, `url`; no
+//!   extensions, `bufferedAmount` 0). A matched socket opens with the
+//!   link's sub-protocol and gets the handler's messages and close; the
+//!   page's sends and close reach `client.recv()` and `client.closed()`
+//!   (`close()` without a code is 1005 on both sides). `server.connect()`
+//!   and unhandled sockets (`warn`, `bypass`) use the browser's own class,
+//!   so cookies and the handshake are the browser's; an unhandled socket's
+//!   `101` reaches `response:bypass`. A network error fails the socket
+//!   (`error`, then `close` 1006). A handler that panics closes its socket
+//!   with 1011. After [`Worker::stop`] new sockets are the browser's, and
+//!   those opened before keep their handlers until they close. GraphQL
+//!   subscriptions over WebSocket (`graphql-transport-ws`) are served by
+//!   the native listener only; in the page they reach `graphql`
+//!   subscription handlers over HTTP (server-sent events).
 
 // `setup_worker` and `Worker` exist only on wasm32; in the docs built for
 // other targets, links to them render as plain text.
@@ -107,6 +129,8 @@ mod service_worker;
 mod stream;
 #[cfg(target_arch = "wasm32")]
 mod task;
+#[cfg(all(target_arch = "wasm32", feature = "ws"))]
+mod websocket;
 #[cfg(target_arch = "wasm32")]
 mod worker;
 

@@ -7,6 +7,8 @@ use std::sync::Arc;
 use super::fallback::FetchPatch;
 use super::perform::FetchPerformer;
 use super::service_worker::{self, Connection, RegisterFailure};
+#[cfg(feature = "ws")]
+use super::websocket::WebSocketPatch;
 use super::{Mode, StartError, StartOptions};
 use crate::engine::{Engine, InterceptOptions};
 use crate::handler::Handler;
@@ -47,6 +49,9 @@ enum State {
         mode: Mode,
         quiet: bool,
         _interception: Interception,
+        /// The page's `WebSocket` class, replaced in both modes.
+        #[cfg(feature = "ws")]
+        _websockets: WebSocketPatch,
     },
 }
 
@@ -60,6 +65,11 @@ impl Worker {
     /// Starts intercepting with default [`StartOptions`]: the Service Worker
     /// at `/mocklib-worker.js` when it can run, otherwise the `fetch` patch.
     /// Returns the mode that is active.
+    ///
+    /// With the `ws` feature, the page's `WebSocket` class is replaced too,
+    /// in either mode (a Service Worker never sees a WebSocket; MSW patches
+    /// the class the same way), until [`stop`](Self::stop) puts the
+    /// browser's back. See [`ws`](crate::ws).
     pub async fn start(&self) -> Result<Mode, StartError> {
         self.start_with(StartOptions::default()).await
     }
@@ -102,6 +112,8 @@ impl Worker {
                     mode,
                     quiet: options.quiet,
                     _interception: interception,
+                    #[cfg(feature = "ws")]
+                    _websockets: WebSocketPatch::install(Arc::clone(&self.engine), options.quiet),
                 };
                 Ok(mode)
             }
@@ -150,8 +162,9 @@ impl Worker {
     }
 
     /// Stops intercepting: the `fetch` patch is removed or the Service Worker
-    /// stops asking this page. The handler list is kept; `start()` again
-    /// resumes. A second call warns.
+    /// stops asking this page, and the browser's `WebSocket` class is back
+    /// (sockets opened before keep their handlers until they close). The
+    /// handler list is kept; `start()` again resumes. A second call warns.
     pub fn stop(&self) {
         let previous = std::mem::take(&mut *self.state.borrow_mut());
         match previous {

@@ -177,7 +177,7 @@ fn record(batch: &BatchState, index: usize, resolution: Resolution) -> Option<Re
     let decided = match resolution {
         // A used-up handler answers no operation of this batch.
         Resolution::Fallthrough | Resolution::Exhausted => return None,
-        #[cfg(all(feature = "ws", not(target_arch = "wasm32")))]
+        #[cfg(feature = "ws")]
         Resolution::Upgrade(_) => return None,
         Resolution::Failed(error) => Resolution::Failed(ResolverError {
             message: format!(

@@ -145,8 +145,7 @@ impl WsClient {
             code,
             reason: reason.to_owned(),
         };
-        self.0.peer.outgoing.push(Frame::Close(frame.clone()));
-        self.0.peer.outgoing.close(frame);
+        self.0.peer.send_close(frame);
     }
 
     /// The next message the client sent; `None` once it closed (see
@@ -302,8 +301,7 @@ impl WsUpstream {
             code,
             reason: reason.to_owned(),
         };
-        self.peer.outgoing.push(Frame::Close(frame.clone()));
-        self.peer.outgoing.close(frame);
+        self.peer.send_close(frame);
     }
 
     /// How the real server closed, once it did.
@@ -374,8 +372,7 @@ pub(super) async fn forward_peers(
                     code: closable(frame.code),
                     ..frame
                 };
-                to.outgoing.push(Frame::Close(frame.clone()));
-                to.outgoing.close(frame);
+                to.send_close(frame);
                 return;
             }
         }

@@ -50,6 +50,23 @@
 //! handler matches follows the unhandled-request strategy. Connections
 //! arrive through the listener (base URL, proxy, HTTPS through `CONNECT`);
 //! the in-process front doors (reqwest, tower) cannot carry a WebSocket.
+//!
+//! In the browser, a started worker ([`browser`](crate::browser)'s
+//! `setup_worker`) replaces the page's `WebSocket` class, in both of its modes (MSW does the same: a
+//! Service Worker never sees a WebSocket). Each `new WebSocket(url,
+//! protocols)` becomes an upgrade request for the handlers (a `GET` of the
+//! URL as `http(s)://` with `Upgrade: websocket`, the offered
+//! `Sec-WebSocket-Protocol`, the page's `Origin` and, for its own origin,
+//! its cookies); a relative pattern (`ws::link("/chat")`) matches the page's
+//! own origin. A matched socket opens with the handler's sub-protocol and
+//! talks to the handler; `server.connect()` opens the real socket with the
+//! browser's own class (the browser sends its handshake: the URL and the
+//! sub-protocols are the intercepted ones). An unhandled socket under the
+//! `warn` or `bypass` strategy is the real one, every event handed on; a
+//! network error (the `error` strategy, a handler that answered the upgrade
+//! with a plain response, or a link that accepts none of the offered
+//! sub-protocols) fails it as the browser fails a connection that could not
+//! open: `error`, then `close` with 1006.
 
 mod connection;
 
@@ -63,9 +80,8 @@ pub use connection::{Direction, Messages, WsClient, WsConnection, WsError, WsSer
 
 use crate::handler::{Handler, HandlerLogic, IndexHint, Invocation, LookupContext};
 use crate::matching::{IntoPredicate, PatternError, Predicate};
-use crate::request::Request;
 use crate::resolver::{Resolution, ResolverCall, SessionOutput};
-use crate::upgrade::{Connected, WebSocketUpgrade};
+use crate::upgrade::WebSocketUpgrade;
 
 /// The WebSocket URLs a handler intercepts, and every client connected
 /// through them (MSW: `ws.link(url)`). Cheap to clone; clones share the
@@ -254,9 +270,14 @@ impl HandlerLogic for WsHandler {
 
 /// The upgrade of a request no handler took (performed as it is): the
 /// client gets the real server's sub-protocol, and every message flows
-/// between the two unchanged.
-pub(crate) fn passthrough_upgrade(request: Request, upstream: Connected) -> WebSocketUpgrade {
-    let Connected {
+/// between the two unchanged. (In the browser the page's socket is joined
+/// to the real one in JavaScript, event for event.)
+#[cfg(not(target_arch = "wasm32"))]
+pub(crate) fn passthrough_upgrade(
+    request: crate::request::Request,
+    upstream: crate::upgrade::Connected,
+) -> WebSocketUpgrade {
+    let crate::upgrade::Connected {
         peer: server,
         protocol,
     } = upstream;
