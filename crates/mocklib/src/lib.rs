@@ -63,7 +63,7 @@
 //! | `net` | ✔ | the loopback listener: [`Server::url`](node::Server::url) (base URL), [`proxy_url`](node::Server::proxy_url) and [`env`](node::Server::env) (HTTP proxy, HTTPS through `CONNECT`, child processes); the upstream client behind [`bypass`] and the listener's passthrough |
 //! | `aws-lc-rs` | ✔ | the crypto provider of `net`'s TLS: aws-lc-rs, which reqwest 0.13 compiles by default |
 //! | `ring` | | ring as `net`'s crypto provider instead (reqwest 0.12's default); `net` needs one of the two |
-//! | `ws` | | the `ws` namespace: WebSocket handlers served by the listener (tungstenite); implies `net` |
+//! | `ws` | | the `ws` namespace: WebSocket handlers, served by the listener (tungstenite) and, in the browser, through the page's `WebSocket` class; implies `net` |
 //! | `tower` | ✔ | [`Server::layer`](node::Server::layer) / [`service`](node::Server::service): [`node::MockLayer`], [`node::MockService`] |
 //! | `reqwest` | ✔ | [`Server::middleware`](node::Server::middleware) ([`node::MockMiddleware`]) for reqwest 0.13 with reqwest-middleware 0.5; with `net`, `Server::reqwest_client` |
 //! | `reqwest-0-12` | | the same middleware for reqwest 0.12 with reqwest-middleware 0.4; with `net`, `Server::reqwest_client_0_12` |
