@@ -477,3 +477,17 @@ async fn a_panicking_websocket_handler_closes_the_socket_with_1011() {
     );
     worker.stop();
 }
+
+#[wasm_bindgen_test]
+async fn two_workers_at_once_pass_through_to_the_real_fetch() {
+    // The first worker's patch is still in place when the second starts (a
+    // test that failed before `stop()` leaves one): the second's "original"
+    // `fetch` is that patch, and a passthrough must not loop through it.
+    let first = started(MODE, [http::get("/first", |_| HttpResponse::text("first"))]).await;
+    check_passthrough_and_unhandled_reach_the_real_server(MODE).await;
+    let passed = js_fetch(REAL_FILE, JsValue::UNDEFINED).await;
+    assert_eq!((passed.status, passed.body.as_str()), (200, REAL_BODY));
+    let mocked = js_fetch("/first", JsValue::UNDEFINED).await;
+    assert_eq!(mocked.body, "first");
+    first.stop();
+}

@@ -39,7 +39,7 @@ impl FetchPatch {
             },
         );
         let original = glue::patch_fetch(&target, handler.as_ref());
-        super::perform::set_original_fetch(Some(original.clone()));
+        super::perform::push_original_fetch(original.clone());
         FetchPatch {
             target,
             original,
@@ -51,7 +51,7 @@ impl FetchPatch {
 impl Drop for FetchPatch {
     fn drop(&mut self) {
         glue::restore_fetch(&self.target, &self.original);
-        super::perform::set_original_fetch(None);
+        super::perform::forget_original_fetch(&self.original);
     }
 }
 

@@ -23,17 +23,32 @@ use crate::response::HttpResponse;
 pub(super) const BYPASS_HEADER: &str = "x-mocklib-intention";
 
 thread_local! {
-    /// The unpatched `fetch` while the fallback mode has replaced it.
-    static ORIGINAL_FETCH: RefCell<Option<Function>> = const { RefCell::new(None) };
+    /// What `fetch` was before each fallback-mode patch, oldest first. A
+    /// stack, not one slot: a worker that was never stopped (a test that
+    /// failed before `stop()`) leaves its patch in place, and the next
+    /// worker's "original" is that patch; calling it from a passthrough
+    /// would go round in circles. The oldest entry is the browser's own.
+    static ORIGINAL_FETCH: RefCell<Vec<Function>> = const { RefCell::new(Vec::new()) };
 }
 
-pub(super) fn set_original_fetch(fetch: Option<Function>) {
-    ORIGINAL_FETCH.with(|slot| *slot.borrow_mut() = fetch);
+/// A patch replaced `fetch`, which was `original` before it.
+pub(super) fn push_original_fetch(original: Function) {
+    ORIGINAL_FETCH.with(|stack| stack.borrow_mut().push(original));
+}
+
+/// The patch that replaced `original` is gone (in whatever order patches go).
+pub(super) fn forget_original_fetch(original: &Function) {
+    ORIGINAL_FETCH.with(|stack| {
+        let mut stack = stack.borrow_mut();
+        if let Some(index) = stack.iter().rposition(|f| js_sys::Object::is(f, original)) {
+            stack.remove(index);
+        }
+    });
 }
 
 /// The browser's `fetch` as it was before mocklib touched it.
 pub(super) fn original_fetch() -> Result<Function, JsValue> {
-    if let Some(fetch) = ORIGINAL_FETCH.with(|slot| slot.borrow().clone()) {
+    if let Some(fetch) = ORIGINAL_FETCH.with(|stack| stack.borrow().first().cloned()) {
         return Ok(fetch);
     }
     js_sys::Reflect::get(&js_sys::global(), &JsValue::from_str("fetch"))?.dyn_into()
