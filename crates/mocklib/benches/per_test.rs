@@ -19,6 +19,10 @@
 //! `ROUNDS` slices of `SAMPLES / ROUNDS` iterations, so that load from
 //! elsewhere on the machine falls on all of them alike.
 
+mod common;
+
+use common::{micros, percentile};
+
 use std::time::{Duration, Instant};
 
 use mocklib::node::setup_server;
@@ -36,12 +40,7 @@ const CASES: [&str; 5] = [MIDDLEWARE, BASE_URL, WIREMOCK, "httpmock", "mockito"]
 
 fn main() {
     // `cargo bench` passes `--bench`; a filter argument is not supported.
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
-    runtime.block_on(run());
+    common::run(run());
 }
 
 async fn run() {
@@ -104,14 +103,6 @@ fn report(samples: &[Vec<Duration>]) {
             ours / wiremock
         );
     }
-}
-
-fn percentile(sorted: &[Duration], p: f64) -> Duration {
-    sorted[((sorted.len() - 1) as f64 * p).round() as usize]
-}
-
-fn micros(duration: Duration) -> String {
-    format!("{:.1} µs", duration.as_secs_f64() * 1e6)
 }
 
 async fn iteration(name: &str, client: &reqwest::Client) {

@@ -15,6 +15,10 @@
 //!    and the process's resident memory after 10,000 and after 100,000
 //!    events (flat memory: the second is not larger by more than 8 MiB).
 
+mod common;
+
+use common::{micros, percentile};
+
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -29,12 +33,7 @@ const SAMPLES: usize = 1_000;
 const ROUNDS: usize = 20;
 
 fn main() {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
-    runtime.block_on(async {
+    common::run(async {
         first_byte().await;
         sse_throughput().await;
     });
@@ -261,12 +260,4 @@ async fn sse_throughput() {
         if growth <= 8.0 { "PASS" } else { "FAIL" }
     );
     server.close();
-}
-
-fn percentile(sorted: &[Duration], p: f64) -> Duration {
-    sorted[((sorted.len() - 1) as f64 * p).round() as usize]
-}
-
-fn micros(duration: Duration) -> String {
-    format!("{:.1} µs", duration.as_secs_f64() * 1e6)
 }

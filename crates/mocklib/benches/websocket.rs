@@ -8,6 +8,10 @@
 //! case is `accept_async` plus a loop that sends every message back. The
 //! cases take turns in rounds.
 
+mod common;
+
+use common::{micros, percentile};
+
 use std::time::{Duration, Instant};
 
 use futures_util::{SinkExt, StreamExt};
@@ -24,12 +28,7 @@ type Socket =
     tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
 
 fn main() {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
-    runtime.block_on(run());
+    common::run(run());
 }
 
 async fn bare_echo_server() -> String {
@@ -130,12 +129,4 @@ async fn run() {
         if ratio <= 1.2 { "PASS" } else { "FAIL" }
     );
     server.close();
-}
-
-fn percentile(sorted: &[Duration], p: f64) -> Duration {
-    sorted[((sorted.len() - 1) as f64 * p).round() as usize]
-}
-
-fn micros(duration: Duration) -> String {
-    format!("{:.1} µs", duration.as_secs_f64() * 1e6)
 }

@@ -1,0 +1,25 @@
+//! What the benchmarks that compare cases by their latency percentiles share.
+#![allow(dead_code)] // each bench uses a different subset
+
+use std::time::Duration;
+
+/// Runs `future` on a tokio multi-thread runtime with 2 workers, as the
+/// listener's shared runtime has (the machine has 2 cores).
+pub fn run<F: std::future::Future>(future: F) -> F::Output {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(future)
+}
+
+/// The `p` percentile (0.0–1.0) of `sorted`.
+pub fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    sorted[((sorted.len() - 1) as f64 * p).round() as usize]
+}
+
+/// `duration` in microseconds, one decimal.
+pub fn micros(duration: Duration) -> String {
+    format!("{:.1} µs", duration.as_secs_f64() * 1e6)
+}
