@@ -269,6 +269,16 @@ impl Request {
         &self.inner.headers
     }
 
+    /// Whether this is a WebSocket opening handshake (`GET` with
+    /// `Upgrade: websocket`).
+    #[cfg(feature = "ws")]
+    pub(crate) fn is_websocket_upgrade(&self) -> bool {
+        self.method() == Method::GET
+            && self
+                .header("upgrade")
+                .is_some_and(|upgrade| upgrade.eq_ignore_ascii_case("websocket"))
+    }
+
     /// The first value of header `name` as text; `None` when absent or not
     /// visible ASCII.
     pub fn header(&self, name: &str) -> Option<&str> {

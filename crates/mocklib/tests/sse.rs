@@ -108,26 +108,19 @@ fn a_post_stream_has_the_exact_framing_llm_clients_parse() {
         args.client.send(Event::data("[DONE]"));
     })]);
     server.listen();
-    let output = std::process::Command::new("curl")
-        .args([
-            "--silent",
-            "--show-error",
-            "--no-buffer",
-            "--max-time",
-            "20",
-        ])
-        .args(["-X", "POST", "-H", "content-type: application/json"])
-        .args(["--data", r#"{"stream":true}"#])
-        .arg(server.url().join("/v1/chat/completions").unwrap().as_str())
-        .output()
-        .expect("curl runs");
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    let url = server.url().join("/v1/chat/completions").unwrap();
+    let printed = common::curl(&[
+        "--no-buffer",
+        "-X",
+        "POST",
+        "-H",
+        "content-type: application/json",
+        "--data",
+        r#"{"stream":true}"#,
+        url.as_str(),
+    ]);
     assert_eq!(
-        String::from_utf8(output.stdout).unwrap(),
+        printed,
         "data: {\"delta\":\"Hel\"}\n\ndata: {\"delta\":\"lo\"}\n\n: done soon\n\ndata: [DONE]\n\n"
     );
 }

@@ -166,19 +166,8 @@ fn curl_reads_a_chunked_body_and_a_length_the_user_set() {
     ]);
     server.listen();
     let curl = |path: &str| {
-        let output = std::process::Command::new("curl")
-            .args(["--silent", "--show-error", "--include", "--max-time", "20"])
-            .arg(server.url().join(path).unwrap().as_str())
-            .output()
-            .expect("curl runs");
-        assert!(
-            output.status.success(),
-            "{}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-        String::from_utf8(output.stdout)
-            .unwrap()
-            .to_ascii_lowercase()
+        let url = server.url().join(path).unwrap();
+        common::curl(&["--include", url.as_str()]).to_ascii_lowercase()
     };
     let chunked = curl("/chunked");
     assert!(chunked.contains("transfer-encoding: chunked"), "{chunked}");

@@ -682,7 +682,7 @@ impl HandlerLogic for GraphqlHandler {
 
     fn try_match(&self, context: &LookupContext<'_>) -> Option<Invocation> {
         #[cfg(all(feature = "ws", not(target_arch = "wasm32")))]
-        if matches!(self.accepts, Accepts::Subscription) && over_ws::is_upgrade(context.request) {
+        if matches!(self.accepts, Accepts::Subscription) && context.request.is_websocket_upgrade() {
             return over_ws::try_upgrade(self.endpoint.as_deref(), context);
         }
         // The endpoint first: a request to another URL is not even parsed.
@@ -876,12 +876,7 @@ pub fn link(url: &str) -> GraphqlLink {
 /// Like [`link`], returning an invalid URL pattern as an error instead of
 /// panicking.
 pub fn try_link(url: &str) -> Result<GraphqlLink, PatternError> {
-    // A WebSocket endpoint is matched as the upgrade request's http(s) URL.
-    let url = match (url.strip_prefix("ws://"), url.strip_prefix("wss://")) {
-        (Some(rest), _) => format!("http://{rest}"),
-        (_, Some(rest)) => format!("https://{rest}"),
-        _ => url.to_owned(),
-    };
+    let url = crate::matching::as_http_url(url);
     Ok(GraphqlLink {
         endpoint: Arc::new(Predicate::path(&url)?),
     })

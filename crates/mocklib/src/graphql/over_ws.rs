@@ -26,13 +26,6 @@ use crate::upgrade::{
 /// The sub-protocol this module speaks.
 const PROTOCOL: &str = "graphql-transport-ws";
 
-pub(super) fn is_upgrade(request: &Request) -> bool {
-    request.method() == Method::GET
-        && request
-            .header("upgrade")
-            .is_some_and(|upgrade| upgrade.eq_ignore_ascii_case("websocket"))
-}
-
 /// Takes an upgrade to `endpoint` (any URL when `None`) whose client offers
 /// `graphql-transport-ws`.
 pub(super) fn try_upgrade(

@@ -261,3 +261,13 @@ impl IntoPredicate for Regex {
         Ok(Predicate::regex(self))
     }
 }
+/// A `ws://` or `wss://` URL (pattern) as the `http://` or `https://` one
+/// front doors see an upgrade request at; any other text as it is.
+#[cfg(any(feature = "ws", feature = "graphql"))]
+pub(crate) fn as_http_url(url: &str) -> String {
+    match (url.strip_prefix("ws://"), url.strip_prefix("wss://")) {
+        (Some(rest), _) => format!("http://{rest}"),
+        (_, Some(rest)) => format!("https://{rest}"),
+        _ => url.to_owned(),
+    }
+}

@@ -108,14 +108,7 @@ pub fn link(pattern: impl AsRef<str>) -> WsLink {
 /// Like [`link`], returning an invalid pattern as an error.
 pub fn try_link(pattern: impl AsRef<str>) -> Result<WsLink, PatternError> {
     let url = pattern.as_ref().to_owned();
-    // Front doors see the upgrade request's URL as http(s).
-    let as_http = if let Some(rest) = url.strip_prefix("ws://") {
-        format!("http://{rest}")
-    } else if let Some(rest) = url.strip_prefix("wss://") {
-        format!("https://{rest}")
-    } else {
-        url.clone()
-    };
+    let as_http = crate::matching::as_http_url(&url);
     Ok(WsLink {
         predicate: Arc::new(as_http.into_predicate()?),
         url,
@@ -238,8 +231,7 @@ impl HandlerLogic for WsHandler {
 
     fn try_match(&self, context: &LookupContext<'_>) -> Option<Invocation> {
         let request = context.request;
-        let upgrade = request.header("upgrade").unwrap_or_default();
-        if request.method() != Method::GET || !upgrade.eq_ignore_ascii_case("websocket") {
+        if !request.is_websocket_upgrade() {
             return None;
         }
         let params = self.link.predicate.matches(request, context.base_url)?;

@@ -459,3 +459,19 @@ pub async fn tls_client(
     let name = rustls_pki_types::ServerName::try_from(host).unwrap();
     connector.connect(name, tcp).await.unwrap()
 }
+
+/// Runs curl with `args` (plus `--silent --show-error --max-time 20`) as a
+/// child process; returns what it printed, failing the test if it failed.
+pub fn curl(args: &[&str]) -> String {
+    let output = std::process::Command::new("curl")
+        .args(["--silent", "--show-error", "--max-time", "20"])
+        .args(args)
+        .output()
+        .expect("curl runs");
+    assert!(
+        output.status.success(),
+        "curl {args:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).expect("curl printed text")
+}

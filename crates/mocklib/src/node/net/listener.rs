@@ -235,7 +235,7 @@ async fn answer(
         // response: the client sees a transport error, as with a network error.
         Outcome::NetworkError(error) => Err(error.into()),
         #[cfg(feature = "ws")]
-        Outcome::Passthrough(passthrough) if is_websocket_upgrade(passthrough.request()) => {
+        Outcome::Passthrough(passthrough) if passthrough.request().is_websocket_upgrade() => {
             Ok(pass_websocket_through(&shared, passthrough, on_upgrade).await)
         }
         Outcome::Passthrough(passthrough) => Ok(perform_for_real(&shared, passthrough).await),
@@ -254,14 +254,6 @@ async fn answer(
             })
         }
     }
-}
-
-#[cfg(feature = "ws")]
-fn is_websocket_upgrade(request: &Request) -> bool {
-    request.method() == Method::GET
-        && request
-            .header("upgrade")
-            .is_some_and(|upgrade| upgrade.eq_ignore_ascii_case("websocket"))
 }
 
 /// An upgrade no handler took, performed as it is: the client's socket
