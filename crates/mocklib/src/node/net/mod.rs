@@ -68,6 +68,7 @@ mod tls;
 mod upstream;
 #[cfg(feature = "ws")]
 mod ws;
+mod x509;
 
 use std::collections::HashMap;
 use std::net::SocketAddr;

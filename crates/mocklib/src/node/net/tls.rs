@@ -49,15 +49,13 @@ use std::net::IpAddr;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use rcgen::{
-    BasicConstraints, CertificateParams, DistinguishedName, DnType, ExtendedKeyUsagePurpose, IsCa,
-    KeyPair, KeyUsagePurpose, SanType, SerialNumber,
-};
 use rustls::ServerConfig;
 use rustls::crypto::CryptoProvider;
 use rustls::server::{ClientHello, ResolvesServerCert, WantsServerCert};
 use rustls::sign::CertifiedKey;
-use rustls_pki_types::{DnsName, PrivateKeyDer, PrivatePkcs8KeyDer};
+use rustls_pki_types::{CertificateDer, DnsName, PrivateKeyDer, PrivatePkcs8KeyDer};
+
+use super::x509::{self, Host, Issuer, KeyPair, Kind, Template};
 
 /// ALPN protocols offered to clients, in order of preference: HTTP/2 first,
 /// because the listener speaks both and h2 multiplexes a client's requests
@@ -89,13 +87,14 @@ pub(crate) enum TlsError {
         /// The host as it was asked for.
         host: String,
     },
-    /// rcgen could not generate a key or build and sign a certificate.
-    #[error("could not create the {what}: {source}")]
+    /// The crypto library could not generate a key or sign a certificate.
+    #[error(
+        "could not create the {what}: the {} crypto library failed",
+        super::crypto::PROVIDER_NAME
+    )]
     Certificate {
         /// Which key or certificate was being made.
         what: String,
-        /// rcgen's error.
-        source: rcgen::Error,
     },
     /// rustls rejected a key or the TLS configuration.
     #[error("rustls rejected the {what}: {source}")]
@@ -126,9 +125,8 @@ pub(crate) struct CertificateAuthority {
     /// The CA's private key. Never serialized: dropping the CA drops the
     /// only copy.
     key: KeyPair,
-    /// The CA certificate as rcgen holds it (its subject is the issuer of
-    /// every leaf).
-    certificate: rcgen::Certificate,
+    /// The CA's subject in DER: the issuer of every leaf.
+    name: Vec<u8>,
     certificate_pem: String,
     common_name: String,
     provider: Arc<CryptoProvider>,
@@ -168,26 +166,14 @@ impl CertificateAuthority {
             hex(&random_bytes::<8>(&provider, "CA name")?)
         );
         let key = generate_key("CA key")?;
-
-        let mut params = CertificateParams::default();
-        params.distinguished_name = DistinguishedName::new();
-        params
-            .distinguished_name
-            .push(DnType::CommonName, common_name.as_str());
-        params
-            .distinguished_name
-            .push(DnType::OrganizationName, "mocklib");
-        params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-        params.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign];
-        set_validity(&mut params, CA_LIFETIME)?;
-        params.serial_number = Some(random_serial(&provider)?);
-        let certificate = params
-            .self_signed(&key)
-            .map_err(|source| TlsError::Certificate {
-                what: "CA certificate".to_owned(),
-                source,
-            })?;
-        let certificate_pem = super::pem_encode(certificate.der());
+        let name = x509::name(Some(&common_name));
+        let template = template(&provider, &name, CA_LIFETIME, Kind::Authority)?;
+        let issuer = Issuer {
+            name: &name,
+            key: &key,
+        };
+        let certificate = sign(&template, &key, &issuer, "CA certificate")?;
+        let certificate_pem = super::pem_encode(&certificate);
 
         let server_config = ServerConfig::builder_with_provider(Arc::clone(&provider))
             .with_safe_default_protocol_versions()
@@ -205,7 +191,7 @@ impl CertificateAuthority {
         tracing::debug!(ca = %common_name, "generated an in-memory certificate authority");
         Ok(Self {
             key,
-            certificate,
+            name,
             certificate_pem,
             common_name,
             provider,
@@ -222,8 +208,10 @@ impl CertificateAuthority {
 
     /// The CA certificate in DER form, e.g. for a rustls `RootCertStore`.
     #[cfg(test)] // only the tests need the DER form
-    pub(crate) fn certificate_der(&self) -> &rustls_pki_types::CertificateDer<'static> {
-        self.certificate.der()
+    pub(crate) fn certificate_der(&self) -> CertificateDer<'static> {
+        use rustls_pki_types::pem::PemObject;
+        CertificateDer::from_pem_slice(self.certificate_pem.as_bytes())
+            .expect("the CA's own PEM parses")
     }
 
     /// A TLS acceptor for a tunnel opened with `CONNECT <connect_host>:<port>`.
@@ -276,42 +264,27 @@ impl CertificateAuthority {
     fn mint(&self, name: &LeafName) -> Result<CertifiedKey, TlsError> {
         let subject = name.to_string();
         let key = generate_key(&format!("key for {subject}"))?;
-
-        let mut params = CertificateParams::default();
-        params.subject_alt_names = vec![match name {
-            LeafName::Dns(dns) => SanType::DnsName(dns.clone().try_into().map_err(|source| {
-                TlsError::Certificate {
-                    what: format!("certificate for {subject}"),
-                    source,
-                }
-            })?),
-            LeafName::Ip(ip) => SanType::IpAddress(*ip),
-        }];
-        params.distinguished_name = DistinguishedName::new();
         // Clients match the SAN; the CN is only there for people reading the
         // certificate, and must fit X.520's length limit.
-        if subject.len() <= MAX_COMMON_NAME {
-            params
-                .distinguished_name
-                .push(DnType::CommonName, subject.as_str());
-        }
-        params
-            .distinguished_name
-            .push(DnType::OrganizationName, "mocklib");
-        params.is_ca = IsCa::ExplicitNoCa;
-        params.key_usages = vec![KeyUsagePurpose::DigitalSignature];
-        params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
-        params.use_authority_key_identifier_extension = true;
-        set_validity(&mut params, LEAF_LIFETIME)?;
-        params.serial_number = Some(random_serial(&self.provider)?);
-        let certificate = params
-            .signed_by(&key, &self.certificate, &self.key)
-            .map_err(|source| TlsError::Certificate {
-                what: format!("certificate for {subject}"),
-                source,
-            })?;
+        let common_name = (subject.len() <= MAX_COMMON_NAME).then_some(subject.as_str());
+        let host = match name {
+            LeafName::Dns(dns) => Host::Dns(dns),
+            LeafName::Ip(ip) => Host::Ip(*ip),
+        };
+        let leaf_name = x509::name(common_name);
+        let template = template(&self.provider, &leaf_name, LEAF_LIFETIME, Kind::Leaf(host))?;
+        let issuer = Issuer {
+            name: &self.name,
+            key: &self.key,
+        };
+        let certificate = sign(
+            &template,
+            &key,
+            &issuer,
+            &format!("certificate for {subject}"),
+        )?;
 
-        let key_der = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(key.serialize_der()));
+        let key_der = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(key.pkcs8_der().to_vec()));
         let signing_key = self
             .provider
             .key_provider
@@ -323,10 +296,7 @@ impl CertificateAuthority {
         tracing::debug!(host = %subject, ca = %self.common_name, "minted a leaf certificate");
         // The chain is the leaf alone: the client trusts the CA directly, so
         // sending the CA certificate too would only add bytes.
-        Ok(CertifiedKey::new(
-            vec![certificate.der().clone()],
-            signing_key,
-        ))
+        Ok(CertifiedKey::new(vec![certificate], signing_key))
     }
 }
 
@@ -402,9 +372,46 @@ impl fmt::Display for LeafName {
 }
 
 fn generate_key(what: &str) -> Result<KeyPair, TlsError> {
-    KeyPair::generate_for(&rcgen::PKCS_ECDSA_P256_SHA256).map_err(|source| TlsError::Certificate {
+    KeyPair::generate().map_err(|x509::CryptoFailure| TlsError::Certificate {
         what: what.to_owned(),
-        source,
+    })
+}
+
+fn sign(
+    template: &Template<'_>,
+    key: &KeyPair,
+    issuer: &Issuer<'_>,
+    what: &str,
+) -> Result<CertificateDer<'static>, TlsError> {
+    match x509::certificate(template, key, issuer) {
+        Ok(der) => Ok(CertificateDer::from(der)),
+        Err(x509::CryptoFailure) => Err(TlsError::Certificate {
+            what: what.to_owned(),
+        }),
+    }
+}
+
+/// A random serial, valid from a day ago until `lifetime` from now.
+fn template<'a>(
+    provider: &CryptoProvider,
+    subject: &'a [u8],
+    lifetime: Duration,
+    kind: Kind<'a>,
+) -> Result<Template<'a>, TlsError> {
+    let now = SystemTime::now();
+    if now < UNIX_EPOCH {
+        return Err(TlsError::Clock);
+    }
+    // Serials must be unique per issuer; random ones also keep clients that
+    // cache certificates by issuer and serial (e.g. Firefox) from confusing
+    // the leaves of two mocklib runs.
+    let serial = random_bytes::<16>(provider, "certificate serial number")?;
+    Ok(Template {
+        serial,
+        subject,
+        not_before: now - BACKDATE,
+        not_after: now + lifetime,
+        kind,
     })
 }
 
@@ -420,34 +427,6 @@ fn random_bytes<const N: usize>(
     Ok(bytes)
 }
 
-/// A random positive 128-bit serial. Serials must be unique per issuer; random
-/// ones also keep clients that cache certificates by issuer and serial (e.g.
-/// Firefox) from confusing the leaves of two mocklib runs.
-fn random_serial(provider: &CryptoProvider) -> Result<SerialNumber, TlsError> {
-    let mut bytes = random_bytes::<16>(provider, "certificate serial number")?;
-    // A clear top bit keeps the DER INTEGER positive within 16 bytes; a set
-    // low bit keeps it nonzero, which RFC 5280 requires.
-    bytes[0] &= 0x7f;
-    bytes[15] |= 1;
-    Ok(SerialNumber::from_slice(&bytes))
-}
-
-/// Makes `params` valid from a day ago until `lifetime` from now.
-///
-/// rcgen's dates are the `time` crate's, which mocklib does not depend on, so
-/// they are built from `date_time_ymd` plus a `std` duration.
-fn set_validity(params: &mut CertificateParams, lifetime: Duration) -> Result<(), TlsError> {
-    let now = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_err(|_| TlsError::Clock)?;
-    // Infallible: a constant, valid date. The additions below cannot
-    // overflow either (`time` reaches the year 9999).
-    let epoch = rcgen::date_time_ymd(1970, 1, 1);
-    params.not_before = epoch + now.saturating_sub(BACKDATE);
-    params.not_after = epoch + (now + lifetime);
-    Ok(())
-}
-
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
@@ -459,7 +438,6 @@ mod tests {
     use rustls::pki_types::ServerName;
     use rustls::{ClientConfig, RootCertStore};
     use rustls_pki_types::CertificateDer;
-    use rustls_pki_types::pem::PemObject;
     use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
     use tokio_rustls::TlsConnector;
 
@@ -483,7 +461,7 @@ mod tests {
     fn roots(cas: &[&CertificateAuthority]) -> RootCertStore {
         let mut roots = RootCertStore::empty();
         for ca in cas {
-            roots.add(ca.certificate_der().clone()).unwrap();
+            roots.add(ca.certificate_der()).unwrap();
         }
         roots
     }
@@ -802,13 +780,11 @@ mod tests {
     }
 
     #[test]
-    fn pem_round_trips_to_the_der() {
+    fn pem_holds_the_named_ca() {
         let ca = new_ca();
         let pem = ca.certificate_pem();
         assert!(pem.starts_with("-----BEGIN CERTIFICATE-----"), "{pem}");
-        let parsed = CertificateDer::from_pem_slice(pem.as_bytes()).unwrap();
-        assert_eq!(&parsed, ca.certificate_der());
-        assert!(contains(ca.certificate_der(), ca.common_name.as_bytes()));
+        assert!(contains(&ca.certificate_der(), ca.common_name.as_bytes()));
         assert!(ca.common_name.starts_with("mocklib CA "));
         // The Debug output must not leak the key.
         let debug = format!("{ca:?}");
@@ -863,6 +839,46 @@ mod tests {
         }
         let error = LeafName::parse("bad host").unwrap_err();
         assert!(error.to_string().contains("`bad host`"), "{error}");
+    }
+
+    /// OpenSSL's strict checks (`-x509_strict`, which Python 3.13 turns on)
+    /// accept the CA and its leaves, for a DNS name and for an IP address.
+    #[test]
+    fn openssl_verifies_leaves_strictly() {
+        let ca = new_ca();
+        let dir = std::env::temp_dir().join(format!("mocklib-x509-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let ca_path = dir.join("ca.pem");
+        std::fs::write(&ca_path, ca.certificate_pem()).unwrap();
+        for (host, flag) in [
+            ("api.example.com", "-verify_hostname"),
+            ("127.0.0.1", "-verify_ip"),
+        ] {
+            let leaf = ca.leaf_for(host).unwrap();
+            let leaf_path = dir.join(format!("{host}.pem"));
+            std::fs::write(&leaf_path, super::super::pem_encode(&leaf.cert[0])).unwrap();
+            let output = std::process::Command::new("openssl")
+                .args([
+                    "verify",
+                    "-x509_strict",
+                    "-purpose",
+                    "sslserver",
+                    flag,
+                    host,
+                    "-CAfile",
+                ])
+                .arg(&ca_path)
+                .arg(&leaf_path)
+                .output()
+                .expect("the openssl command line runs");
+            let stdout = String::from_utf8_lossy(&output.stdout);
+            assert!(
+                output.status.success() && stdout.trim_end().ends_with(": OK"),
+                "{host}: {stdout}{}",
+                String::from_utf8_lossy(&output.stderr)
+            );
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
