@@ -81,6 +81,7 @@ pin_project_lite::pin_project! {
     #[must_use = "a boundary's future does nothing unless awaited"]
     pub struct Scoped<R> {
         scope: Arc<Scope>,
+        verify_on_exit: bool,
         #[pin]
         inner: R,
     }
@@ -88,12 +89,52 @@ pin_project_lite::pin_project! {
 
 impl<R> Scoped<R> {
     pub(crate) fn new(scope: Arc<Scope>, inner: R) -> Self {
-        Scoped { scope, inner }
+        Scoped {
+            scope,
+            verify_on_exit: false,
+            inner,
+        }
+    }
+
+    /// Verifies the boundary's expectations (and strict-mode failures) when
+    /// it ends — when the future completes, or at
+    /// [`into_inner`](Self::into_inner) — and panics with the report if they
+    /// fail, as [`SetupApi::verify`](crate::SetupApi::verify) would return
+    /// it.
+    ///
+    /// ```should_panic
+    /// use mocklib::{http, HttpResponse, node::setup_server};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let server = setup_server([]);
+    /// let inner = server.clone();
+    /// server
+    ///     .in_boundary(async move {
+    ///         inner.use_handlers([http::get("/user", |_| HttpResponse::empty()).times(1)]);
+    ///         // ... the code under test never calls GET /user ...
+    ///     })
+    ///     .verify_on_exit()
+    ///     .await; // panics: GET /user: expected exactly 1, received 0
+    /// # }
+    /// ```
+    pub fn verify_on_exit(mut self) -> Self {
+        self.verify_on_exit = true;
+        self
     }
 
     /// The callback's return value.
     pub fn into_inner(self) -> R {
+        if self.verify_on_exit {
+            verify_or_panic(&self.scope);
+        }
         self.inner
+    }
+}
+
+fn verify_or_panic(scope: &Scope) {
+    if let Err(report) = crate::verify::verify(scope) {
+        panic!("{report}");
     }
 }
 
@@ -116,7 +157,11 @@ impl<R: Future> Future for Scoped<R> {
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<R::Output> {
         let this = self.project();
         let inner = this.inner;
-        enter(std::slice::from_ref(this.scope), || inner.poll(cx))
+        let poll = enter(std::slice::from_ref(this.scope), || inner.poll(cx));
+        if poll.is_ready() && *this.verify_on_exit {
+            verify_or_panic(this.scope);
+        }
+        poll
     }
 }
 

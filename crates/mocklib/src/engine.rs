@@ -31,6 +31,7 @@ use crate::finalize::{FinalizeGuard, Finalizers};
 use crate::handler::{Handler, Invocation, LookupContext};
 use crate::handlers::Scope;
 use crate::index::RequestKeys;
+use crate::journal::{Answer, DEFAULT_CAPACITY};
 use crate::request::{Performer, Request};
 use crate::resolver::{CallContext, RequestId, Resolution, ResolverCall, ResolverError};
 use crate::response::{HttpResponse, Kind, StatusText};
@@ -43,10 +44,16 @@ use crate::upgrade::WebSocketUpgrade;
 pub(crate) struct InterceptOptions {
     pub(crate) on_unhandled_request: UnhandledRequest,
     pub(crate) base_url: Option<Url>,
+    /// Requests each scope's journal keeps; `None`: the default.
+    pub(crate) journal_capacity: Option<usize>,
+    /// A request that handlers matched but none answered goes to the
+    /// unhandled-request strategy instead of being performed as it is.
+    pub(crate) fallthrough_is_unhandled: bool,
 }
 
 /// What happens to a request that no handler matches.
 #[derive(Clone, Default)]
+#[non_exhaustive]
 pub enum UnhandledRequest {
     /// Print a warning naming the request and the closest handlers, then
     /// perform the request as it is.
@@ -54,6 +61,11 @@ pub enum UnhandledRequest {
     Warn,
     /// Print an error and make the request fail at the requester.
     Error,
+    /// As [`Error`](Self::Error), and also record the request as a failure
+    /// that [`verify`](crate::SetupApi::verify) reports, so a test fails
+    /// even when the code under test swallows the client's error. See
+    /// [`ListenOptions::strict`](crate::ListenOptions::strict).
+    Strict,
     /// Perform the request as it is, silently.
     Bypass,
     /// Call this function with the request, then perform the request as it
@@ -73,6 +85,7 @@ impl std::fmt::Debug for UnhandledRequest {
         f.write_str(match self {
             UnhandledRequest::Warn => "Warn",
             UnhandledRequest::Error => "Error",
+            UnhandledRequest::Strict => "Strict",
             UnhandledRequest::Bypass => "Bypass",
             UnhandledRequest::Custom(_) => "Custom(..)",
         })
@@ -245,6 +258,11 @@ impl Engine {
         boundary::current(self.id).unwrap_or_else(|| Arc::clone(&self.root))
     }
 
+    /// The server's own scope, outside any boundary.
+    pub(crate) fn root_scope(&self) -> &Arc<Scope> {
+        &self.root
+    }
+
     /// The current scope's handlers in lookup order (`list_handlers`).
     pub(crate) fn list_handlers(&self) -> Vec<Handler> {
         self.current_scope().snapshot().iter().cloned().collect()
@@ -321,6 +339,14 @@ struct Lookup {
 }
 
 impl Lookup {
+    /// Writes the request into the scope's journal.
+    fn record(&self, request: &Request, handler: Option<&Handler>, answer: Answer) {
+        let capacity = self.options.journal_capacity.unwrap_or(DEFAULT_CAPACITY);
+        let base_url = self.options.base_url.as_ref();
+        self.scope
+            .record(capacity, request, handler, answer, base_url);
+    }
+
     fn emit(&self, kind: EventKind, request: &Request, request_id: RequestId) {
         self.events.emit(kind, || LifeCycleEvent {
             kind,
@@ -371,7 +397,11 @@ impl Lookup {
             // Runs the cleanup when dropped: at once unless a mocked body
             // takes it, also when this future is dropped mid-resolver.
             let finalize = call.finalizers.guard();
-            match run_resolver(invocation, call).await {
+            let resolution = run_resolver(invocation, call).await;
+            if !matches!(resolution, Resolution::Exhausted) {
+                self.scope.count_use(handler);
+            }
+            match resolution {
                 Resolution::Exhausted => self.scope.exhaust(handler),
                 Resolution::Fallthrough => matched = true,
                 Resolution::Failed(error) => return self.fail(request, request_id, handler, error),
@@ -380,18 +410,20 @@ impl Lookup {
                 }
                 #[cfg(feature = "ws")]
                 Resolution::Upgrade(upgrade) => {
+                    self.record(&request, Some(handler), Answer::WebSocket);
                     self.emit(EventKind::RequestMatch, &request, request_id);
                     self.emit(EventKind::RequestEnd, &request, request_id);
                     return Outcome::WebSocket(upgrade);
                 }
             }
         }
-        if matched {
+        if matched && !self.options.fallthrough_is_unhandled {
             // Matched, but nobody answered: performed as it is, still handled.
+            self.record(&request, None, Answer::Passthrough);
             self.emit(EventKind::RequestEnd, &request, request_id);
             return self.passthrough(request, request_id);
         }
-        self.unhandled(request, request_id, &handlers)
+        self.unhandled(request, request_id, &handlers, matched)
     }
 
     fn respond(
@@ -404,10 +436,12 @@ impl Lookup {
     ) -> Outcome {
         match response.kind() {
             Kind::Passthrough => {
+                self.record(&request, Some(handler), Answer::Passthrough);
                 self.emit(EventKind::RequestEnd, &request, request_id);
                 self.passthrough(request, request_id)
             }
             Kind::NetworkError => {
+                self.record(&request, Some(handler), Answer::NetworkError);
                 self.emit(EventKind::RequestMatch, &request, request_id);
                 self.emit(EventKind::RequestEnd, &request, request_id);
                 Outcome::NetworkError(NetworkError {
@@ -428,6 +462,7 @@ impl Lookup {
                         *response.body_mut() = Body::empty();
                     }
                     response.body_mut().finalize_with(finalize);
+                    self.record(&request, Some(handler), Answer::Mocked(response.status()));
                     self.emit(EventKind::RequestMatch, &request, request_id);
                     self.emit(EventKind::RequestEnd, &request, request_id);
                     self.emit_response(EventKind::ResponseMocked, &request, request_id, &response);
@@ -471,6 +506,7 @@ impl Lookup {
             .status_text("Unhandled Exception")
             .into_http()
             .expect("a ResolverError always serializes");
+        self.record(&request, Some(handler), Answer::Mocked(response.status()));
         self.emit_response(EventKind::ResponseMocked, &request, request_id, &response);
         Outcome::Mocked(response)
     }
@@ -495,21 +531,40 @@ impl Lookup {
         });
     }
 
+    /// No handler answered: `matched` when some matched but returned nothing
+    /// (and the options make that count as unhandled).
     fn unhandled(
         self,
         request: Request,
         request_id: RequestId,
         handlers: &crate::handlers::HandlerChain,
+        matched: bool,
     ) -> Outcome {
+        self.record(&request, None, Answer::Unhandled);
         let failure = match &self.options.on_unhandled_request {
             UnhandledRequest::Bypass => None,
             UnhandledRequest::Warn => {
-                crate::log::warn(&unhandled_message(&request, handlers));
+                crate::log::warn(&unhandled_message(&request, handlers, matched));
                 None
             }
             UnhandledRequest::Error => {
-                let message = unhandled_message(&request, handlers);
+                let message = unhandled_message(&request, handlers, matched);
                 crate::log::error(&message);
+                Some(message)
+            }
+            UnhandledRequest::Strict => {
+                let message = unhandled_message(&request, handlers, matched);
+                crate::log::error(&message);
+                let closest = crate::suggest::closest_handlers(&request, handlers.iter());
+                let mut failure = message.clone();
+                if !closest.is_empty() {
+                    let base_url = self.options.base_url.as_ref();
+                    failure.push_str("\n\n");
+                    failure.push_str(&crate::verify::closest_handler_differences(
+                        &request, &closest, base_url,
+                    ));
+                }
+                self.scope.record_failure(failure);
                 Some(message)
             }
             UnhandledRequest::Custom(callback) => {
@@ -562,9 +617,18 @@ pub(crate) use crate::log::panic_message;
 
 const MAX_BODY_IN_MESSAGE: usize = 1024;
 
-fn unhandled_message(request: &Request, handlers: &crate::handlers::HandlerChain) -> String {
+fn unhandled_message(
+    request: &Request,
+    handlers: &crate::handlers::HandlerChain,
+    matched: bool,
+) -> String {
+    let what = if matched {
+        "that request handlers matched but none answered (their resolvers returned nothing)"
+    } else {
+        "without a matching request handler"
+    };
     let mut message = format!(
-        "intercepted a request without a matching request handler:\n\n  • {} {}\n",
+        "intercepted a request {what}:\n\n  • {} {}\n",
         request.method(),
         request.url()
     );

@@ -13,6 +13,7 @@ use url::Url;
 use crate::cookies::Cookies;
 use crate::request::Request;
 use crate::resolver::{CallContext, RequestId, ResolverCall};
+use crate::times::Times;
 
 /// A request handler: created by [`http::get`](crate::http::get) and friends,
 /// passed to [`setup_server`](crate::node::setup_server) or
@@ -22,6 +23,7 @@ use crate::resolver::{CallContext, RequestId, ResolverCall};
 pub struct Handler {
     id: HandlerId,
     once: bool,
+    expected: Option<Times>,
     logic: Arc<dyn HandlerLogic>,
 }
 
@@ -42,6 +44,7 @@ impl Handler {
         Handler {
             id: HandlerId::next(),
             once: false,
+            expected: None,
             logic,
         }
     }
@@ -75,8 +78,69 @@ impl Handler {
         Handler {
             id: HandlerId::next(),
             once: true,
-            logic: self.logic,
+            ..self
         }
+    }
+
+    /// This handler, expected to match `times` requests (a count or a
+    /// range, as wiremock-rs's `expect`): [`verify`](crate::SetupApi::verify)
+    /// fails when it did not. Counted per scope, like [`once`](Self::once):
+    /// every request whose lookup ran this handler's resolver counts.
+    ///
+    /// ```
+    /// use mocklib::{http, HttpResponse, node::setup_server};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let server = setup_server([
+    ///     http::get("https://api.example.com/user", |_| HttpResponse::text("John")).expect(1..),
+    ///     http::delete("https://api.example.com/user", |_| HttpResponse::empty()).never(),
+    /// ]);
+    /// server.listen();
+    /// let client = reqwest_middleware::ClientBuilder::new(reqwest::Client::new())
+    ///     .with(server.middleware())
+    ///     .build();
+    /// client.get("https://api.example.com/user").send().await?;
+    /// server.verify()?;
+    ///
+    /// client.delete("https://api.example.com/user").send().await?;
+    /// let failure = server.verify().unwrap_err();
+    /// assert!(failure.to_string().contains(
+    ///     "DELETE https://api.example.com/user: expected never, received 1"
+    /// ));
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn expect(self, times: impl Into<Times>) -> Self {
+        Handler {
+            expected: Some(times.into()),
+            ..self
+        }
+    }
+
+    /// Expects exactly `n` requests (see [`expect`](Self::expect)).
+    pub fn times(self, n: usize) -> Self {
+        self.expect(Times::exactly(n))
+    }
+
+    /// Expects `n` requests or more (see [`expect`](Self::expect)).
+    pub fn at_least(self, n: usize) -> Self {
+        self.expect(Times::at_least(n))
+    }
+
+    /// Expects `n` requests or fewer (see [`expect`](Self::expect)).
+    pub fn at_most(self, n: usize) -> Self {
+        self.expect(Times::at_most(n))
+    }
+
+    /// Expects no request at all (see [`expect`](Self::expect)).
+    pub fn never(self) -> Self {
+        self.expect(Times::exactly(0))
+    }
+
+    /// What [`expect`](Self::expect) declared, if anything.
+    pub fn expected(&self) -> Option<Times> {
+        self.expected
     }
 
     /// Whether this is a `.once()` handler.
@@ -96,6 +160,13 @@ impl Handler {
     pub(crate) fn logic(&self) -> &dyn HandlerLogic {
         &*self.logic
     }
+
+    /// Whether this handler's predicate matches `request` (its resolver is
+    /// not run).
+    pub(crate) fn matches(&self, request: &Request, base_url: Option<&Url>) -> bool {
+        let context = LookupContext::new(request, RequestId::next(), base_url);
+        self.logic.try_match(&context).is_some()
+    }
 }
 
 impl std::fmt::Debug for Handler {
@@ -103,6 +174,7 @@ impl std::fmt::Debug for Handler {
         f.debug_struct("Handler")
             .field("header", &self.header())
             .field("once", &self.once)
+            .field("expected", &self.expected)
             .finish()
     }
 }

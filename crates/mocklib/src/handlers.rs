@@ -23,7 +23,10 @@
 //! (once-handlers, and handlers whose resolver said
 //! [`Resolution::Exhausted`](crate::resolver::Resolution::Exhausted)) and how many
 //! times each resolver ran (for [`sequence`](crate::sequence)); a new boundary
-//! starts from a copy of its enclosing scope's record.
+//! starts from a copy of its enclosing scope's record. Expectations
+//! ([`Handler::expect`]) count per scope the same way. The request journal
+//! ([`crate::journal`]) and strict mode's failures are per scope too, but a
+//! boundary starts them empty: it records what happened inside it.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -33,6 +36,8 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use crate::handler::OperationSource;
 use crate::handler::{Handler, HandlerId};
 use crate::index::{ChunkIndex, MIN_INDEXED, RequestKeys};
+use crate::journal::{Answer, Journal, RecordedRequest};
+use crate::request::Request;
 
 /// An immutable, shareable handler list.
 #[derive(Clone, Default)]
@@ -152,6 +157,25 @@ struct ScopeState {
     current: HandlerChain,
     used: HashSet<HandlerId>,
     calls: HashMap<HandlerId, usize>,
+    /// Requests each handler matched (its resolver ran and did not say
+    /// `Exhausted`): what expectations check.
+    uses: HashMap<HandlerId, usize>,
+    journal: Journal,
+    /// Strict mode's unhandled requests, as their messages.
+    failures: Vec<String>,
+}
+
+/// Strict-mode failures a scope keeps; more are counted, not kept.
+const MAX_FAILURES: usize = 100;
+
+/// A copy of what verification reads from a scope.
+pub(crate) struct Record {
+    pub(crate) handlers: HandlerChain,
+    pub(crate) uses: HashMap<HandlerId, usize>,
+    pub(crate) requests: Vec<RecordedRequest>,
+    /// Requests the journal dropped to stay within its capacity.
+    pub(crate) dropped: usize,
+    pub(crate) failures: Vec<String>,
 }
 
 impl Scope {
@@ -166,6 +190,9 @@ impl Scope {
                 initial,
                 used: HashSet::new(),
                 calls: HashMap::new(),
+                uses: HashMap::new(),
+                journal: Journal::default(),
+                failures: Vec::new(),
             }),
             exhausted_any: AtomicBool::new(false),
         }
@@ -185,6 +212,9 @@ impl Scope {
                 current: state.current.clone(),
                 used: state.used.clone(),
                 calls: state.calls.clone(),
+                uses: state.uses.clone(),
+                journal: Journal::default(),
+                failures: Vec::new(),
             }),
             exhausted_any: AtomicBool::new(self.exhausted_any.load(Ordering::Relaxed)),
         }
@@ -234,6 +264,7 @@ impl Scope {
         let mut state = self.lock();
         state.used.clear();
         state.calls.clear();
+        state.uses.clear();
         self.exhausted_any.store(false, Ordering::Relaxed);
     }
 
@@ -259,6 +290,59 @@ impl Scope {
         let count = state.calls.entry(handler.id()).or_insert(0);
         *count += 1;
         *count - 1
+    }
+
+    /// Counts one more request matched by `handler`, for its expectation.
+    pub(crate) fn count_use(&self, handler: &Handler) {
+        *self.lock().uses.entry(handler.id()).or_insert(0) += 1;
+    }
+
+    /// Appends a request to the journal (kept within `capacity`).
+    pub(crate) fn record(
+        &self,
+        capacity: usize,
+        request: &Request,
+        handler: Option<&Handler>,
+        answer: Answer,
+        base_url: Option<&url::Url>,
+    ) {
+        if capacity > 0 {
+            self.lock()
+                .journal
+                .record(capacity, request, handler, answer, base_url);
+        }
+    }
+
+    /// Records a strict-mode failure for `verify` to report.
+    pub(crate) fn record_failure(&self, message: String) {
+        let mut state = self.lock();
+        if state.failures.len() < MAX_FAILURES {
+            state.failures.push(message);
+        }
+    }
+
+    /// The journal, oldest first.
+    pub(crate) fn requests(&self) -> Vec<RecordedRequest> {
+        self.lock().journal.entries().cloned().collect()
+    }
+
+    /// Forgets the journal and the strict-mode failures.
+    pub(crate) fn clear_requests(&self) {
+        let mut state = self.lock();
+        state.journal.clear();
+        state.failures.clear();
+    }
+
+    /// What verification needs, copied under one lock.
+    pub(crate) fn record_for_verification(&self) -> Record {
+        let state = self.lock();
+        Record {
+            handlers: state.current.clone(),
+            uses: state.uses.clone(),
+            requests: state.journal.entries().cloned().collect(),
+            dropped: state.journal.dropped(),
+            failures: state.failures.clone(),
+        }
     }
 }
 

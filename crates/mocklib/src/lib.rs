@@ -144,6 +144,7 @@ mod handler;
 mod handlers;
 pub mod http;
 mod index;
+pub mod journal;
 mod log;
 pub mod matching;
 mod maybe_send;
@@ -156,8 +157,10 @@ mod response;
 mod setup_api;
 pub mod sse;
 mod suggest;
+mod times;
 #[cfg(feature = "ws")]
 mod upgrade;
+mod verify;
 #[cfg(feature = "ws")]
 #[cfg_attr(docsrs, doc(cfg(feature = "ws")))]
 pub mod ws;
@@ -177,6 +180,7 @@ pub use engine::{NetworkError, NetworkErrorKind, Outcome, Passthrough, Unhandled
 pub use events::{EventKind, Events, LifeCycleEvent};
 pub use form_data::{FormData, FormError, FormValue};
 pub use handler::Handler;
+pub use journal::{Answer, RecordedRequest};
 pub use matching::{IntoPredicate, PatternError, Predicate};
 pub use maybe_send::MaybeSend;
 #[cfg(not(target_arch = "wasm32"))]
@@ -188,3 +192,5 @@ pub use resolver::{
 };
 pub use response::{HttpResponse, ResponseBodyError, StatusText, passthrough};
 pub use setup_api::SetupApi;
+pub use times::Times;
+pub use verify::{UnmetExpectation, VerificationError};

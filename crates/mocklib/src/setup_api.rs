@@ -6,10 +6,13 @@
 //! `server.use_handlers(..)`, `worker.list_handlers()`.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::engine::Engine;
 use crate::events::Events;
 use crate::handler::Handler;
+use crate::journal::RecordedRequest;
+use crate::verify::VerificationError;
 
 /// Changes and reads the handler list of a server or worker, in the
 /// caller's current scope (a boundary, or the whole instance outside one).
@@ -19,11 +22,15 @@ use crate::handler::Handler;
 #[doc(alias = "SetupServerApi")]
 pub struct SetupApi {
     engine: Arc<Engine>,
+    verify_on_drop: AtomicBool,
 }
 
 impl SetupApi {
     pub(crate) fn new(engine: Arc<Engine>) -> Self {
-        SetupApi { engine }
+        SetupApi {
+            engine,
+            verify_on_drop: AtomicBool::new(false),
+        }
     }
 
     /// Prepends runtime handlers, ahead of every existing handler and in the
@@ -72,7 +79,8 @@ impl SetupApi {
     }
 
     /// Re-arms every used `.once()` handler of the current scope (MSW:
-    /// `restoreHandlers()`).
+    /// `restoreHandlers()`), starts every sequence over and sets the counts
+    /// that expectations check back to zero.
     ///
     /// ```
     /// use mocklib::{http, HttpResponse, node::setup_server, Outcome, Request};
@@ -108,6 +116,116 @@ impl SetupApi {
     /// Life-cycle events: subscribe with [`Events::on`].
     pub fn events(&self) -> &Events {
         self.engine.events()
+    }
+
+    /// Checks the expectations of the current scope's handlers
+    /// ([`Handler::expect`], [`times`](Handler::times), ...) and, in strict
+    /// mode, that no request went unhandled (wiremock-rs: `verify`).
+    ///
+    /// The error's `Display` is a report meant for a failed test's output:
+    /// each unmet expectation with what was expected and received, and the
+    /// recorded requests closest to it with what differs marked.
+    ///
+    /// ```
+    /// use mocklib::{http, HttpResponse, ListenOptions, UnhandledRequest, node::setup_server};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let server = setup_server([
+    ///     http::get("https://api.example.com/users/:id", |_| HttpResponse::text("John")).times(1),
+    /// ]);
+    /// server.listen_with(ListenOptions {
+    ///     on_unhandled_request: UnhandledRequest::Error,
+    ///     ..ListenOptions::default()
+    /// });
+    /// let client = reqwest_middleware::ClientBuilder::new(reqwest::Client::new())
+    ///     .with(server.middleware())
+    ///     .build();
+    /// // A typo in the code under test: `user` for `users`.
+    /// client.get("https://api.example.com/user/1").send().await.unwrap_err();
+    ///
+    /// let report = server.verify().unwrap_err().to_string();
+    /// assert!(report.contains(
+    ///     "GET https://api.example.com/users/:id: expected exactly 1, received 0"
+    /// ));
+    /// assert!(report.contains("GET https://api.example.com/user/1 (unhandled)"));
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn verify(&self) -> Result<(), VerificationError> {
+        crate::verify::verify(&self.engine.current_scope())
+    }
+
+    /// Makes dropping the last clone of this server (or worker) verify the
+    /// server's own scope and panic with the report when it fails, as
+    /// wiremock-rs's `MockServer` does. Off by default. It never panics
+    /// while the thread is already panicking (a failed assertion's unwind
+    /// shows that failure, not a second one); a server in a `static` is
+    /// never dropped, so call [`verify`](Self::verify) there instead.
+    ///
+    /// ```should_panic
+    /// use mocklib::{http, HttpResponse, node::setup_server};
+    ///
+    /// let server = setup_server([http::get("/user", |_| HttpResponse::empty()).times(1)]);
+    /// server.verify_on_drop();
+    /// drop(server); // panics: expected exactly 1, received 0
+    /// ```
+    pub fn verify_on_drop(&self) {
+        self.verify_on_drop.store(true, Ordering::Relaxed);
+    }
+
+    /// The requests the current scope received, oldest first, each with the
+    /// handler that answered and how (see [`crate::journal`] for what is
+    /// kept and for how long).
+    pub fn requests(&self) -> Vec<RecordedRequest> {
+        self.engine.current_scope().requests()
+    }
+
+    /// The recorded requests that `handler`'s predicate matches (its
+    /// resolver is not run), whichever handler answered them.
+    ///
+    /// ```
+    /// use mocklib::{http, HttpResponse, node::setup_server};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let server = setup_server([http::all("https://api.example.com/*", |_| HttpResponse::empty())]);
+    /// server.listen();
+    /// let client = reqwest_middleware::ClientBuilder::new(reqwest::Client::new())
+    ///     .with(server.middleware())
+    ///     .build();
+    /// client.post("https://api.example.com/posts").body("first").send().await?;
+    /// client.get("https://api.example.com/posts").send().await?;
+    ///
+    /// let posted = server.requests_matching(&http::post("https://api.example.com/posts", |_| {
+    ///     HttpResponse::empty()
+    /// }));
+    /// assert_eq!(posted.len(), 1);
+    /// assert_eq!(posted[0].body(), "first");
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn requests_matching(&self, handler: &Handler) -> Vec<RecordedRequest> {
+        let mut requests = self.requests();
+        requests.retain(|entry| handler.matches(entry.request(), entry.base_url()));
+        requests
+    }
+
+    /// Forgets the current scope's recorded requests and strict-mode
+    /// failures.
+    pub fn clear_requests(&self) {
+        self.engine.current_scope().clear_requests();
+    }
+}
+
+impl Drop for SetupApi {
+    fn drop(&mut self) {
+        if !self.verify_on_drop.load(Ordering::Relaxed) || std::thread::panicking() {
+            return;
+        }
+        if let Err(report) = crate::verify::verify(self.engine.root_scope()) {
+            panic!("{report}");
+        }
     }
 }
 

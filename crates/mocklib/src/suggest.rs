@@ -11,26 +11,8 @@ pub(crate) fn closest_handlers<'a>(
     request: &Request,
     handlers: impl Iterator<Item = &'a Handler>,
 ) -> Vec<&'a Handler> {
-    let url = request.url();
-    let path = url.path();
-    let clean_url = format!("{}{}", url.origin().ascii_serialization(), path);
     let mut scored: Vec<(usize, &Handler)> = handlers
-        .filter_map(|handler| {
-            let text = handler.logic().suggestion_text()?;
-            let target = if text.starts_with('/') {
-                path
-            } else {
-                clean_url.as_str()
-            };
-            let distance = levenshtein(&target.to_ascii_lowercase(), &text.to_ascii_lowercase());
-            let method_penalty = match handler.logic().method() {
-                Some(method) if method != request.method() => 1,
-                _ => 0,
-            };
-            // Allow about one edit per four characters, at least two.
-            let allowed = (text.len() / 4).max(2);
-            (distance <= allowed).then_some((distance * 2 + method_penalty, handler))
-        })
+        .filter_map(|handler| Some((distance(handler, request)?, handler)))
         .collect();
     scored.sort_by_key(|(score, _)| *score);
     scored.dedup_by(|a, b| a.1.header() == b.1.header());
@@ -39,6 +21,48 @@ pub(crate) fn closest_handlers<'a>(
         .take(MAX_SUGGESTIONS)
         .map(|(_, h)| h)
         .collect()
+}
+
+/// Up to three of `requests` close to what `handler` matches, closest
+/// first: the likely typos behind an expectation that was not met.
+pub(crate) fn closest_requests<'a>(
+    handler: &Handler,
+    requests: impl Iterator<Item = &'a Request>,
+) -> Vec<&'a Request> {
+    let mut scored: Vec<(usize, &Request)> = requests
+        .filter_map(|request| Some((distance(handler, request)?, request)))
+        .collect();
+    // Stable: equally close requests stay in arrival order.
+    scored.sort_by_key(|(score, _)| *score);
+    scored.dedup_by(|a, b| a.1.method() == b.1.method() && a.1.url() == b.1.url());
+    scored.into_iter().take(3).map(|(_, r)| r).collect()
+}
+
+/// How far `request` is from what `handler` matches (edits to the URL or
+/// path, twice, plus one for another method); `None` when too far to be a
+/// likely mistake or the handler has no URL to compare.
+fn distance(handler: &Handler, request: &Request) -> Option<usize> {
+    let text = handler.logic().suggestion_text()?;
+    let target = comparable_url(request, text);
+    let distance = levenshtein(&target.to_ascii_lowercase(), &text.to_ascii_lowercase());
+    let method_penalty = match handler.logic().method() {
+        Some(method) if method != request.method() => 1,
+        _ => 0,
+    };
+    // Allow about one edit per four characters, at least two.
+    let allowed = (text.len() / 4).max(2);
+    (distance <= allowed).then_some(distance * 2 + method_penalty)
+}
+
+/// The part of the request's URL a handler's predicate text compares with:
+/// the path for a relative predicate, origin and path otherwise.
+pub(crate) fn comparable_url(request: &Request, predicate_text: &str) -> String {
+    let url = request.url();
+    if predicate_text.starts_with('/') {
+        url.path().to_owned()
+    } else {
+        format!("{}{}", url.origin().ascii_serialization(), url.path())
+    }
 }
 
 fn levenshtein(a: &str, b: &str) -> usize {

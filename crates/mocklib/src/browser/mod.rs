@@ -175,6 +175,13 @@ pub struct StartOptions {
     /// What to do with requests no handler matches. Default: warn.
     #[doc(alias = "onUnhandledRequest")]
     pub on_unhandled_request: UnhandledRequest,
+    /// How many requests each scope's journal keeps; `None` (default): the
+    /// last [`journal::DEFAULT_CAPACITY`](crate::journal::DEFAULT_CAPACITY),
+    /// `Some(0)`: none (as `ListenOptions::journal_capacity`).
+    pub journal_capacity: Option<usize>,
+    /// Handlers that match but return nothing leave the request unhandled
+    /// (as `ListenOptions::fallthrough_is_unhandled`).
+    pub fallthrough_is_unhandled: bool,
 }
 
 impl Default for StartOptions {
@@ -185,6 +192,8 @@ impl Default for StartOptions {
             mode: None,
             quiet: false,
             on_unhandled_request: UnhandledRequest::default(),
+            journal_capacity: None,
+            fallthrough_is_unhandled: false,
         }
     }
 }

@@ -94,6 +94,8 @@ impl Worker {
         *self.state.borrow_mut() = State::Starting;
         self.engine.listen(InterceptOptions {
             on_unhandled_request: options.on_unhandled_request.clone(),
+            journal_capacity: options.journal_capacity,
+            fallthrough_is_unhandled: options.fallthrough_is_unhandled,
             ..InterceptOptions::default()
         });
         match self.intercept(&options).await {

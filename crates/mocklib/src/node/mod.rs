@@ -98,14 +98,60 @@ pub struct ListenOptions {
     #[cfg(feature = "net")]
     #[cfg_attr(docsrs, doc(cfg(feature = "net")))]
     pub upstream_root_certificates: Vec<String>,
+    /// How many requests each scope's journal keeps
+    /// ([`requests`](crate::SetupApi::requests)); `None` (default) keeps
+    /// the last [`journal::DEFAULT_CAPACITY`](crate::journal::DEFAULT_CAPACITY),
+    /// `Some(0)` switches the journal off.
+    pub journal_capacity: Option<usize>,
+    /// When handlers match a request but none answers (every resolver
+    /// returned nothing), treat the request as unhandled, so
+    /// [`on_unhandled_request`](Self::on_unhandled_request) decides, instead
+    /// of performing it as it is (MSW's issue #2482). Default: `false`, as
+    /// MSW.
+    pub fallthrough_is_unhandled: bool,
 }
 
 impl ListenOptions {
+    /// Strict mode: a request no handler answers fails at the requester
+    /// *and* is recorded as a failure that [`verify`](crate::SetupApi::verify)
+    /// reports ([`UnhandledRequest::Strict`]), so a test fails even when the
+    /// code under test swallows the client's error; handlers that match but
+    /// return nothing do not count as answering
+    /// ([`fallthrough_is_unhandled`](Self::fallthrough_is_unhandled)).
+    ///
+    /// ```
+    /// use mocklib::{http, HttpResponse, ListenOptions, node::setup_server};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let server = setup_server([http::get("https://api.example.com/user", |_| HttpResponse::empty())]);
+    /// server.listen_with(ListenOptions::strict());
+    /// let client = reqwest_middleware::ClientBuilder::new(reqwest::Client::new())
+    ///     .with(server.middleware())
+    ///     .build();
+    /// // The code under test ignores the error...
+    /// let _ = client.get("https://api.example.com/users").send().await;
+    /// // ...verification does not.
+    /// let report = server.verify().unwrap_err().to_string();
+    /// assert!(report.contains("strict mode: intercepted a request without a matching request handler"));
+    /// assert!(report.contains("GET https://api.example.com/users"));
+    /// # }
+    /// ```
+    pub fn strict() -> Self {
+        ListenOptions {
+            on_unhandled_request: UnhandledRequest::Strict,
+            fallthrough_is_unhandled: true,
+            ..ListenOptions::default()
+        }
+    }
+
     /// The part the engine uses; the listener's own stay here.
     fn intercept(&self) -> InterceptOptions {
         InterceptOptions {
             on_unhandled_request: self.on_unhandled_request.clone(),
             base_url: self.base_url.clone(),
+            journal_capacity: self.journal_capacity,
+            fallthrough_is_unhandled: self.fallthrough_is_unhandled,
         }
     }
 }

@@ -475,3 +475,14 @@ pub fn curl(args: &[&str]) -> String {
     );
     String::from_utf8(output.stdout).expect("curl printed text")
 }
+
+/// The message of a caught panic (`panic!` with a literal or a format).
+pub fn panic_text(panic: Box<dyn std::any::Any + Send>) -> String {
+    match panic.downcast::<String>() {
+        Ok(text) => *text,
+        Err(panic) => match panic.downcast::<&'static str>() {
+            Ok(text) => (*text).to_owned(),
+            Err(_) => "<a panic without a message>".to_owned(),
+        },
+    }
+}

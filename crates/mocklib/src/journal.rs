@@ -1,0 +1,248 @@
+//! The request journal: what each scope received and how it was answered.
+//!
+//! Every request the engine resolves while listening is recorded in the
+//! scope it ran in (the server's, or a boundary's), in arrival order, with
+//! the handler that answered it and how. Tests read it through
+//! [`SetupApi::requests`](crate::SetupApi::requests) and
+//! [`requests_matching`](crate::SetupApi::requests_matching); verification
+//! uses it to show the requests closest to an unmet expectation.
+//!
+//! Memory is bounded: a scope keeps its last [`DEFAULT_CAPACITY`] requests
+//! (older ones are dropped and counted) and at most [`MAX_BODY`] bytes of
+//! each body. `ListenOptions::journal_capacity` changes the cap; `0`
+//! switches the journal off.
+
+use std::collections::VecDeque;
+
+use bytes::Bytes;
+use http::{HeaderMap, Method, StatusCode};
+use url::Url;
+
+use crate::handler::Handler;
+use crate::request::Request;
+
+/// How many requests a scope's journal keeps unless told otherwise.
+pub const DEFAULT_CAPACITY: usize = 1000;
+
+/// How many bytes of each request body the journal keeps (64 KiB).
+pub const MAX_BODY: usize = 64 * 1024;
+
+/// How a recorded request was answered.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Answer {
+    /// A handler answered with a mocked response of this status (500 when
+    /// its resolver failed or panicked).
+    Mocked(StatusCode),
+    /// Performed for real: `passthrough()`, or handlers matched but none
+    /// answered.
+    Passthrough,
+    /// A handler answered with `HttpResponse::error()`.
+    NetworkError,
+    /// No handler matched; the unhandled-request strategy decided the rest.
+    Unhandled,
+    /// A WebSocket handler accepted the upgrade.
+    WebSocket,
+}
+
+/// A request as the journal recorded it.
+///
+/// ```
+/// use mocklib::{http, journal::Answer, HttpResponse, node::setup_server};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let server = setup_server([http::post("https://api.example.com/posts", |_| {
+///     HttpResponse::text("created").status(201)
+/// })]);
+/// server.listen();
+/// let client = reqwest_middleware::ClientBuilder::new(reqwest::Client::new())
+///     .with(server.middleware())
+///     .build();
+/// client.post("https://api.example.com/posts").body("hello").send().await?;
+///
+/// let [request] = server.requests().try_into().unwrap();
+/// assert_eq!(request.method(), "POST");
+/// assert_eq!(request.body(), "hello");
+/// assert_eq!(request.answer(), &Answer::Mocked(::http::StatusCode::CREATED));
+/// assert_eq!(request.handler().unwrap().header(), "POST https://api.example.com/posts");
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Clone, Debug)]
+pub struct RecordedRequest {
+    request: Request,
+    body_len: usize,
+    handler: Option<Handler>,
+    answer: Answer,
+    base_url: Option<Url>,
+}
+
+impl RecordedRequest {
+    /// The request (its body cut to [`MAX_BODY`] bytes).
+    pub fn request(&self) -> &Request {
+        &self.request
+    }
+
+    /// The request method.
+    pub fn method(&self) -> &Method {
+        self.request.method()
+    }
+
+    /// The request URL.
+    pub fn url(&self) -> &Url {
+        self.request.url()
+    }
+
+    /// The request headers.
+    pub fn headers(&self) -> &HeaderMap {
+        self.request.headers()
+    }
+
+    /// The request body, cut to [`MAX_BODY`] bytes (see
+    /// [`body_len`](Self::body_len) for the whole length).
+    pub fn body(&self) -> &Bytes {
+        self.request.body()
+    }
+
+    /// The length of the whole body as it was received.
+    pub fn body_len(&self) -> usize {
+        self.body_len
+    }
+
+    /// The handler that answered, if one did (a handler that matched but
+    /// returned nothing does not count).
+    pub fn handler(&self) -> Option<&Handler> {
+        self.handler.as_ref()
+    }
+
+    /// How the request was answered.
+    pub fn answer(&self) -> &Answer {
+        &self.answer
+    }
+
+    /// The base URL relative predicates matched against.
+    pub(crate) fn base_url(&self) -> Option<&Url> {
+        self.base_url.as_ref()
+    }
+}
+
+/// One scope's recorded requests, oldest first.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Journal {
+    entries: VecDeque<RecordedRequest>,
+    /// Requests dropped to stay within the capacity.
+    dropped: usize,
+}
+
+impl Journal {
+    /// Records a request, dropping the oldest beyond `capacity` (`0`: keep
+    /// nothing).
+    pub(crate) fn record(
+        &mut self,
+        capacity: usize,
+        request: &Request,
+        handler: Option<&Handler>,
+        answer: Answer,
+        base_url: Option<&Url>,
+    ) {
+        if capacity == 0 {
+            return;
+        }
+        while self.entries.len() >= capacity {
+            self.entries.pop_front();
+            self.dropped += 1;
+        }
+        self.entries.push_back(RecordedRequest {
+            request: bounded(request),
+            body_len: request.body().len(),
+            handler: handler.cloned(),
+            answer,
+            base_url: base_url.cloned(),
+        });
+    }
+
+    pub(crate) fn entries(&self) -> impl Iterator<Item = &RecordedRequest> {
+        self.entries.iter()
+    }
+
+    pub(crate) fn dropped(&self) -> usize {
+        self.dropped
+    }
+
+    pub(crate) fn clear(&mut self) {
+        self.entries.clear();
+        self.dropped = 0;
+    }
+}
+
+/// The request itself when its body is small; a copy with the body cut to
+/// [`MAX_BODY`] otherwise, so a large upload's buffer is not kept alive.
+fn bounded(request: &Request) -> Request {
+    if request.body().len() <= MAX_BODY {
+        return request.clone();
+    }
+    Request::from_parts(
+        request.method().clone(),
+        request.url().clone(),
+        request.headers().clone(),
+        Bytes::copy_from_slice(&request.body()[..MAX_BODY]),
+    )
+    .with_version(request.version())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request(path: &str, body: usize) -> Request {
+        Request::from_parts(
+            Method::POST,
+            format!("http://localhost{path}").parse().unwrap(),
+            HeaderMap::new(),
+            Bytes::from(vec![b'x'; body]),
+        )
+    }
+
+    #[test]
+    fn keeps_the_newest_within_capacity() {
+        let mut journal = Journal::default();
+        for i in 0..5 {
+            journal.record(
+                3,
+                &request(&format!("/{i}"), 0),
+                None,
+                Answer::Unhandled,
+                None,
+            );
+        }
+        let paths: Vec<_> = journal
+            .entries()
+            .map(|e| e.url().path().to_owned())
+            .collect();
+        assert_eq!(paths, ["/2", "/3", "/4"]);
+        assert_eq!(journal.dropped(), 2);
+    }
+
+    #[test]
+    fn capacity_zero_records_nothing() {
+        let mut journal = Journal::default();
+        journal.record(0, &request("/", 0), None, Answer::Passthrough, None);
+        assert_eq!(journal.entries().count(), 0);
+    }
+
+    #[test]
+    fn large_bodies_are_cut() {
+        let mut journal = Journal::default();
+        journal.record(
+            1,
+            &request("/", MAX_BODY + 10),
+            None,
+            Answer::Passthrough,
+            None,
+        );
+        let entry = journal.entries().next().unwrap();
+        assert_eq!(entry.body().len(), MAX_BODY);
+        assert_eq!(entry.body_len(), MAX_BODY + 10);
+    }
+}
