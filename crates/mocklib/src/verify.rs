@@ -95,7 +95,7 @@ impl fmt::Display for VerificationError {
                 f,
                 "\n{}. strict mode: {}",
                 self.unmet.len() + number + 1,
-                message.replace('\n', "\n   ")
+                indent(message)
             )?;
         }
         if self.dropped > 0 {
@@ -107,6 +107,21 @@ impl fmt::Display for VerificationError {
         }
         Ok(())
     }
+}
+
+/// `text` with every line after the first indented under a list number
+/// (blank lines left empty).
+fn indent(text: &str) -> String {
+    let mut lines = text.lines();
+    let mut out = lines.next().unwrap_or_default().to_owned();
+    for line in lines {
+        out.push('\n');
+        if !line.is_empty() {
+            out.push_str("   ");
+            out.push_str(line);
+        }
+    }
+    out
 }
 
 /// Checks every expectation in `scope`'s current list and its strict-mode
