@@ -27,6 +27,10 @@ use url::Url;
 use crate::body::Body;
 use crate::boundary::{self, Scoped};
 use crate::events::{EventKind, Events, LifeCycleEvent, ObservedResponse};
+#[cfg(not(target_arch = "wasm32"))]
+use crate::exchange::Capture;
+#[cfg(feature = "har")]
+use crate::exchange::ExchangeSink;
 use crate::finalize::{FinalizeGuard, Finalizers};
 use crate::handler::{Handler, Invocation, LookupContext};
 use crate::handlers::Scope;
@@ -37,6 +41,8 @@ use crate::resolver::{CallContext, RequestId, Resolution, ResolverCall, Resolver
 use crate::response::{HttpResponse, Kind, StatusText};
 #[cfg(feature = "ws")]
 use crate::upgrade::WebSocketUpgrade;
+#[cfg(feature = "har")]
+use std::time::{Instant, SystemTime};
 
 /// What the engine needs of a front door's options while intercepting: the
 /// front door's own options (the listener's port, say) stay with it.
@@ -115,9 +121,50 @@ pub struct Passthrough {
     request: Request,
     request_id: Option<RequestId>,
     events: Events,
+    /// Where the exchange goes when a recording is on, and when it started.
+    #[cfg(feature = "har")]
+    #[cfg_attr(
+        any(
+            target_arch = "wasm32",
+            not(any(feature = "net", feature = "reqwest", feature = "reqwest-0-12", feature = "tower"))
+        ),
+        allow(dead_code) // read by the native front doors that perform requests
+    )]
+    recording: Option<(Arc<dyn ExchangeSink>, SystemTime, Instant)>,
 }
 
 impl Passthrough {
+    /// A capture of the real response when a recording is on: the front
+    /// door feeds it the body (see [`crate::exchange::Tap`]).
+    #[cfg(not(target_arch = "wasm32"))]
+    #[cfg_attr(
+        not(any(feature = "net", feature = "reqwest", feature = "reqwest-0-12", feature = "tower")),
+        allow(dead_code) // called by the native front doors that perform requests
+    )]
+    pub(crate) fn capture(
+        &self,
+        status: http::StatusCode,
+        version: http::Version,
+        headers: &HeaderMap,
+    ) -> Option<Capture> {
+        #[cfg(not(feature = "har"))]
+        return {
+            let _ = (self, status, version, headers);
+            None
+        };
+        #[cfg(feature = "har")]
+        let (sink, started, at) = self.recording.as_ref()?;
+        #[cfg(feature = "har")]
+        Some(Capture::new(
+            Arc::clone(sink),
+            self.request.clone(),
+            (*started, *at),
+            status,
+            version,
+            headers.clone(),
+        ))
+    }
+
     /// The request to perform.
     pub fn request(&self) -> &Request {
         &self.request
@@ -201,6 +248,9 @@ pub(crate) struct Engine {
     /// `Some` while listening.
     listening: RwLock<Option<Arc<InterceptOptions>>>,
     performer: RwLock<Option<Arc<dyn Performer>>>,
+    /// Where requests performed for real are recorded, if anywhere.
+    #[cfg(feature = "har")]
+    recorder: RwLock<Option<Arc<dyn ExchangeSink>>>,
 }
 
 impl Engine {
@@ -214,6 +264,8 @@ impl Engine {
             events: Events::default(),
             listening: RwLock::new(None),
             performer: RwLock::new(None),
+            #[cfg(feature = "har")]
+            recorder: RwLock::new(None),
         })
     }
 
@@ -228,6 +280,17 @@ impl Engine {
 
     pub(crate) fn events(&self) -> &Events {
         &self.events
+    }
+
+    /// Records every request performed for real into `recorder` (`None`:
+    /// stops recording); while one is set, unhandled requests are performed
+    /// for real without the unhandled-request strategy.
+    #[cfg(feature = "har")]
+    pub(crate) fn set_recorder(&self, recorder: Option<Arc<dyn ExchangeSink>>) {
+        *self
+            .recorder
+            .write()
+            .unwrap_or_else(PoisonError::into_inner) = recorder;
     }
 
     pub(crate) fn listen(&self, options: InterceptOptions) {
@@ -303,6 +366,12 @@ impl Engine {
     ) -> impl std::future::Future<Output = Outcome> + MaybeSend + 'static + use<> {
         let options = self.listen_options();
         let events = self.events.clone();
+        #[cfg(feature = "har")]
+        let recorder = self
+            .recorder
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
         if let Some(performer) = &*self
             .performer
             .read()
@@ -316,12 +385,16 @@ impl Engine {
                     request,
                     request_id: None,
                     events,
+                    #[cfg(feature = "har")]
+                    recording: None,
                 }),
                 Some(options) => {
                     Lookup {
                         scope,
                         events,
                         options,
+                        #[cfg(feature = "har")]
+                        recorder,
                     }
                     .resolve(request, base_url)
                     .await
@@ -336,6 +409,8 @@ struct Lookup {
     scope: Arc<Scope>,
     events: Events,
     options: Arc<InterceptOptions>,
+    #[cfg(feature = "har")]
+    recorder: Option<Arc<dyn ExchangeSink>>,
 }
 
 impl Lookup {
@@ -362,6 +437,10 @@ impl Lookup {
             request,
             request_id: Some(request_id),
             events: self.events,
+            #[cfg(feature = "har")]
+            recording: self
+                .recorder
+                .map(|sink| (sink, SystemTime::now(), Instant::now())),
         })
     }
 
@@ -541,6 +620,13 @@ impl Lookup {
         matched: bool,
     ) -> Outcome {
         self.record(&request, None, Answer::Unhandled);
+        #[cfg(feature = "har")]
+        if self.recorder.is_some() {
+            // Recording: what no handler answers is what is to be recorded.
+            self.emit(EventKind::RequestUnhandled, &request, request_id);
+            self.emit(EventKind::RequestEnd, &request, request_id);
+            return self.passthrough(request, request_id);
+        }
         let failure = match &self.options.on_unhandled_request {
             UnhandledRequest::Bypass => None,
             UnhandledRequest::Warn => {

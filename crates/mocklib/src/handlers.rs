@@ -245,6 +245,19 @@ impl Scope {
         state.current = state.current.prepend(handlers);
     }
 
+    /// Adds `handlers` after every other, in the initial list too (so
+    /// `reset_handlers` keeps them): where recorded exchanges go.
+    #[cfg(feature = "har")]
+    pub(crate) fn append(&self, handlers: Vec<Handler>) {
+        let mut state = self.lock();
+        let with = |chain: &HandlerChain| {
+            let all = chain.iter().cloned().chain(handlers.iter().cloned());
+            HandlerChain::from_handlers(all.collect())
+        };
+        state.initial = with(&state.initial);
+        state.current = with(&state.current);
+    }
+
     /// `resetHandlers()`: drop the runtime handlers added in this scope.
     pub(crate) fn reset(&self) {
         let mut state = self.lock();

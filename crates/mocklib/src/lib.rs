@@ -127,14 +127,19 @@
 // docs.rs (which sets `docsrs`) marks items that need a cargo feature.
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+#[cfg(any(all(feature = "net", not(target_arch = "wasm32")), feature = "har"))]
+mod base64;
 mod body;
 pub mod boundary;
 pub mod browser;
 mod bypass;
 mod cookies;
+#[cfg(any(all(feature = "net", not(target_arch = "wasm32")), feature = "har"))]
+mod date;
 mod delay;
 mod engine;
 pub mod events;
+mod exchange;
 mod finalize;
 mod form_data;
 #[cfg(feature = "graphql")]
@@ -142,6 +147,9 @@ mod form_data;
 pub mod graphql;
 mod handler;
 mod handlers;
+#[cfg(feature = "har")]
+#[cfg_attr(docsrs, doc(cfg(feature = "har")))]
+pub mod har;
 pub mod http;
 mod index;
 pub mod journal;

@@ -216,6 +216,54 @@ impl SetupApi {
     pub fn clear_requests(&self) {
         self.engine.current_scope().clear_requests();
     }
+
+    /// Records requests performed for real into a HAR file, or replays
+    /// it, as `recording`'s [`RecordMode`](crate::har::RecordMode) says
+    /// (VCR: `use_cassette`).
+    ///
+    /// Replayed exchanges become handlers added *after* the current scope's
+    /// list (handlers written by hand win), for the rest of the scope's life
+    /// (`reset_handlers` keeps them). While recording, every request
+    /// performed for real (unhandled ones, which then skip the
+    /// unhandled-request strategy, and `passthrough()`) is written to the
+    /// file once the client has read its whole response, through the
+    /// in-process front doors and the listener alike. See [`crate::har`].
+    ///
+    /// ```no_run
+    /// use mocklib::{har::Recording, node::setup_server};
+    ///
+    /// # fn main() -> Result<(), mocklib::har::HarError> {
+    /// let server = setup_server([]);
+    /// server.listen();
+    /// // The first run records tests/fixtures/github.har; later runs replay it.
+    /// server.record(Recording::new("tests/fixtures/github.har").redact_header("x-api-key"))?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    #[cfg(feature = "har")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "har")))]
+    pub fn record(&self, recording: crate::har::Recording) -> Result<(), crate::har::HarError> {
+        let (records, replays) = recording.plan();
+        let mut kept = Vec::new();
+        if replays {
+            let replay = crate::har::Replay::from_path(recording.path())?;
+            self.engine.current_scope().append(replay.handlers()?);
+            kept = replay.into_entries();
+        }
+        let recorder: Option<Arc<dyn crate::exchange::ExchangeSink>> = match records {
+            true => Some(Arc::new(recording.recorder(kept)?)),
+            false => None,
+        };
+        self.engine.set_recorder(recorder);
+        Ok(())
+    }
+
+    /// Stops recording (the file keeps what was recorded).
+    #[cfg(feature = "har")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "har")))]
+    pub fn stop_recording(&self) {
+        self.engine.set_recorder(None);
+    }
 }
 
 impl Drop for SetupApi {

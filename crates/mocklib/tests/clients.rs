@@ -5,7 +5,6 @@
 mod common;
 
 use std::process::Command;
-use std::sync::Arc;
 
 use mocklib::node::{Server, setup_server};
 use mocklib::{HttpResponse, ListenOptions, UnhandledRequest, http};
@@ -105,10 +104,6 @@ async fn reqwest_middleware_04_reaches_the_handlers_and_reports_network_errors()
     assert!(mocklib::NetworkError::from_middleware_0_4_error(&error).is_some());
 }
 
-fn ring() -> Arc<rustls::crypto::CryptoProvider> {
-    Arc::new(rustls::crypto::ring::default_provider())
-}
-
 /// The `child_fetch` example, which `cargo test` builds next to the tests.
 fn child_fetch() -> std::path::PathBuf {
     let deps = std::env::current_exe()
@@ -142,59 +137,11 @@ fn a_rust_child_process_reaches_the_handlers_with_the_server_env() {
     );
 }
 
-/// A real HTTPS server on loopback with a certificate from a test CA of its
-/// own; returns its port and that CA's PEM.
-async fn spawn_tls_upstream() -> (u16, String) {
-    let ca_key = rcgen::KeyPair::generate().unwrap();
-    let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
-    ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
-    ca_params
-        .distinguished_name
-        .push(rcgen::DnType::CommonName, "upstream test CA");
-    let ca = ca_params.self_signed(&ca_key).unwrap();
-    let leaf_key = rcgen::KeyPair::generate().unwrap();
-    let leaf = rcgen::CertificateParams::new(vec!["localhost".to_owned()])
-        .unwrap()
-        .signed_by(&leaf_key, &ca, &ca_key)
-        .unwrap();
-    let key = rustls_pki_types::PrivateKeyDer::Pkcs8(leaf_key.serialize_der().into());
-    let mut config = rustls::ServerConfig::builder_with_provider(ring())
-        .with_safe_default_protocol_versions()
-        .unwrap()
-        .with_no_client_auth()
-        .with_single_cert(vec![leaf.der().clone()], key)
-        .unwrap();
-    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
-    let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let app =
-        axum::Router::new().route("/secure", axum::routing::get(|| async { "secure answer" }));
-    tokio::spawn(async move {
-        loop {
-            let Ok((stream, _)) = listener.accept().await else {
-                return;
-            };
-            let (acceptor, app) = (acceptor.clone(), app.clone());
-            tokio::spawn(async move {
-                let Ok(tls) = acceptor.accept(stream).await else {
-                    return;
-                };
-                let service = hyper_util::service::TowerToHyperService::new(app);
-                let _ = hyper_util::server::conn::auto::Builder::new(
-                    hyper_util::rt::TokioExecutor::new(),
-                )
-                .serve_connection(hyper_util::rt::TokioIo::new(tls), service)
-                .await;
-            });
-        }
-    });
-    (port, ca.pem())
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn passthrough_reaches_an_https_upstream_trusted_through_extra_roots() {
-    let (port, upstream_ca) = spawn_tls_upstream().await;
+    let app =
+        axum::Router::new().route("/secure", axum::routing::get(|| async { "secure answer" }));
+    let (port, upstream_ca) = common::spawn_tls_upstream(app).await;
     let url = format!("https://localhost:{port}/secure");
 
     let trusting = setup_server([]);

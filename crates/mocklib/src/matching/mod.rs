@@ -91,6 +91,10 @@ enum PredicateKind {
     Path(Box<PathPattern>),
     Regex(Regex),
     Custom(Arc<dyn Fn(&Request) -> bool + Send + Sync>),
+    /// A closure with the URL it stands for, as text for headers and
+    /// suggestions (what mocklib's own exact-URL handlers use).
+    #[cfg(feature = "har")]
+    Described(Arc<dyn Fn(&Request) -> bool + Send + Sync>, String),
 }
 
 impl Predicate {
@@ -134,12 +138,26 @@ impl Predicate {
         }
     }
 
+    /// A closure matching what `url` names (for headers and suggestions,
+    /// as a pattern's text would be).
+    #[cfg(feature = "har")]
+    pub(crate) fn described(
+        url: String,
+        matches: impl Fn(&Request) -> bool + Send + Sync + 'static,
+    ) -> Self {
+        Predicate {
+            kind: PredicateKind::Described(Arc::new(matches), url),
+        }
+    }
+
     /// The predicate as text, for handler headers and messages.
     pub fn describe(&self) -> String {
         match &self.kind {
             PredicateKind::Path(pattern) => pattern.as_str().to_owned(),
             PredicateKind::Regex(regex) => format!("/{}/", regex.as_str()),
             PredicateKind::Custom(_) => "<custom predicate>".to_owned(),
+            #[cfg(feature = "har")]
+            PredicateKind::Described(_, url) => url.clone(),
         }
     }
 
@@ -149,6 +167,8 @@ impl Predicate {
             PredicateKind::Path(pattern) => Some(pattern.as_str()),
             PredicateKind::Regex(regex) => Some(regex.as_str()),
             PredicateKind::Custom(_) => None,
+            #[cfg(feature = "har")]
+            PredicateKind::Described(_, url) => Some(url),
         }
     }
 
@@ -158,6 +178,8 @@ impl Predicate {
         match &self.kind {
             PredicateKind::Path(pattern) => Some(pattern.index_key()),
             PredicateKind::Regex(_) | PredicateKind::Custom(_) => None,
+            #[cfg(feature = "har")]
+            PredicateKind::Described(..) => None,
         }
     }
 
@@ -198,6 +220,8 @@ impl Predicate {
                 Some(params)
             }
             PredicateKind::Custom(matches) => matches(request).then(Params::default),
+            #[cfg(feature = "har")]
+            PredicateKind::Described(matches, _) => matches(request).then(Params::default),
         }
     }
 }

@@ -101,6 +101,11 @@ macro_rules! reqwest_front_door {
                     }
                     Outcome::Passthrough(passthrough) => {
                         let response = next.run(request, extensions).await?;
+                        let (status, version) = (response.status(), response.version());
+                        let response = match passthrough.capture(status, version, response.headers()) {
+                            Some(capture) => tapped(response, capture)?,
+                            None => response,
+                        };
                         passthrough.report_response(response.status(), response.headers());
                         Ok(response)
                     }
@@ -134,13 +139,8 @@ macro_rules! reqwest_front_door {
             response: http::Response<crate::Body>,
             url: &url::Url,
         ) -> $middleware::Result<$reqwest::Response> {
-            use $reqwest::ResponseBuilderExt;
             let (mut parts, body) = response.into_parts();
-            let carrier = http::Response::builder()
-                .url(url.clone())
-                .body(())
-                .map_err(anyhow::Error::new)?;
-            parts.extensions.extend(carrier.into_parts().0.extensions);
+            with_url(&mut parts, url)?;
             // A buffered body is handed over whole (its finalize cleanup runs
             // now); a streamed one is pulled by the client as it reads, and
             // dropped with the response when the client stops.
@@ -151,6 +151,35 @@ macro_rules! reqwest_front_door {
             Ok($reqwest::Response::from(http::Response::from_parts(
                 parts, body,
             )))
+        }
+
+        /// A real response whose body is recorded as the client reads it.
+        fn tapped(
+            response: $reqwest::Response,
+            capture: crate::exchange::Capture,
+        ) -> $middleware::Result<$reqwest::Response> {
+            let url = response.url().clone();
+            let (mut parts, body) = http::Response::<$reqwest::Body>::from(response).into_parts();
+            with_url(&mut parts, &url)?;
+            let body = $reqwest::Body::wrap(crate::exchange::Tap::new(body, Some(capture)));
+            Ok($reqwest::Response::from(http::Response::from_parts(
+                parts, body,
+            )))
+        }
+
+        /// Makes a response built from `parts` report `url` as its
+        /// `Response::url()` (reqwest keeps it in a private extension).
+        fn with_url(
+            parts: &mut http::response::Parts,
+            url: &url::Url,
+        ) -> $middleware::Result<()> {
+            use $reqwest::ResponseBuilderExt;
+            let carrier = http::Response::builder()
+                .url(url.clone())
+                .body(())
+                .map_err(anyhow::Error::new)?;
+            parts.extensions.extend(carrier.into_parts().0.extensions);
+            Ok(())
         }
 
         /// Reads the request body into memory once, leaving an equal body in

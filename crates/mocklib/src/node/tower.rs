@@ -45,6 +45,7 @@ use tower_service::Service;
 
 use super::Server;
 use crate::engine::Outcome;
+use crate::exchange::Tap;
 use crate::request::Request;
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -141,8 +142,13 @@ where
                         Err(error) => return Ok(unsendable(passthrough.request(), &error)),
                     };
                     let response = call_ready(inner, outgoing).await?;
+                    let capture = passthrough.capture(
+                        response.status(),
+                        response.version(),
+                        response.headers(),
+                    );
                     passthrough.report_response(response.status(), response.headers());
-                    Ok(response.map(MockBody::passthrough))
+                    Ok(response.map(|body| MockBody::passthrough(Tap::new(body, capture))))
                 }
             }
         })
@@ -192,7 +198,7 @@ pin_project_lite::pin_project! {
     #[project = SourceProjection]
     enum Source<B> {
         Mocked { #[pin] body: crate::Body },
-        Passthrough { #[pin] body: B },
+        Passthrough { #[pin] body: Tap<B> },
     }
 }
 
@@ -213,7 +219,7 @@ impl<B> MockBody<B> {
         }
     }
 
-    fn passthrough(body: B) -> Self {
+    fn passthrough(body: Tap<B>) -> Self {
         MockBody {
             source: Source::Passthrough { body },
         }

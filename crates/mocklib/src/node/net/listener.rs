@@ -23,6 +23,7 @@ use url::Url;
 
 use super::{CredentialScope, Port, Shared};
 use crate::engine::{Outcome, Passthrough};
+use crate::exchange::Tap;
 use crate::handlers::Scope;
 use crate::request::Request;
 use crate::response::StatusText;
@@ -331,10 +332,12 @@ async fn perform_for_real(
     };
     match upstream.perform(outgoing).await {
         Ok(response) => {
-            passthrough.report_response(response.status(), response.headers());
             let (mut parts, body) = response.into_parts();
             super::strip_hop_by_hop(&mut parts.headers);
-            http::Response::from_parts(parts, body.map_err(BoxError::from).boxed())
+            let capture = passthrough.capture(parts.status, parts.version, &parts.headers);
+            passthrough.report_response(parts.status, &parts.headers);
+            let body = Tap::new(body, capture).map_err(BoxError::from).boxed();
+            http::Response::from_parts(parts, body)
         }
         Err(error) => plain(StatusCode::BAD_GATEWAY, &format!("mocklib: {error}\n")),
     }

@@ -59,7 +59,6 @@
 //! process), and the CA bundle for child processes is written on the first
 //! [`env`](super::Server::env).
 
-mod base64;
 pub(crate) mod child_env;
 mod crypto;
 mod listener;
@@ -323,7 +322,7 @@ impl ScopeRegistry {
                     .strip_prefix("Basic ")
                     .or_else(|| value.strip_prefix("basic "))
             })
-            .and_then(|encoded| base64::decode(encoded.trim()))
+            .and_then(|encoded| crate::base64::decode(encoded.trim()))
             .and_then(|decoded| String::from_utf8(decoded).ok())
         else {
             return CredentialScope::None;
@@ -525,7 +524,7 @@ fn write_bundle(path: &Path, ca_pem: &str) -> std::io::Result<()> {
 
 /// A certificate in PEM (LF line endings, 64 characters a line, as rcgen writes it).
 fn pem_encode(der: &[u8]) -> String {
-    let encoded = base64::encode(der);
+    let encoded = crate::base64::encode(der);
     let mut pem = String::from("-----BEGIN CERTIFICATE-----\n");
     for line in encoded.as_bytes().chunks(64) {
         pem.push_str(std::str::from_utf8(line).expect("base64 is ASCII"));

@@ -236,7 +236,7 @@ fn bit_string(bytes: &[u8]) -> Vec<u8> {
 /// times before 1970 are clamped to it.
 fn time(at: SystemTime) -> Vec<u8> {
     let seconds = at.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
-    let (year, month, day) = civil_date(seconds / 86_400);
+    let (year, month, day) = crate::date::civil_date(seconds / 86_400);
     let of_day = seconds % 86_400;
     let clock = format!(
         "{month:02}{day:02}{:02}{:02}{:02}Z",
@@ -249,26 +249,6 @@ fn time(at: SystemTime) -> Vec<u8> {
     } else {
         tlv(GENERALIZED_TIME, format!("{year:04}{clock}").as_bytes())
     }
-}
-
-/// The proleptic Gregorian date of a day counted from 1970-01-01 (Howard
-/// Hinnant's `civil_from_days`, for days on or after the epoch).
-fn civil_date(days: u64) -> (u64, u64, u64) {
-    let z = days + 719_468;
-    let era = z / 146_097;
-    let day_of_era = z % 146_097;
-    let year_of_era =
-        (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
-    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
-    let shifted_month = (5 * day_of_year + 2) / 153;
-    let day = day_of_year - (153 * shifted_month + 2) / 5 + 1;
-    let month = if shifted_month < 10 {
-        shifted_month + 3
-    } else {
-        shifted_month - 9
-    };
-    let year = year_of_era + era * 400 + u64::from(month <= 2);
-    (year, month, day)
 }
 
 /// A DER tag-length-value.
@@ -332,15 +312,6 @@ const OID_SERVER_AUTH: &[u8] = &[0x06, 8, 0x2b, 0x06, 0x01, 0x05, 0x05, 0x07, 0x
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn civil_dates() {
-        assert_eq!(civil_date(0), (1970, 1, 1));
-        assert_eq!(civil_date(59), (1970, 3, 1));
-        assert_eq!(civil_date(11_016), (2000, 2, 29));
-        assert_eq!(civil_date(20_415), (2025, 11, 23));
-        assert_eq!(civil_date(29_220), (2050, 1, 1));
-    }
 
     #[test]
     fn times_switch_to_generalized_in_2050() {

@@ -1,5 +1,6 @@
-//! Base64 (RFC 4648, standard alphabet), for PEM bundles and proxy
-//! credentials; small enough not to need a dependency.
+//! Base64 (RFC 4648, standard alphabet), for PEM bundles, proxy
+//! credentials and binary bodies in HAR files; small enough not to need a
+//! dependency.
 
 const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
