@@ -361,6 +361,31 @@ mod recording {
         assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
     }
 
+    /// A server recording into (or replaying) `path` in `mode`, with a
+    /// client through its middleware; unhandled requests fail.
+    fn recording_in(
+        path: &std::path::Path,
+        mode: RecordMode,
+    ) -> (mocklib::node::Server, TestClient) {
+        let server = setup_server([]);
+        let client =
+            TestClient::with_options(&server, common::on_unhandled(UnhandledRequest::Error));
+        server.record(Recording::new(path).mode(mode)).unwrap();
+        (server, client)
+    }
+
+    /// The request URLs of the HAR file at `path`, in order.
+    fn recorded_urls(path: &std::path::Path) -> Vec<String> {
+        let har: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        har["log"]["entries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["request"]["url"].as_str().unwrap().to_owned())
+            .collect()
+    }
+
     #[tokio::test]
     async fn the_in_process_middleware_records_and_new_episodes_adds_to_the_file() {
         let upstream = common::spawn_upstream(
@@ -372,35 +397,15 @@ mod recording {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("api.har");
 
-        let server = setup_server([]);
-        let client =
-            TestClient::with_options(&server, common::on_unhandled(UnhandledRequest::Error));
-        server
-            .record(Recording::new(&path).mode(RecordMode::All))
-            .unwrap();
+        let (_, client) = recording_in(&path, RecordMode::All);
         assert_eq!(
             client.get_text(format!("http://{upstream}/a")).await,
             "first"
         );
-        let entries = |path: &std::path::Path| -> Vec<String> {
-            let har: serde_json::Value =
-                serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-            har["log"]["entries"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|e| e["request"]["url"].as_str().unwrap().to_owned())
-                .collect()
-        };
-        assert_eq!(entries(&path), [format!("http://{upstream}/a")]);
+        assert_eq!(recorded_urls(&path), [format!("http://{upstream}/a")]);
 
         // New episodes: /a is replayed (not recorded twice), /b is added.
-        let server = setup_server([]);
-        let client =
-            TestClient::with_options(&server, common::on_unhandled(UnhandledRequest::Error));
-        server
-            .record(Recording::new(&path).mode(RecordMode::NewEpisodes))
-            .unwrap();
+        let (server, client) = recording_in(&path, RecordMode::NewEpisodes);
         assert_eq!(
             client.get_text(format!("http://{upstream}/a")).await,
             "first"
@@ -410,7 +415,7 @@ mod recording {
             "second"
         );
         assert_eq!(
-            entries(&path),
+            recorded_urls(&path),
             [
                 format!("http://{upstream}/a"),
                 format!("http://{upstream}/b")
@@ -424,12 +429,7 @@ mod recording {
         assert_eq!(journal[1].answer(), &mocklib::Answer::Unhandled);
 
         // None: replay only; what the file lacks is unhandled.
-        let server = setup_server([]);
-        let client =
-            TestClient::with_options(&server, common::on_unhandled(UnhandledRequest::Error));
-        server
-            .record(Recording::new(&path).mode(RecordMode::None))
-            .unwrap();
+        let (_, client) = recording_in(&path, RecordMode::None);
         assert_eq!(
             client.get_text(format!("http://{upstream}/b")).await,
             "second"
@@ -440,17 +440,12 @@ mod recording {
             .await;
 
         // All: recorded afresh, the file replaced.
-        let server = setup_server([]);
-        let client =
-            TestClient::with_options(&server, common::on_unhandled(UnhandledRequest::Error));
-        server
-            .record(Recording::new(&path).mode(RecordMode::All))
-            .unwrap();
+        let (_, client) = recording_in(&path, RecordMode::All);
         assert_eq!(
             client.get_text(format!("http://{upstream}/b")).await,
             "second"
         );
-        assert_eq!(entries(&path), [format!("http://{upstream}/b")]);
+        assert_eq!(recorded_urls(&path), [format!("http://{upstream}/b")]);
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
