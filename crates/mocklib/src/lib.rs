@@ -135,6 +135,7 @@ mod cookies;
 mod delay;
 mod engine;
 pub mod events;
+mod fault;
 mod finalize;
 mod form_data;
 #[cfg(feature = "graphql")]
@@ -175,6 +176,7 @@ pub use cookies::Cookies;
 pub use delay::{Delay, delay};
 pub use engine::{NetworkError, NetworkErrorKind, Outcome, Passthrough, UnhandledRequest};
 pub use events::{EventKind, Events, LifeCycleEvent};
+pub use fault::Fault;
 pub use form_data::{FormData, FormError, FormValue};
 pub use handler::Handler;
 pub use matching::{IntoPredicate, PatternError, Predicate};
