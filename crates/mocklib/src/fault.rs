@@ -86,16 +86,25 @@ impl Fault {
     /// What [`Fault::Garbage`] sends: a NUL and a 0xFF byte (so no client
     /// mistakes it for a status line or text), then a note for whoever
     /// captures the traffic.
+    ///
+    /// ```
+    /// assert!(!mocklib::Fault::GARBAGE.starts_with(b"HTTP/"));
+    /// ```
     pub const GARBAGE: &'static [u8] = b"\x00\xffmocklib: injected garbage, not HTTP\r\n\r\n";
 
     /// The chunk [`Fault::MalformedChunk`] sends after the response head:
     /// its size line is not hexadecimal.
+    ///
+    /// ```
+    /// let size_line = mocklib::Fault::MALFORMED_CHUNK.split(|&b| b == b'\r').next().unwrap();
+    /// assert!(!size_line.iter().all(u8::is_ascii_hexdigit));
+    /// ```
     pub const MALFORMED_CHUNK: &'static [u8] = b"zz\r\nnot a chunk\r\n";
 
     /// Whether the fault replaces the whole answer with a network error
     /// (all but [`MalformedChunk`](Fault::MalformedChunk), which sends a
     /// response head first).
-    pub fn is_before_response(self) -> bool {
+    pub(crate) fn is_before_response(self) -> bool {
         !matches!(self, Fault::MalformedChunk)
     }
 

@@ -425,6 +425,13 @@ impl HttpResponse {
     }
 
     /// The fault of a [`HttpResponse::fault`] answer.
+    ///
+    /// ```
+    /// use mocklib::{Fault, HttpResponse};
+    ///
+    /// assert_eq!(HttpResponse::fault(Fault::Garbage).injected_fault(), Some(Fault::Garbage));
+    /// assert_eq!(HttpResponse::error().injected_fault(), None);
+    /// ```
     pub fn injected_fault(&self) -> Option<Fault> {
         self.parts.fault
     }
