@@ -342,6 +342,8 @@ async fn the_middleware_maps_each_fault_to_the_nearest_client_error() {
     assert_eq!(response.status(), 200);
     assert_eq!(response.headers()["x-trace"], "chunk");
     let error = response.bytes().await.unwrap_err();
+    // The kind reqwest reports for the same fault through the listener.
+    assert!(error.is_decode(), "{error:?}");
     assert!(
         chain(&error).contains("malformed chunk"),
         "{}",
@@ -352,6 +354,7 @@ async fn the_middleware_maps_each_fault_to_the_nearest_client_error() {
     assert_eq!(response.headers()["content-length"], "10");
     assert_eq!(response.chunk().await.unwrap().unwrap(), "0123");
     let error = response.chunk().await.unwrap_err();
+    assert!(error.is_decode(), "{error:?}");
     assert!(
         chain(&error).contains("after 4 of its 10 bytes"),
         "{}",
@@ -370,6 +373,29 @@ async fn the_middleware_maps_each_fault_to_the_nearest_client_error() {
     assert_eq!(started.elapsed(), Duration::from_millis(450));
 
     assert_eq!(client.get(url("ok")).send().await.unwrap().status(), 200);
+}
+
+#[tokio::test]
+async fn the_reqwest_0_12_middleware_maps_faults_alike() {
+    let server = server();
+    let client = reqwest_middleware04::ClientBuilder::new(reqwest012::Client::new())
+        .with(server.middleware())
+        .build();
+    let error = client
+        .get("https://api.example.com/empty")
+        .send()
+        .await
+        .unwrap_err();
+    let network = mocklib::NetworkError::from_middleware_0_4_error(&error).unwrap();
+    assert_eq!(network.fault(), Some(Fault::EmptyResponse));
+    let mut response = client
+        .get("https://api.example.com/truncated")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.chunk().await.unwrap().unwrap(), "0123");
+    let error = response.chunk().await.unwrap_err();
+    assert!(error.is_decode(), "{error:?}");
 }
 
 fn get(path: &str) -> ::http::Request<Full<Bytes>> {

@@ -3,6 +3,11 @@
 //! Layering: this file is the transport (sockets, TLS, tunnels, HTTP
 //! framing by hyper); what to answer is the engine's decision; performing a
 //! request for real is the upstream client's job.
+//!
+//! Injected [`Fault`]s are the one place the transport writes past hyper:
+//! on HTTP/1 the service plans the fault on the connection and fails, hyper
+//! drops the connection without a byte, and [`serve`] (or [`FaultIo`]'s
+//! drop, for a reset) performs it on the socket hyper let go of.
 
 use std::io;
 use std::pin::Pin;
