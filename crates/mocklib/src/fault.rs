@@ -56,9 +56,10 @@ use crate::body::{Body, StreamError};
 /// one connection among many requests, so no fault takes the connection
 /// down: `ConnectionReset`, `EmptyResponse` and `Garbage` reset the
 /// request's stream (`RST_STREAM` `INTERNAL_ERROR`, as
-/// `HttpResponse::error()` does; curl exits with 92), and `MalformedChunk`
-/// and `truncate_after` send the head and the bytes before the fault, then
-/// reset the stream (a body error; curl 92 too).
+/// `HttpResponse::error()` does; curl exits with 92, reqwest reports a
+/// request error "stream error received"), and so do `MalformedChunk` and
+/// `truncate_after`, whose head and leading bytes may or may not reach the
+/// client before the reset (HTTP/2's frame scheduling decides).
 ///
 /// **In the browser** every fault that replaces the answer makes `fetch`
 /// reject with `TypeError: Failed to fetch`, as `HttpResponse::error()`

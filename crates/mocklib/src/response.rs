@@ -497,11 +497,9 @@ impl HttpResponse {
         }
         if fault == Some(Fault::MalformedChunk) {
             body = crate::fault::malformed_chunk_body();
+            // The listener writes this head itself, chunked; elsewhere there
+            // are no chunks, only a body that fails.
             headers.remove(header::CONTENT_LENGTH);
-            headers.insert(
-                header::TRANSFER_ENCODING,
-                HeaderValue::from_static("chunked"),
-            );
         }
         let mut response = http::Response::new(body);
         *response.status_mut() = status;
