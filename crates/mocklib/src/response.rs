@@ -26,8 +26,9 @@ use crate::body::Body;
 use crate::fault::Fault;
 use crate::form_data::FormData;
 
-/// A mocked response, or one of the two special answers: a network error
-/// ([`HttpResponse::error`]) or "perform the request as it is"
+/// A mocked response, or one of the special answers: a network error
+/// ([`HttpResponse::error`]), a broken connection
+/// ([`HttpResponse::fault`]) or "perform the request as it is"
 /// ([`passthrough`](crate::passthrough)).
 #[derive(Debug, Clone)]
 #[must_use = "a response does nothing until a resolver returns it"]
