@@ -71,8 +71,10 @@ pub enum Fault {
     /// The connection is reset (TCP RST) before any byte of the response.
     ConnectionReset,
     /// The connection closes cleanly without a single byte: no status line.
-    /// On the listener this is what [`HttpResponse::error`](crate::HttpResponse::error)
-    /// does too; `EmptyResponse` says so explicitly.
+    /// Over plain TCP the listener does the same for
+    /// [`HttpResponse::error`](crate::HttpResponse::error); over TLS
+    /// `EmptyResponse` also closes the TLS session cleanly (`close_notify`),
+    /// where `error()` just drops it.
     EmptyResponse,
     /// [`Fault::GARBAGE`] (bytes that are not HTTP) is sent, then the
     /// connection closes.

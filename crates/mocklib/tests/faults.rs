@@ -1,8 +1,8 @@
 //! Injected faults (`HttpResponse::fault`, `truncate_after`, `dribble`) as
 //! real clients see them: reqwest 0.13, ureq 3 and curl through the
-//! listener (base URL, and the proxy with `CONNECT` + TLS), and the
-//! in-process front doors (reqwest-middleware, tower). After every fault the
-//! server must answer the next request.
+//! listener (base URL, the proxy with `CONNECT` + TLS or a plain tunnel, and
+//! HTTP/2), and the in-process front doors (reqwest-middleware 0.5 and 0.4,
+//! tower). After every fault the server must answer the next request.
 //!
 //! Timeouts here are hang guards; the only time measured is tokio's paused
 //! clock, which does not depend on the machine's speed.
