@@ -31,6 +31,7 @@ use crate::events::{EventKind, Events, LifeCycleEvent, ObservedResponse};
 use crate::exchange::Capture;
 #[cfg(feature = "har")]
 use crate::exchange::ExchangeSink;
+use crate::fault::Fault;
 use crate::finalize::{FinalizeGuard, Finalizers};
 use crate::handler::{Handler, Invocation, LookupContext};
 use crate::handlers::Scope;
@@ -196,13 +197,15 @@ impl Passthrough {
 pub struct NetworkError {
     kind: NetworkErrorKind,
     message: String,
+    fault: Option<Fault>,
 }
 
 /// The reason behind a [`NetworkError`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum NetworkErrorKind {
-    /// A resolver returned [`HttpResponse::error()`].
+    /// A resolver returned [`HttpResponse::error()`] or a
+    /// [`HttpResponse::fault`] ([`NetworkError::fault`] says which).
     Mocked,
     /// No handler matched and the strategy is [`UnhandledRequest::Error`]
     /// (or a custom strategy panicked).
@@ -216,6 +219,22 @@ impl NetworkError {
     /// Why the request failed.
     pub fn kind(&self) -> NetworkErrorKind {
         self.kind
+    }
+
+    /// The fault a resolver injected with
+    /// [`HttpResponse::fault`](crate::HttpResponse::fault) (kind
+    /// [`Mocked`](NetworkErrorKind::Mocked)); `None` for
+    /// [`HttpResponse::error()`] and the other kinds.
+    ///
+    /// ```
+    /// # fn check(error: &mocklib::NetworkError) {
+    /// if error.fault() == Some(mocklib::Fault::ConnectionReset) {
+    ///     println!("the mock reset the connection");
+    /// }
+    /// # }
+    /// ```
+    pub fn fault(&self) -> Option<Fault> {
+        self.fault
     }
 
     /// A WebSocket `upgrade` reached `front_door`, which cannot accept it.
@@ -232,6 +251,7 @@ impl NetworkError {
         ));
         NetworkError {
             kind: NetworkErrorKind::CannotUpgrade,
+            fault: None,
             message: format!(
                 "{front_door} cannot carry the WebSocket of {}: connect through the listener",
                 upgrade.request().url()
@@ -525,10 +545,12 @@ impl Lookup {
                 self.emit(EventKind::RequestEnd, &request, request_id);
                 Outcome::NetworkError(NetworkError {
                     kind: NetworkErrorKind::Mocked,
+                    fault: response.injected_fault(),
                     message: format!(
-                        "network error for {} {} (HttpResponse::error() from handler {})",
+                        "network error for {} {} ({} from handler {})",
                         request.method(),
                         request.url(),
+                        response.network_error_origin(),
                         handler.header()
                     ),
                 })
@@ -671,6 +693,7 @@ impl Lookup {
             None => self.passthrough(request, request_id),
             Some(message) => Outcome::NetworkError(NetworkError {
                 kind: NetworkErrorKind::Unhandled,
+                fault: None,
                 message,
             }),
         }

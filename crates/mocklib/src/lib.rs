@@ -140,6 +140,7 @@ mod delay;
 mod engine;
 pub mod events;
 mod exchange;
+mod fault;
 mod finalize;
 mod form_data;
 #[cfg(feature = "graphql")]
@@ -186,6 +187,7 @@ pub use cookies::Cookies;
 pub use delay::{Delay, delay};
 pub use engine::{NetworkError, NetworkErrorKind, Outcome, Passthrough, UnhandledRequest};
 pub use events::{EventKind, Events, LifeCycleEvent};
+pub use fault::Fault;
 pub use form_data::{FormData, FormError, FormValue};
 pub use handler::Handler;
 pub use journal::{Answer, RecordedRequest};

@@ -10,21 +10,25 @@
 //! let created = HttpResponse::json(&serde_json::json!({ "id": 1 })).status(201);
 //! let missing = HttpResponse::empty().status(404);       // a null body
 //! let offline = HttpResponse::error();                   // a network error, not a response
+//! let reset = HttpResponse::fault(mocklib::Fault::ConnectionReset); // a TCP reset
+//! let cut = HttpResponse::text("0123456789").truncate_after(4);     // 4 of 10 bytes, then the end
 //! let login = HttpResponse::text("welcome")
 //!     .header("x-request-source", "mock")
 //!     .cookie("session", "abc")
 //!     .cookie("theme", "dark");                          // two separate Set-Cookie headers
-//! # let _ = (created, missing, offline, login);
+//! # let _ = (created, missing, offline, reset, cut, login);
 //! ```
 
 use bytes::Bytes;
 use http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
 
 use crate::body::Body;
+use crate::fault::Fault;
 use crate::form_data::FormData;
 
-/// A mocked response, or one of the two special answers: a network error
-/// ([`HttpResponse::error`]) or "perform the request as it is"
+/// A mocked response, or one of the special answers: a network error
+/// ([`HttpResponse::error`]), a broken connection
+/// ([`HttpResponse::fault`]) or "perform the request as it is"
 /// ([`passthrough`](crate::passthrough)).
 #[derive(Debug, Clone)]
 #[must_use = "a response does nothing until a resolver returns it"]
@@ -48,6 +52,12 @@ struct ResponseParts {
     /// A mistake made while building (a bad status or header); reported as a
     /// 500 "Unhandled Exception" when the response is used, never a panic.
     build_error: Option<String>,
+    /// [`HttpResponse::fault`]'s fault.
+    fault: Option<Fault>,
+    /// [`HttpResponse::truncate_after`]'s byte count.
+    truncate_after: Option<usize>,
+    /// [`HttpResponse::dribble`]'s duration.
+    dribble: Option<std::time::Duration>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -90,6 +100,9 @@ impl HttpResponse {
                 default_content_type: content_type.map(HeaderValue::from_static),
                 sets_content_length: content_type.is_some(),
                 build_error: None,
+                fault: None,
+                truncate_after: None,
+                dribble: None,
             }),
         }
     }
@@ -229,6 +242,68 @@ impl HttpResponse {
         response
     }
 
+    /// A transport failure instead of a response: a reset connection, a
+    /// connection closed without a reply, garbage bytes, or a malformed
+    /// chunk after the head. The [`Fault`] docs list what each client sees
+    /// on each front door.
+    ///
+    /// ```
+    /// use mocklib::{http, Fault, HttpResponse};
+    ///
+    /// http::get("https://api.example.com/feed", |_| HttpResponse::fault(Fault::Garbage));
+    /// // Headers added to a malformed-chunk answer go out in its head.
+    /// let broken = HttpResponse::fault(Fault::MalformedChunk).header("x-trace", "1");
+    /// assert_eq!(broken.injected_fault(), Some(Fault::MalformedChunk));
+    /// assert!(!broken.is_network_error());
+    /// ```
+    pub fn fault(fault: Fault) -> Self {
+        let mut response = Self::empty();
+        if fault.is_before_response() {
+            response.parts.kind = Kind::NetworkError;
+        }
+        response.parts.fault = Some(fault);
+        response
+    }
+
+    /// Sends only the first `n` bytes of the body while `Content-Length`
+    /// promises all of them, then ends the connection: a download cut short.
+    /// The client gets the response head, then an error reading the body
+    /// (see the table in [`Fault`]). `n` at or past the body's length sends
+    /// it whole. The body must be buffered (a stream has no length to
+    /// promise; end it with an `Err` in [`try_stream`](Self::try_stream)
+    /// instead), otherwise the request gets a 500 that says so.
+    ///
+    /// ```
+    /// use mocklib::{http, HttpResponse};
+    ///
+    /// http::get("/report.csv", |_| HttpResponse::text("a,b\n1,2\n").truncate_after(4));
+    /// ```
+    pub fn truncate_after(mut self, n: usize) -> Self {
+        self.parts.truncate_after = Some(n);
+        self
+    }
+
+    /// Sends the body in small pieces spread over `duration` (at most ten
+    /// pieces, the first at once, the last after `duration`): a slow
+    /// network, not an error. `Content-Length` stays as for the whole body.
+    /// The pauses use [`delay`](crate::delay)'s timer, so
+    /// `tokio::time::pause()` applies. The body must be buffered (a stream
+    /// sets its own pace; see [`chunks`](Self::chunks)), otherwise the
+    /// request gets a 500 that says so.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use mocklib::{http, HttpResponse};
+    ///
+    /// http::get("/slow.json", |_| {
+    ///     HttpResponse::json(&serde_json::json!({ "ok": true })).dribble(Duration::from_secs(2))
+    /// });
+    /// ```
+    pub fn dribble(mut self, duration: std::time::Duration) -> Self {
+        self.parts.dribble = Some(duration);
+        self
+    }
+
     pub(crate) fn passthrough() -> Self {
         let mut response = Self::empty();
         response.parts.kind = Kind::Passthrough;
@@ -347,7 +422,26 @@ impl HttpResponse {
 
     /// Whether this is [`HttpResponse::error`].
     pub fn is_network_error(&self) -> bool {
-        self.parts.kind == Kind::NetworkError
+        self.parts.kind == Kind::NetworkError && self.parts.fault.is_none()
+    }
+
+    /// The fault of a [`HttpResponse::fault`] answer.
+    ///
+    /// ```
+    /// use mocklib::{Fault, HttpResponse};
+    ///
+    /// assert_eq!(HttpResponse::fault(Fault::Garbage).injected_fault(), Some(Fault::Garbage));
+    /// assert_eq!(HttpResponse::error().injected_fault(), None);
+    /// ```
+    pub fn injected_fault(&self) -> Option<Fault> {
+        self.parts.fault
+    }
+
+    /// The call that made this network error, for messages.
+    pub(crate) fn network_error_origin(&self) -> &'static str {
+        self.parts
+            .fault
+            .map_or("HttpResponse::error()", Fault::constructor)
     }
 
     pub(crate) fn kind(&self) -> Kind {
@@ -356,7 +450,9 @@ impl HttpResponse {
 
     /// The finished `http::Response`: default headers filled in, no body on
     /// statuses that cannot have one, the status text in
-    /// [`StatusText`]. `Err` carries a mistake made while building.
+    /// [`StatusText`]; a [`Fault::MalformedChunk`] answer has the `Fault`
+    /// in its extensions and a body that fails. `Err` carries a mistake made
+    /// while building.
     pub fn into_http(self) -> Result<http::Response<Body>, String> {
         let status_text = self.status_text_or_default().to_owned();
         let ResponseParts {
@@ -366,6 +462,9 @@ impl HttpResponse {
             default_content_type,
             sets_content_length,
             build_error,
+            fault,
+            truncate_after,
+            dribble,
             ..
         } = *self.parts;
         if let Some(error) = build_error {
@@ -378,16 +477,38 @@ impl HttpResponse {
             if let Some(content_type) = default_content_type {
                 headers.entry(header::CONTENT_TYPE).or_insert(content_type);
             }
-            if let Some(bytes) = body.as_bytes().filter(|_| sets_content_length) {
+            // The length of the whole body, also when only part of it is sent.
+            let promised = sets_content_length || truncate_after.is_some();
+            if let Some(bytes) = body.as_bytes().filter(|_| promised) {
                 headers
                     .entry(header::CONTENT_LENGTH)
                     .or_insert_with(|| HeaderValue::from(bytes.len()));
             }
+            if truncate_after.is_some() || dribble.is_some() {
+                let Some(bytes) = body.as_bytes().cloned() else {
+                    return Err(
+                        "truncate_after and dribble need a buffered body, not a stream \
+                                (end a stream early with an Err in HttpResponse::try_stream, \
+                                pace it with HttpResponse::chunks)"
+                            .to_owned(),
+                    );
+                };
+                body = crate::fault::faulty_body(bytes, truncate_after, dribble);
+            }
+        }
+        if fault == Some(Fault::MalformedChunk) {
+            body = crate::fault::malformed_chunk_body();
+            // The listener writes this head itself, chunked; elsewhere there
+            // are no chunks, only a body that fails.
+            headers.remove(header::CONTENT_LENGTH);
         }
         let mut response = http::Response::new(body);
         *response.status_mut() = status;
         *response.headers_mut() = headers;
         response.extensions_mut().insert(StatusText(status_text));
+        if let Some(fault) = fault {
+            response.extensions_mut().insert(fault);
+        }
         Ok(response)
     }
 }

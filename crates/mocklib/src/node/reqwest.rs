@@ -25,10 +25,13 @@
 //! ```
 //!
 //! The request's scope is the boundary the request future is polled in. A
-//! network error ([`HttpResponse::error`](crate::HttpResponse::error) or the
-//! "error" unhandled strategy) is `reqwest_middleware::Error::Middleware`
-//! wrapping a [`NetworkError`](crate::NetworkError) — a request error, not a
-//! status.
+//! network error ([`HttpResponse::error`](crate::HttpResponse::error), a
+//! [`HttpResponse::fault`](crate::HttpResponse::fault) that replaces the
+//! answer, or the "error" unhandled strategy) is
+//! `reqwest_middleware::Error::Middleware` wrapping a
+//! [`NetworkError`](crate::NetworkError) — a request error, not a status. A
+//! body fault fails reading the body, as through a socket
+//! (`reqwest::Error::is_decode`; see [`Fault`](crate::Fault)).
 
 use bytes::Bytes;
 use http::Extensions;

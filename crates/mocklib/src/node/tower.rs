@@ -29,9 +29,11 @@
 //! service (its URL is over the 65,534 bytes of a URI once percent-encoded)
 //! is answered by the layer itself: `414 URI Too Long` with a text body
 //! saying why (see [`UnsendableRequest`](crate::UnsendableRequest)).
-//! A network error ([`HttpResponse::error`](crate::HttpResponse::error) or the
-//! "error" unhandled strategy) is the service's `Err`, a boxed
-//! [`NetworkError`](crate::NetworkError).
+//! A network error ([`HttpResponse::error`](crate::HttpResponse::error), a
+//! [`HttpResponse::fault`](crate::HttpResponse::fault) that replaces the
+//! answer, or the "error" unhandled strategy) is the service's `Err`, a boxed
+//! [`NetworkError`](crate::NetworkError); a body fault is an error of the
+//! response body (see [`Fault`](crate::Fault)).
 
 use std::future::Future;
 use std::pin::Pin;

@@ -3,6 +3,11 @@
 //! Layering: this file is the transport (sockets, TLS, tunnels, HTTP
 //! framing by hyper); what to answer is the engine's decision; performing a
 //! request for real is the upstream client's job.
+//!
+//! Injected [`Fault`]s are the one place the transport writes past hyper:
+//! on HTTP/1 the service plans the fault on the connection and fails, hyper
+//! drops the connection without a byte, and [`serve`] (or [`FaultIo`]'s
+//! drop, for a reset) performs it on the socket hyper let go of.
 
 use std::io;
 use std::pin::Pin;
@@ -18,12 +23,13 @@ use hyper::body::Incoming;
 use hyper::service::service_fn;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use hyper_util::server::conn::auto;
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, ReadBuf};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf};
 use url::Url;
 
 use super::{CredentialScope, Port, Shared};
 use crate::engine::{Outcome, Passthrough};
 use crate::exchange::Tap;
+use crate::fault::Fault;
 use crate::handlers::Scope;
 use crate::request::Request;
 use crate::response::StatusText;
@@ -115,6 +121,7 @@ pub(super) async fn accept_loop(
                     Box::new(stream),
                     tenant.clone(),
                     Entry::Direct { scope },
+                    None,
                 ));
             }
             // Out of file descriptors and the like: keep serving the others.
@@ -130,21 +137,49 @@ pub(super) async fn accept_loop(
 }
 
 /// A connection the listener serves: TCP, a plain tunnel or TLS in a tunnel.
-trait Connection: AsyncRead + AsyncWrite + Unpin + Send + 'static {}
+trait Connection: AsyncRead + AsyncWrite + Unpin + Send + 'static {
+    /// The TCP stream itself, when this connection is one (not a tunnel).
+    fn as_tcp(&self) -> Option<&tokio::net::TcpStream>;
+}
 
-impl<I: AsyncRead + AsyncWrite + Unpin + Send + 'static> Connection for I {}
+impl<I: AsyncRead + AsyncWrite + Unpin + Send + 'static> Connection for I {
+    fn as_tcp(&self) -> Option<&tokio::net::TcpStream> {
+        (self as &dyn std::any::Any).downcast_ref()
+    }
+}
 
 /// Serves HTTP/1.1 or HTTP/2 (told apart by the connection preface) on `io`.
+/// `outer` is the connection a `CONNECT` tunnel runs in, which a
+/// [`Fault::ConnectionReset`] inside the tunnel resets.
 ///
 /// One type for every kind of connection, so hyper's HTTP/1 and HTTP/2
 /// servers are compiled once rather than once per kind (the three copies
 /// were an eighth of the LLVM IR of mocklib's own build); a virtual call per
 /// read or write costs nothing measurable beside a socket's.
-async fn serve(io: Box<dyn Connection>, tenant: Tenant, entry: Entry) {
+async fn serve(
+    io: Box<dyn Connection>,
+    tenant: Tenant,
+    entry: Entry,
+    outer: Option<Arc<ConnectionFault>>,
+) {
+    let fault = Arc::new(ConnectionFault::new(outer));
     let serving = tenant.clone();
-    let service = service_fn(move |request| answer_for(serving.clone(), entry.clone(), request));
+    let faulting = Arc::clone(&fault);
+    let service = service_fn(move |request| {
+        answer_for(
+            serving.clone(),
+            entry.clone(),
+            Arc::clone(&faulting),
+            request,
+        )
+    });
     let builder = auto::Builder::new(TokioExecutor::new());
+    let io = FaultIo {
+        io: Some(io),
+        fault: Arc::clone(&fault),
+    };
     let connection = builder.serve_connection_with_upgrades(TokioIo::new(io), service);
+    // `select!` drops the connection (so hyper's hold on `io`) as it ends.
     let result = tokio::select! {
         result = connection => result,
         // The runtime is shared by every server: connections end with
@@ -156,16 +191,211 @@ async fn serve(io: Box<dyn Connection>, tenant: Tenant, entry: Entry) {
         // one connection's trouble, nothing to escalate.
         tracing::debug!(target: "mocklib", %error, "connection ended with an error");
     }
+    if let Some((mut io, bytes)) = fault.take_raw() {
+        // What hyper would never write: garbage, a broken chunk. Then close.
+        let _ = io.write_all(&bytes).await;
+        let _ = io.flush().await;
+        let _ = io.shutdown().await;
+    }
+}
+
+/// What an injected fault asks of a connection once hyper lets go of it
+/// (HTTP/1 only: an HTTP/2 connection carries other requests).
+#[derive(Default)]
+enum Planned {
+    #[default]
+    Nothing,
+    /// Close with a TCP reset.
+    Reset,
+    /// Write these bytes, then close; `io` is the connection, handed back by
+    /// [`FaultIo`] when hyper drops it.
+    Raw {
+        bytes: Bytes,
+        io: Option<Box<dyn Connection>>,
+    },
+}
+
+/// The fault planned for one connection. The service plans it, then fails
+/// so that hyper ends the connection without writing anything; [`FaultIo`]
+/// and [`serve`] carry it out.
+struct ConnectionFault {
+    planned: std::sync::Mutex<Planned>,
+    /// The tunnel's own connection, for a reset inside a `CONNECT` tunnel.
+    outer: Option<Arc<ConnectionFault>>,
+}
+
+impl ConnectionFault {
+    fn new(outer: Option<Arc<ConnectionFault>>) -> Self {
+        ConnectionFault {
+            planned: std::sync::Mutex::default(),
+            outer,
+        }
+    }
+
+    fn plan(&self) -> std::sync::MutexGuard<'_, Planned> {
+        self.planned
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Resets this connection, or the TCP connection a tunnel runs in.
+    fn reset(&self) {
+        match &self.outer {
+            Some(outer) => outer.reset(),
+            None => *self.plan() = Planned::Reset,
+        }
+    }
+
+    fn write_raw(&self, bytes: Bytes) {
+        *self.plan() = Planned::Raw { bytes, io: None };
+    }
+
+    /// The connection and the bytes to write on it, once hyper dropped it.
+    fn take_raw(&self) -> Option<(Box<dyn Connection>, Bytes)> {
+        match std::mem::take(&mut *self.plan()) {
+            Planned::Raw {
+                bytes,
+                io: Some(io),
+            } => Some((io, bytes)),
+            _ => None,
+        }
+    }
+}
+
+/// The connection as hyper sees it: the IO itself, which it hands back to
+/// [`serve`] (or resets) on drop when a fault is planned.
+struct FaultIo {
+    /// Always `Some` until dropped.
+    io: Option<Box<dyn Connection>>,
+    fault: Arc<ConnectionFault>,
+}
+
+impl FaultIo {
+    fn io(&mut self) -> io::Result<Pin<&mut dyn Connection>> {
+        match self.io.as_deref_mut() {
+            Some(io) => Ok(Pin::new(io)),
+            None => Err(io::ErrorKind::NotConnected.into()),
+        }
+    }
+}
+
+impl Drop for FaultIo {
+    fn drop(&mut self) {
+        let Some(io) = self.io.take() else { return };
+        match &mut *self.fault.plan() {
+            Planned::Nothing => {}
+            // SO_LINGER 0: closing sends RST instead of FIN. (Tokio warns
+            // that lingering blocks on drop; a zero linger never does.)
+            Planned::Reset => {
+                // Not `io.as_tcp()`: the box itself is a `Connection` too.
+                if let Some(tcp) = (*io).as_tcp()
+                    && let Err(error) = tcp.set_zero_linger()
+                {
+                    tracing::debug!(target: "mocklib", %error, "cannot reset the connection");
+                }
+            }
+            Planned::Raw { io: slot, .. } => *slot = Some(io),
+        }
+    }
+}
+
+impl AsyncRead for FaultIo {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        self.io()?.poll_read(cx, buf)
+    }
+}
+
+impl AsyncWrite for FaultIo {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        data: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        self.io()?.poll_write(cx, data)
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.io()?.poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.io()?.poll_shutdown(cx)
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        self.io()?.poll_write_vectored(cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.io.as_ref().is_some_and(|io| io.is_write_vectored())
+    }
+}
+
+/// Carries out an injected fault on an HTTP/1 connection: plans what
+/// [`serve`] does once hyper lets go of it, and returns the error that makes
+/// hyper let go without writing a byte. On HTTP/2 the error alone resets the
+/// request's stream, and the connection goes on serving the others.
+fn inject(
+    fault: Fault,
+    head: Option<&http::response::Parts>,
+    version: Version,
+    on: &ConnectionFault,
+) -> BoxError {
+    if version < Version::HTTP_2 {
+        match fault {
+            Fault::ConnectionReset => on.reset(),
+            // No bytes, but a clean close (TLS close_notify, then FIN):
+            // `HttpResponse::error()` just drops the connection.
+            Fault::EmptyResponse => on.write_raw(Bytes::new()),
+            Fault::Garbage => on.write_raw(Bytes::from_static(Fault::GARBAGE)),
+            Fault::MalformedChunk => on.write_raw(malformed_chunk(head)),
+        }
+    }
+    format!("injected fault: {fault}").into()
+}
+
+/// A response head in HTTP/1.1 (the status and headers of `head`, chunked),
+/// then a chunk whose size line is not hexadecimal.
+fn malformed_chunk(head: Option<&http::response::Parts>) -> Bytes {
+    let mut raw = Vec::new();
+    let status = head.map_or(StatusCode::OK, |head| head.status);
+    let reason = head
+        .and_then(|head| head.extensions.get::<StatusText>())
+        .map_or_else(
+            || status.canonical_reason().unwrap_or(""),
+            |text| text.0.as_str(),
+        );
+    raw.extend_from_slice(format!("HTTP/1.1 {} {reason}\r\n", status.as_str()).as_bytes());
+    for (name, value) in head.iter().flat_map(|head| head.headers.iter()) {
+        if name != http::header::TRANSFER_ENCODING && name != http::header::CONTENT_LENGTH {
+            raw.extend_from_slice(name.as_str().as_bytes());
+            raw.extend_from_slice(b": ");
+            raw.extend_from_slice(value.as_bytes());
+            raw.extend_from_slice(b"\r\n");
+        }
+    }
+    raw.extend_from_slice(b"transfer-encoding: chunked\r\nconnection: close\r\n\r\n");
+    raw.extend_from_slice(Fault::MALFORMED_CHUNK);
+    raw.into()
 }
 
 /// The answer of the server that holds the connection's port now.
 async fn answer_for(
     tenant: Tenant,
     entry: Entry,
+    fault: Arc<ConnectionFault>,
     request: http::Request<Incoming>,
 ) -> Result<http::Response<ResponseBody>, BoxError> {
     match tenant.current() {
-        Some(shared) => answer(shared, entry, request).await,
+        Some(shared) => answer(shared, entry, &fault, request).await,
         None => Ok(no_server()),
     }
 }
@@ -182,6 +412,7 @@ fn no_server() -> http::Response<ResponseBody> {
 async fn answer(
     shared: Arc<Shared>,
     entry: Entry,
+    fault: &Arc<ConnectionFault>,
     request: http::Request<Incoming>,
 ) -> Result<http::Response<ResponseBody>, BoxError> {
     // A request that already went through this listener came back through a
@@ -209,7 +440,7 @@ async fn answer(
     };
     if request.method() == Method::CONNECT {
         return Ok(match entry {
-            Entry::Direct { .. } => open_tunnel(shared, request, scope),
+            Entry::Direct { .. } => open_tunnel(shared, request, scope, Arc::clone(fault)),
             Entry::Tunnel { .. } => plain(
                 StatusCode::METHOD_NOT_ALLOWED,
                 "mocklib: CONNECT inside a CONNECT tunnel is not supported\n",
@@ -217,6 +448,7 @@ async fn answer(
         });
     }
     let (mut parts, body) = request.into_parts();
+    let version = parts.version;
     // The credential is the listener's business, not the handlers' or the upstream's.
     parts.headers.remove(PROXY_AUTHORIZATION);
     #[cfg(feature = "ws")]
@@ -238,10 +470,19 @@ async fn answer(
         base_url: base_url.clone(),
     };
     match shared.engine.handle_in(scope, request, base_url).await {
-        Outcome::Mocked(response) => Ok(mocked(response)),
-        // Failing the service makes hyper drop the connection without a
-        // response: the client sees a transport error, as with a network error.
-        Outcome::NetworkError(error) => Err(error.into()),
+        Outcome::Mocked(response) => match response.extensions().get::<Fault>() {
+            Some(&injected) => {
+                let (head, _) = response.into_parts();
+                Err(inject(injected, Some(&head), version, fault))
+            }
+            None => Ok(mocked(response)),
+        },
+        Outcome::NetworkError(error) => match error.fault() {
+            Some(injected) => Err(inject(injected, None, version, fault)),
+            // Failing the service makes hyper drop the connection without a
+            // response: the client sees a transport error, as with a network error.
+            None => Err(error.into()),
+        },
         #[cfg(feature = "ws")]
         Outcome::Passthrough(passthrough) if passthrough.request().is_websocket_upgrade() => {
             Ok(pass_websocket_through(&shared, passthrough, on_upgrade).await)
@@ -499,6 +740,7 @@ fn open_tunnel(
     shared: Arc<Shared>,
     request: http::Request<Incoming>,
     scope: Option<Arc<Scope>>,
+    outer: Arc<ConnectionFault>,
 ) -> http::Response<ResponseBody> {
     let Some(authority) = request.uri().authority().cloned() else {
         return plain(
@@ -510,7 +752,9 @@ fn open_tunnel(
         let closing = Arc::clone(&shared);
         let serving = async move {
             match hyper::upgrade::on(request).await {
-                Ok(upgraded) => tunnel(shared, TokioIo::new(upgraded), authority, scope).await,
+                Ok(upgraded) => {
+                    tunnel(shared, TokioIo::new(upgraded), authority, scope, outer).await
+                }
                 Err(error) => tracing::debug!(target: "mocklib", %error, "CONNECT upgrade failed"),
             }
         };
@@ -524,8 +768,13 @@ fn open_tunnel(
 }
 
 /// Serves a tunnel: TLS if the client starts a handshake, plain HTTP otherwise.
-async fn tunnel<I>(shared: Arc<Shared>, mut io: I, authority: Authority, scope: Option<Arc<Scope>>)
-where
+async fn tunnel<I>(
+    shared: Arc<Shared>,
+    mut io: I,
+    authority: Authority,
+    scope: Option<Arc<Scope>>,
+    outer: Arc<ConnectionFault>,
+) where
     I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
     let mut first = [0u8; 1];
@@ -556,6 +805,7 @@ where
                         authority,
                         scope,
                     },
+                    Some(outer),
                 )
                 .await
             }
@@ -572,6 +822,7 @@ where
                 authority,
                 scope,
             },
+            Some(outer),
         )
         .await;
     }
