@@ -491,3 +491,8 @@ async fn two_workers_at_once_pass_through_to_the_real_fetch() {
     assert_eq!(mocked.body, "first");
     first.stop();
 }
+
+#[wasm_bindgen_test]
+async fn the_page_verifies_expectations_and_keeps_a_journal() {
+    check_verify_and_the_journal(MODE).await;
+}

@@ -383,3 +383,8 @@ async fn server_connect_forwards_a_real_post_stream_to_its_end() {
 
 // WebSockets: the page's class is replaced in this mode too.
 websocket_tests!(MODE);
+
+#[wasm_bindgen_test]
+async fn expectations_and_the_journal_work_through_the_worker() {
+    check_verify_and_the_journal(MODE).await;
+}

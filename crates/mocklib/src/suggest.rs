@@ -44,7 +44,11 @@ pub(crate) fn closest_requests<'a>(
 fn distance(handler: &Handler, request: &Request) -> Option<usize> {
     let text = handler.logic().suggestion_text()?;
     let target = comparable_url(request, text);
-    let distance = levenshtein(&target.to_ascii_lowercase(), &text.to_ascii_lowercase());
+    let instantiated = with_params_from(text, &target);
+    let distance = levenshtein(
+        &target.to_ascii_lowercase(),
+        &instantiated.to_ascii_lowercase(),
+    );
     let method_penalty = match handler.logic().method() {
         Some(method) if method != request.method() => 1,
         _ => 0,
@@ -63,6 +67,25 @@ pub(crate) fn comparable_url(request: &Request, predicate_text: &str) -> String 
     } else {
         format!("{}{}", url.origin().ascii_serialization(), url.path())
     }
+}
+
+/// `pattern` with each `:param` or `*` segment replaced by the target's
+/// segment at the same place, so a parameter costs no edits: `/users/:id`
+/// against `/user/42` reads `/users/42`, one edit away.
+fn with_params_from(pattern: &str, target: &str) -> String {
+    let targets: Vec<&str> = target.split('/').collect();
+    pattern
+        .split('/')
+        .enumerate()
+        .map(|(index, segment)| {
+            let is_param = segment.starts_with(':') || segment == "*";
+            match targets.get(index) {
+                Some(actual) if is_param => *actual,
+                _ => segment,
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("/")
 }
 
 fn levenshtein(a: &str, b: &str) -> usize {
@@ -86,6 +109,13 @@ fn levenshtein(a: &str, b: &str) -> usize {
 mod tests {
     use super::*;
     use crate::{HttpResponse, http};
+
+    #[test]
+    fn parameters_cost_no_edits() {
+        assert_eq!(with_params_from("/users/:id", "/user/42"), "/users/42");
+        assert_eq!(with_params_from("/files/*", "/file/a.txt"), "/files/a.txt");
+        assert_eq!(with_params_from("/a/:b/:c", "/a"), "/a/:b/:c");
+    }
 
     #[test]
     fn distance() {

@@ -303,6 +303,48 @@ pub async fn check_bypass_alters_the_real_response(mode: Mode) {
     worker.stop();
 }
 
+/// Expectations and the journal in the page: `verify()` reports an unmet
+/// expectation with the closest recorded request, `requests()` lists what
+/// the page fetched with the handler that answered.
+pub async fn check_verify_and_the_journal(mode: Mode) {
+    let worker = started(
+        mode,
+        [
+            user_handler().times(1),
+            http::get("/api/posts/:id", |_| HttpResponse::text("post")).times(1),
+        ],
+    )
+    .await;
+    assert_eq!(js_fetch("/api/user", JsValue::UNDEFINED).await.status, 200);
+    // A typo in the page's code: `post` for `posts`.
+    js_fetch("/api/post/1", JsValue::UNDEFINED).await;
+
+    let report = worker.verify().unwrap_err().to_string();
+    assert!(
+        report.contains("GET /api/posts/:id: expected exactly 1, received 0"),
+        "{report}"
+    );
+    assert!(report.contains("received /api/post/1"), "{report}");
+    let journal: Vec<(String, Option<String>)> = worker
+        .requests()
+        .iter()
+        .map(|r| {
+            (
+                r.url().path().to_owned(),
+                r.handler().map(|h| h.header().to_owned()),
+            )
+        })
+        .collect();
+    assert_eq!(
+        journal,
+        [
+            ("/api/user".to_owned(), Some("GET /api/user".to_owned())),
+            ("/api/post/1".to_owned(), None),
+        ]
+    );
+    worker.stop();
+}
+
 /// A GraphQL query sent with gloo-net (a POST with a JSON body) reaches a
 /// `graphql::query` handler, variables and all.
 pub async fn check_graphql_handlers(mode: Mode) {
