@@ -227,7 +227,8 @@ impl SetupApi {
     /// performed for real (unhandled ones, which then skip the
     /// unhandled-request strategy, and `passthrough()`) is written to the
     /// file once the client has read its whole response, through the
-    /// in-process front doors and the listener alike. See [`crate::har`].
+    /// in-process front doors and the listener alike (not in the browser,
+    /// which has no files to write). See [`crate::har`].
     ///
     /// ```no_run
     /// use mocklib::{har::Recording, node::setup_server};
@@ -246,7 +247,7 @@ impl SetupApi {
         let (records, replays) = recording.plan();
         let mut kept = Vec::new();
         if replays {
-            let replay = crate::har::Replay::from_path(recording.path())?;
+            let replay = recording.replay()?;
             self.engine.current_scope().append(replay.handlers()?);
             kept = replay.into_entries();
         }

@@ -448,6 +448,42 @@ mod recording {
         assert_eq!(recorded_urls(&path), [format!("http://{upstream}/b")]);
     }
 
+    #[tokio::test]
+    async fn a_recording_replays_with_its_matching_options() {
+        let upstream = common::spawn_upstream(
+            axum::Router::new().route("/search", axum::routing::get(|| async { "results" })),
+        )
+        .await;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("search.har");
+        let (_, client) = recording_in(&path, RecordMode::All);
+        client
+            .get_text(format!("http://{upstream}/search?q=first"))
+            .await;
+
+        let server = setup_server([]);
+        let client = TestClient::new(&server);
+        let replay_only = Recording::new(&path).mode(RecordMode::None);
+        server.record(replay_only.clone()).unwrap();
+        // By default the query must match...
+        client
+            .get(format!("http://{upstream}/search?q=other"))
+            .expect_unhandled()
+            .await;
+        // ...unless the recording says otherwise.
+        let server = setup_server([]);
+        let client = TestClient::new(&server);
+        server
+            .record(replay_only.matching(|replay| replay.ignore_query()))
+            .unwrap();
+        assert_eq!(
+            client
+                .get_text(format!("http://{upstream}/search?q=other"))
+                .await,
+            "results"
+        );
+    }
+
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn the_tower_layer_records_too() {
         use tower::{Layer, ServiceExt};

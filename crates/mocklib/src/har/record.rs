@@ -2,14 +2,14 @@
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use http::HeaderMap;
 
-use super::HarError;
 use super::model::{
     Content, Creator, Entry, Har, HarRequest, HarResponse, Log, NameValue, PostData, Timings,
 };
+use super::{HarError, Replay};
 use crate::exchange::{Exchange, ExchangeSink};
 
 /// What replaces a redacted value in a recording.
@@ -51,11 +51,22 @@ pub enum RecordMode {
 /// [`redact_query`](Self::redact_query) and
 /// [`redact_json_field`](Self::redact_json_field). A redacted query
 /// parameter still matches on replay, whatever its value.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Recording {
     path: PathBuf,
     mode: RecordMode,
     redaction: Redaction,
+    matching: Arc<dyn Fn(Replay) -> Replay + Send + Sync>,
+}
+
+impl std::fmt::Debug for Recording {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Recording")
+            .field("path", &self.path)
+            .field("mode", &self.mode)
+            .field("redaction", &self.redaction)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Recording {
@@ -70,7 +81,28 @@ impl Recording {
                 query: HashSet::new(),
                 json_fields: HashSet::new(),
             },
+            matching: Arc::new(|replay| replay),
         }
+    }
+
+    /// How the file's exchanges match requests on replay, as [`Replay`]'s
+    /// options (method, URL and query by default).
+    ///
+    /// ```
+    /// use mocklib::har::Recording;
+    ///
+    /// let recording = Recording::new("tests/fixtures/api.har")
+    ///     .matching(|replay| replay.match_body().match_headers(["accept"]));
+    /// # let _ = recording;
+    /// ```
+    pub fn matching(mut self, options: impl Fn(Replay) -> Replay + Send + Sync + 'static) -> Self {
+        self.matching = Arc::new(options);
+        self
+    }
+
+    /// The file's exchanges, read for replay with the matching options.
+    pub(crate) fn replay(&self) -> Result<Replay, HarError> {
+        Ok((self.matching)(Replay::from_path(&self.path)?))
     }
 
     /// Sets the mode.
@@ -96,10 +128,6 @@ impl Recording {
     pub fn redact_json_field(mut self, name: &str) -> Self {
         self.redaction.json_fields.insert(name.to_owned());
         self
-    }
-
-    pub(crate) fn path(&self) -> &Path {
-        &self.path
     }
 
     /// Whether requests are to be recorded, and whether the file's entries
