@@ -69,19 +69,18 @@ async fn run() {
         HttpResponse::text("John")
     })]);
     server.listen();
-    let service = server.service();
-    let tower = measure("mocklib tower service, 1 handler (in-process)", || {
-        let service = service.clone();
-        async move {
-            let request = ::http::Request::get("https://api.example.com/user")
-                .body(Full::new(Bytes::new()))
-                .unwrap();
-            let response = service.oneshot(request).await.unwrap();
-            let body = response.into_body().collect().await.unwrap().to_bytes();
-            assert_eq!(body, "John");
-        }
-    })
-    .await;
+    let tower = measure_tower("mocklib tower service, 1 handler (in-process)", &server).await;
+
+    // The same, with the request journal switched off: what recording each
+    // request costs.
+    let quiet = setup_server([http::get("https://api.example.com/user", |_| {
+        HttpResponse::text("John")
+    })]);
+    quiet.listen_with(mocklib::ListenOptions {
+        journal_capacity: Some(0),
+        ..Default::default()
+    });
+    let unjournaled = measure_tower("mocklib tower service, 1 handler, journal off", &quiet).await;
 
     let client = reqwest_middleware::ClientBuilder::new(reqwest::Client::new())
         .with(server.middleware())
@@ -126,7 +125,7 @@ async fn run() {
     println!("\n{SAMPLES} timed requests per case after {WARMUP} warm-up requests\n");
     println!("| case | median | p10 | p90 | median vs wiremock-rs |");
     println!("|---|---|---|---|---|");
-    for m in [&tower, &middleware, &peer] {
+    for m in [&tower, &unjournaled, &middleware, &peer] {
         println!(
             "| {} | {} | {} | {} | {:.3}× |",
             m.name,
@@ -139,6 +138,24 @@ async fn run() {
 
     scaling().await;
     boundary_entry();
+}
+
+/// GETs `https://api.example.com/user` through `server`'s tower service,
+/// expecting "John".
+async fn measure_tower(name: &'static str, server: &mocklib::node::Server) -> Measurement {
+    let service = server.service();
+    measure(name, || {
+        let service = service.clone();
+        async move {
+            let request = ::http::Request::get("https://api.example.com/user")
+                .body(Full::new(Bytes::new()))
+                .unwrap();
+            let response = service.oneshot(request).await.unwrap();
+            let body = response.into_body().collect().await.unwrap().to_bytes();
+            assert_eq!(body, "John");
+        }
+    })
+    .await
 }
 
 /// A server whose target handler (`GET /user`) is the last of `count`
@@ -163,25 +180,13 @@ async fn scaling() {
     for count in [1, 100, 1_000, 10_000] {
         let server = server_with(count);
         server.listen();
-        let service = server.service();
         let name = match count {
             1 => "1 handler",
             100 => "100 handlers",
             1_000 => "1,000 handlers",
             _ => "10,000 handlers",
         };
-        let measurement = measure(name, || {
-            let service = service.clone();
-            async move {
-                let request = ::http::Request::get("https://api.example.com/user")
-                    .body(Full::new(Bytes::new()))
-                    .unwrap();
-                let response = service.oneshot(request).await.unwrap();
-                let body = response.into_body().collect().await.unwrap().to_bytes();
-                assert_eq!(body, "John");
-            }
-        })
-        .await;
+        let measurement = measure_tower(name, &server).await;
         server.close();
         rows.push(measurement);
     }
