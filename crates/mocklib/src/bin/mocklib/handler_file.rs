@@ -1,0 +1,161 @@
+//! Declarative handler files of `mocklib serve`: a YAML (`.yaml`, `.yml`)
+//! or JSON (any other name) list of canned answers.
+//!
+//! ```yaml
+//! - method: GET                 # optional: any method when left out
+//!   path: /users/:id            # a mocklib pattern; absolute URLs too
+//!   status: 200                 # optional: 200
+//!   headers: { x-total-count: "1" }
+//!   json: { id: 1, name: Kate } # or body: text, or body_file: a path
+//!   delay_ms: 150               # optional
+//! ```
+//!
+//! `body_file` is relative to the handler file's folder. Errors name the
+//! file and the entry (from 1), so a typo is found at once.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use bytes::Bytes;
+use http::{HeaderName, HeaderValue, Method, StatusCode};
+use mocklib::{Handler, HttpResponse};
+
+/// One entry as written; unknown fields are errors (a misspelt `staus`
+/// would otherwise be ignored silently).
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Entry {
+    method: Option<String>,
+    path: String,
+    status: Option<u16>,
+    #[serde(default)]
+    headers: BTreeMap<String, String>,
+    body: Option<String>,
+    json: Option<serde_json::Value>,
+    body_file: Option<PathBuf>,
+    delay_ms: Option<u64>,
+}
+
+/// The handlers of the file at `path`, and every file they were read from
+/// (the handler file and its body files), for reloading.
+pub(crate) fn load(path: &Path) -> Result<(Vec<Handler>, Vec<PathBuf>), String> {
+    let name = path.display();
+    let text = std::fs::read_to_string(path)
+        .map_err(|error| format!("could not read the handler file {name}: {error}"))?;
+    let yaml = matches!(
+        path.extension().and_then(|e| e.to_str()),
+        Some("yaml" | "yml")
+    );
+    let document: serde_json::Value = if yaml {
+        serde_yaml_ng::from_str(&text).map_err(|error| format!("{name} is not YAML: {error}"))?
+    } else {
+        serde_json::from_str(&text).map_err(|error| format!("{name} is not JSON: {error}"))?
+    };
+    let serde_json::Value::Array(entries) = document else {
+        return Err(format!(
+            "{name}: expected a list of handlers (method, path, status, headers, body | json | body_file, delay_ms)"
+        ));
+    };
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let mut handlers = Vec::with_capacity(entries.len());
+    let mut files = vec![path.to_owned()];
+    for (index, value) in entries.into_iter().enumerate() {
+        // Named by position and, when it has them, by method and path.
+        let label = match (value.get("method"), value.get("path")) {
+            (method, Some(serde_json::Value::String(p))) => format!(
+                " ({} {p})",
+                method.and_then(|m| m.as_str()).unwrap_or("ALL")
+            ),
+            _ => String::new(),
+        };
+        let entry: Entry = serde_json::from_value(value)
+            .map_err(|error| format!("{name}, entry {}{label}: {error}", index + 1))?;
+        let handler = entry
+            .into_handler(dir, &mut files)
+            .map_err(|error| format!("{name}, entry {}{label}: {error}", index + 1))?;
+        handlers.push(handler);
+    }
+    Ok((handlers, files))
+}
+
+impl Entry {
+    fn into_handler(self, dir: &Path, files: &mut Vec<PathBuf>) -> Result<Handler, String> {
+        let method = match &self.method {
+            None => None,
+            Some(method) => Some(
+                Method::from_bytes(method.to_ascii_uppercase().as_bytes())
+                    .map_err(|_| format!("invalid method {method:?}"))?,
+            ),
+        };
+        let status = self.status.unwrap_or(200);
+        StatusCode::from_u16(status).map_err(|_| format!("invalid status {status}"))?;
+        let (body, content_type) = match (self.body, self.json, self.body_file) {
+            (None, None, None) => (Bytes::new(), None),
+            (Some(text), None, None) => (Bytes::from(text), Some("text/plain")),
+            (None, Some(json), None) => (
+                Bytes::from(serde_json::to_vec(&json).expect("a JSON value serializes")),
+                Some("application/json"),
+            ),
+            (None, None, Some(file)) => {
+                let file = dir.join(file);
+                let bytes = std::fs::read(&file).map_err(|error| {
+                    format!("could not read the body file {}: {error}", file.display())
+                })?;
+                let content_type = content_type_of(&file);
+                files.push(file);
+                (Bytes::from(bytes), content_type)
+            }
+            _ => return Err("give one of body, json and body_file, not several".to_owned()),
+        };
+        let headers = self.headers;
+        for (name, value) in &headers {
+            // Checked here so a bad header fails the load, not each request.
+            if HeaderName::try_from(name).is_err() || HeaderValue::try_from(value).is_err() {
+                return Err(format!("invalid header {name:?}: {value:?}"));
+            }
+        }
+        // The headers written in the file win over the body's default type.
+        let content_type = content_type.filter(|_| {
+            !headers
+                .keys()
+                .any(|name| name.eq_ignore_ascii_case("content-type"))
+        });
+        let delay = self.delay_ms;
+        mocklib::http::try_on(method, self.path, move |_| {
+            let mut response = HttpResponse::new(body.clone()).status(status);
+            if let Some(content_type) = content_type {
+                response = response.header("content-type", content_type);
+            }
+            for (name, value) in &headers {
+                response = response.header(name, value);
+            }
+            async move {
+                if let Some(milliseconds) = delay {
+                    mocklib::delay(milliseconds).await;
+                }
+                response
+            }
+        })
+        .map_err(|error| error.to_string())
+    }
+}
+
+/// The content type of a body file by its extension: the common ones, and
+/// bytes otherwise (a `content-type` header in the entry overrides it).
+fn content_type_of(file: &Path) -> Option<&'static str> {
+    let extension = file.extension()?.to_str()?.to_ascii_lowercase();
+    Some(match extension.as_str() {
+        "json" => "application/json",
+        "html" | "htm" => "text/html",
+        "txt" => "text/plain",
+        "xml" => "text/xml",
+        "csv" => "text/csv",
+        "js" => "text/javascript",
+        "css" => "text/css",
+        "png" => "image/png",
+        "jpg" | "jpeg" => "image/jpeg",
+        "gif" => "image/gif",
+        "svg" => "image/svg+xml",
+        _ => "application/octet-stream",
+    })
+}

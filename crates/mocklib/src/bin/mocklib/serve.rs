@@ -1,0 +1,495 @@
+//! `mocklib serve`: the loopback listener (base URL, HTTP proxy, HTTPS
+//! through `CONNECT`) answering from handler files and HAR files, for test
+//! suites written in any language.
+//!
+//! Once listening it prints `KEY=VALUE` lines (the base URL, the proxy URL,
+//! the CA file, then `server.env()`) and an empty line, and serves until
+//! SIGINT or SIGTERM (or, with `--until-stdin-closes`, until its standard
+//! input closes: a harness that dies takes the server with it). Changed
+//! files are reloaded; a broken edit keeps the previous handlers.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::{Duration, SystemTime};
+
+use mocklib::har::{RecordMode, Recording};
+use mocklib::journal::Answer;
+use mocklib::node::{Server, setup_server};
+use mocklib::{Handler, HttpResponse, ListenOptions, UnhandledRequest};
+use url::Url;
+
+use crate::handler_file;
+
+pub(crate) const USAGE: &str = "usage: mocklib serve [options]
+
+Starts a mock server on 127.0.0.1 that is also an HTTP(S) proxy, answering
+from the files given, and prints the environment a child process needs.
+
+Options (each file option may be repeated; earlier files win):
+  --handlers FILE        a YAML (.yaml, .yml) or JSON list of handlers:
+                           - method: GET          (optional: any method)
+                             path: /users/:id     (a mocklib pattern or URL)
+                             status: 200          (optional: 200)
+                             headers: {x-total-count: \"1\"}
+                             json: {id: 1}        (or body: TEXT, or
+                                                   body_file: PATH)
+                             delay_ms: 100        (optional)
+  --har FILE             replay the exchanges of a HAR file (after the
+                         handler files' handlers)
+  --record FILE          record requests performed for real into a HAR file
+  --record-mode MODE     once (default: record when FILE is missing, else
+                         replay it), new_episodes, none, all
+  --port N               listen on this port (default: a free one)
+  --ca-out PATH          write the CA certificate (PEM) that signs the HTTPS
+                         answers to PATH
+  --env-out PATH         also write the printed variables to PATH, shell-quoted
+                         (set -a; . PATH; set +a)
+  --unhandled STRATEGY   warn (default), error, bypass: what happens to a
+                         request no handler answers
+  --until-stdin-closes   stop when standard input closes, not only on
+                         SIGINT/SIGTERM
+
+Prints KEY=VALUE lines once listening, then an empty line:
+  MOCKLIB_URL            the base URL (relative paths of handlers match it)
+  MOCKLIB_PROXY_URL      the same listener as a proxy
+  MOCKLIB_CA_FILE        the CA certificate, with --ca-out
+  HTTP_PROXY, HTTPS_PROXY, SSL_CERT_FILE, REQUESTS_CA_BUNDLE, ... (the
+  proxy and a CA bundle for curl, Python, Node, Go, Java, wget, git)
+
+GET MOCKLIB_URL/__mocklib/requests returns the requests received as JSON;
+DELETE clears them. Handler, body and HAR files are reloaded when they change.";
+
+/// How often the files are checked for changes.
+const POLL: Duration = Duration::from_millis(200);
+
+/// The path of the journal endpoint on the listener's own origin.
+const JOURNAL_PATH: &str = "/__mocklib/requests";
+
+#[derive(Debug, Default)]
+struct Options {
+    handler_files: Vec<PathBuf>,
+    har_files: Vec<PathBuf>,
+    record: Option<PathBuf>,
+    record_mode: RecordMode,
+    port: Option<u16>,
+    ca_out: Option<PathBuf>,
+    env_out: Option<PathBuf>,
+    unhandled: UnhandledRequest,
+    until_stdin_closes: bool,
+}
+
+/// Runs `mocklib serve` with the arguments after `serve`.
+pub(crate) fn main(args: &[String]) -> ExitCode {
+    let options = match parse(args) {
+        Ok(Some(options)) => options,
+        Ok(None) => {
+            println!("{USAGE}");
+            return ExitCode::SUCCESS;
+        }
+        Err(error) => {
+            eprintln!("mocklib serve: {error}\n\n{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    match serve(&options) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("mocklib serve: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The options, or `None` for `--help`.
+fn parse(args: &[String]) -> Result<Option<Options>, String> {
+    let mut options = Options::default();
+    let mut args = args.iter();
+    while let Some(arg) = args.next() {
+        // `--flag value` and `--flag=value` alike.
+        let (flag, inline) = match arg.split_once('=') {
+            Some((flag, value)) if flag.starts_with("--") => (flag, Some(value.to_owned())),
+            _ => (arg.as_str(), None),
+        };
+        let mut value = || {
+            inline
+                .clone()
+                .or_else(|| args.next().cloned())
+                .ok_or_else(|| format!("{flag} needs a value"))
+        };
+        match flag {
+            "--help" | "-h" => return Ok(None),
+            "--handlers" => options.handler_files.push(value()?.into()),
+            "--har" => options.har_files.push(value()?.into()),
+            "--record" => options.record = Some(value()?.into()),
+            "--record-mode" => {
+                options.record_mode = match value()?.as_str() {
+                    "once" => RecordMode::Once,
+                    "new_episodes" => RecordMode::NewEpisodes,
+                    "none" => RecordMode::None,
+                    "all" => RecordMode::All,
+                    other => {
+                        return Err(format!(
+                            "unknown record mode {other:?} (once, new_episodes, none, all)"
+                        ));
+                    }
+                }
+            }
+            "--port" => {
+                let port = value()?;
+                options.port = Some(port.parse().map_err(|_| format!("invalid port {port:?}"))?);
+            }
+            "--ca-out" => options.ca_out = Some(value()?.into()),
+            "--env-out" => options.env_out = Some(value()?.into()),
+            "--unhandled" => {
+                options.unhandled = match value()?.as_str() {
+                    "warn" => UnhandledRequest::Warn,
+                    "error" => UnhandledRequest::Error,
+                    "bypass" => UnhandledRequest::Bypass,
+                    other => {
+                        return Err(format!(
+                            "unknown strategy {other:?} for --unhandled (warn, error, bypass)"
+                        ));
+                    }
+                }
+            }
+            "--until-stdin-closes" => options.until_stdin_closes = true,
+            other => return Err(format!("unknown argument {other:?}")),
+        }
+    }
+    if options.record.is_none() && options.record_mode != RecordMode::Once {
+        return Err("--record-mode needs --record FILE".to_owned());
+    }
+    Ok(Some(options))
+}
+
+fn serve(options: &Options) -> Result<(), String> {
+    let server = setup_server([]);
+    server
+        .try_listen_with(ListenOptions {
+            on_unhandled_request: options.unhandled.clone(),
+            port: options.port,
+            ..ListenOptions::default()
+        })
+        .map_err(|error| format!("could not start listening: {error}"))?;
+    let base_url = server.url();
+    let mut sources = Sources {
+        options,
+        journal: journal_endpoint(&server, &base_url),
+        watched: Vec::new(),
+        count: 0,
+    };
+    let handlers = sources.load()?;
+    sources.count = handlers.len();
+    server.reset_handlers_to(handlers);
+    if let Some(path) = &options.record {
+        // After the file handlers: `record` appends what it replays, so
+        // handlers written by hand win.
+        server
+            .record(Recording::new(path).mode(options.record_mode))
+            .map_err(|error| error.to_string())?;
+    }
+    // Without the root's slash, so `$MOCKLIB_URL/users` reads right.
+    let origin = |url: Url| url.as_str().trim_end_matches('/').to_owned();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|error| format!("could not start a runtime: {error}"))?;
+    let stop = {
+        let _entered = runtime.enter();
+        stop_signal()?
+    };
+    let mut variables = vec![
+        ("MOCKLIB_URL".to_owned(), origin(base_url)),
+        ("MOCKLIB_PROXY_URL".to_owned(), origin(server.proxy_url())),
+    ];
+    if let Some(path) = &options.ca_out {
+        write_atomically(path, server.ca_certificate_pem().as_bytes())?;
+        // Absolute, for a child started in another folder.
+        let path = std::fs::canonicalize(path).unwrap_or_else(|_| path.clone());
+        variables.push(("MOCKLIB_CA_FILE".to_owned(), path.display().to_string()));
+    }
+    variables.extend(server.env());
+    if let Some(path) = &options.env_out {
+        let text: String = variables
+            .iter()
+            .map(|(name, value)| format!("{name}={}\n", shell_quote(value)))
+            .collect();
+        write_atomically(path, text.as_bytes())?;
+    }
+    let mut stdout = std::io::stdout().lock();
+    for (name, value) in &variables {
+        let _ = writeln!(stdout, "{name}={value}");
+    }
+    // The empty line ends the block: a harness reads up to it.
+    let _ = writeln!(stdout);
+    let _ = stdout.flush();
+    drop(stdout);
+
+    runtime.block_on(wait(options.until_stdin_closes, stop, || {
+        sources.reload_if_changed(&server);
+    }));
+    server.close();
+    Ok(())
+}
+
+/// The handler list's sources and what was last loaded from them.
+struct Sources<'a> {
+    options: &'a Options,
+    journal: Handler,
+    /// Every file read, with its modification time and length then.
+    watched: Vec<(PathBuf, Option<(SystemTime, u64)>)>,
+    /// How many handlers the last load gave (the list's head; what `record`
+    /// appended follows them).
+    count: usize,
+}
+
+impl Sources<'_> {
+    /// The journal endpoint, then the handler files' handlers, then the HAR
+    /// files'.
+    fn load(&mut self) -> Result<Vec<Handler>, String> {
+        let mut handlers = vec![self.journal.clone()];
+        let mut files = Vec::new();
+        for path in &self.options.handler_files {
+            let (loaded, read) = handler_file::load(path)?;
+            handlers.extend(loaded);
+            files.extend(read);
+        }
+        for path in &self.options.har_files {
+            handlers.extend(mocklib::har::handlers(path).map_err(|error| error.to_string())?);
+            files.push(path.clone());
+        }
+        self.watched = files
+            .into_iter()
+            .map(|path| {
+                let stamp = stamp(&path);
+                (path, stamp)
+            })
+            .collect();
+        Ok(handlers)
+    }
+
+    /// Loads again when a watched file changed, and swaps the handlers;
+    /// when the new files are broken, says why and keeps the old handlers
+    /// (until the files change again).
+    fn reload_if_changed(&mut self, server: &Server) {
+        if self.watched.iter().all(|(path, seen)| stamp(path) == *seen) {
+            return;
+        }
+        let previous = std::mem::take(&mut self.watched);
+        match self.load() {
+            Ok(handlers) => {
+                eprintln!("mocklib serve: reloaded ({} handlers)", handlers.len() - 1);
+                let current = server.list_handlers();
+                let appended = current.get(self.count..).unwrap_or_default().to_vec();
+                self.count = handlers.len();
+                server.reset_handlers_to(handlers.into_iter().chain(appended));
+            }
+            Err(error) => {
+                eprintln!("mocklib serve: {error}; keeping the previous handlers");
+                // Remember the broken state, so the error prints once.
+                self.watched = previous
+                    .into_iter()
+                    .map(|(path, _)| {
+                        let stamp = stamp(&path);
+                        (path, stamp)
+                    })
+                    .collect();
+            }
+        }
+    }
+}
+
+/// A file's modification time and length (`None` while it is missing):
+/// an edit within the file system's time granularity still changes the
+/// length most of the time.
+fn stamp(path: &Path) -> Option<(SystemTime, u64)> {
+    let metadata = std::fs::metadata(path).ok()?;
+    Some((metadata.modified().ok()?, metadata.len()))
+}
+
+/// Checks the files every [`POLL`] until `stop` completes or, when asked,
+/// standard input ends.
+async fn wait(
+    until_stdin_closes: bool,
+    stop: impl std::future::Future<Output = ()>,
+    mut tick: impl FnMut(),
+) {
+    let stdin_closed = async move {
+        if !until_stdin_closes {
+            return std::future::pending().await;
+        }
+        let (closed, receiver) = tokio::sync::oneshot::channel::<()>();
+        // A blocked read keeps this thread; the process ends anyway.
+        std::thread::spawn(move || {
+            let _ = std::io::copy(&mut std::io::stdin(), &mut std::io::sink());
+            let _ = closed.send(());
+        });
+        let _ = receiver.await;
+    };
+    tokio::pin!(stdin_closed, stop);
+    let mut interval = tokio::time::interval(POLL);
+    interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            () = &mut stop => return,
+            () = &mut stdin_closed => return,
+            _ = interval.tick() => tick(),
+        }
+    }
+}
+
+/// Completes on SIGINT or SIGTERM (what `kill`, test harnesses and
+/// container runtimes send). The handlers are installed by this call, so
+/// call it before telling anyone the server is up: a signal sent right
+/// after that must not kill the process before `close` cleans up.
+#[cfg(unix)]
+fn stop_signal() -> Result<impl std::future::Future<Output = ()>, String> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let watch = |kind: SignalKind| {
+        signal(kind).map_err(|error| format!("could not watch signal {kind:?}: {error}"))
+    };
+    let (mut interrupt, mut terminate) = (
+        watch(SignalKind::interrupt())?,
+        watch(SignalKind::terminate())?,
+    );
+    Ok(async move {
+        tokio::select! {
+            _ = interrupt.recv() => {}
+            _ = terminate.recv() => {}
+        }
+    })
+}
+
+/// Completes on Ctrl-C.
+#[cfg(not(unix))]
+fn stop_signal() -> Result<impl std::future::Future<Output = ()>, String> {
+    Ok(async {
+        let _ = tokio::signal::ctrl_c().await;
+    })
+}
+
+/// `GET /__mocklib/requests` on the listener's own origin: the journal as
+/// JSON, less the endpoint's own requests; `DELETE` clears it.
+fn journal_endpoint(server: &Server, base_url: &Url) -> Handler {
+    let endpoint = base_url
+        .join(JOURNAL_PATH)
+        .expect("a path joins the base URL");
+    let server = server.clone();
+    mocklib::http::all(endpoint.as_str(), move |args| {
+        match args.request.method().as_str() {
+            "GET" => {
+                let requests: Vec<serde_json::Value> = server
+                    .requests()
+                    .iter()
+                    .filter(|entry| entry.url().path() != JOURNAL_PATH)
+                    .map(journal_entry)
+                    .collect();
+                HttpResponse::json(&requests)
+            }
+            "DELETE" => {
+                server.clear_requests();
+                HttpResponse::empty().status(204)
+            }
+            _ => HttpResponse::empty()
+                .status(405)
+                .header("allow", "GET, DELETE"),
+        }
+    })
+}
+
+/// One journal entry as JSON: the body as text when it is UTF-8, base64
+/// otherwise; repeated headers joined with ", ".
+fn journal_entry(entry: &mocklib::RecordedRequest) -> serde_json::Value {
+    let mut headers = serde_json::Map::new();
+    for (name, value) in entry.headers() {
+        let value = String::from_utf8_lossy(value.as_bytes());
+        match headers.get_mut(name.as_str()) {
+            Some(serde_json::Value::String(joined)) => {
+                joined.push_str(", ");
+                joined.push_str(&value);
+            }
+            _ => {
+                headers.insert(name.as_str().to_owned(), value.into());
+            }
+        }
+    }
+    let (body, encoding) = match std::str::from_utf8(entry.body()) {
+        Ok(text) => (text.to_owned(), "utf8"),
+        Err(_) => (base64(entry.body()), "base64"),
+    };
+    let (answer, status) = match entry.answer() {
+        Answer::Mocked(status) => ("mocked", Some(status.as_u16())),
+        Answer::Passthrough => ("passthrough", None),
+        Answer::NetworkError => ("network_error", None),
+        Answer::Unhandled => ("unhandled", None),
+        Answer::WebSocket => ("websocket", None),
+        _ => ("other", None),
+    };
+    serde_json::json!({
+        "method": entry.method().as_str(),
+        "url": entry.url().as_str(),
+        "headers": headers,
+        "body": body,
+        "body_encoding": encoding,
+        "body_len": entry.body_len(),
+        "handler": entry.handler().map(Handler::header),
+        "answer": answer,
+        "status": status,
+    })
+}
+
+/// Standard base64 with padding (the library's encoder is private).
+fn base64(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let n = chunk
+            .iter()
+            .enumerate()
+            .fold(0u32, |n, (i, b)| n | u32::from(*b) << (16 - 8 * i));
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(char::from(ALPHABET[(n >> (18 - 6 * i) & 63) as usize]));
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+/// `value` in single quotes for a POSIX shell.
+fn shell_quote(value: &str) -> String {
+    format!("'{}'", value.replace('\'', r"'\''"))
+}
+
+/// Writes `path` whole or not at all, so a harness waiting for it never
+/// reads half a file.
+fn write_atomically(path: &Path, contents: &[u8]) -> Result<(), String> {
+    let mut temporary = path.as_os_str().to_owned();
+    temporary.push(".tmp");
+    std::fs::write(&temporary, contents)
+        .and_then(|()| std::fs::rename(&temporary, path))
+        .map_err(|error| format!("could not write {}: {error}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base64_pads_like_the_standard_alphabet() {
+        assert_eq!(base64(b""), "");
+        assert_eq!(base64(b"f"), "Zg==");
+        assert_eq!(base64(b"fo"), "Zm8=");
+        assert_eq!(base64(b"foo"), "Zm9v");
+        assert_eq!(base64(&[0xff, 0xfe, 0x00, 0x01]), "//4AAQ==");
+    }
+
+    #[test]
+    fn shell_quoting_survives_quotes() {
+        assert_eq!(shell_quote("a b"), "'a b'");
+        assert_eq!(shell_quote("it's"), r"'it'\''s'");
+    }
+}
