@@ -138,11 +138,17 @@ const HANDLERS_YAML: &str = r#"
   delay_ms: 20
 "#;
 
-#[test]
-fn answers_from_handler_and_har_files_through_the_base_url_and_the_proxy() {
+/// A folder with [`HANDLERS_YAML`] as handlers.yaml and its body file.
+fn with_handlers_yaml() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("handlers.yaml"), HANDLERS_YAML).unwrap();
     std::fs::write(dir.path().join("greeting.html"), "<p>hello</p>").unwrap();
+    dir
+}
+
+#[test]
+fn answers_from_handler_and_har_files_through_the_base_url_and_the_proxy() {
+    let dir = with_handlers_yaml();
     let serve = Serve::start(
         dir.path(),
         &[
@@ -152,8 +158,6 @@ fn answers_from_handler_and_har_files_through_the_base_url_and_the_proxy() {
             HAR,
             "--ca-out",
             "ca.pem",
-            "--env-out",
-            "mocklib.env",
         ],
     );
 
@@ -202,9 +206,7 @@ fn answers_from_handler_and_har_files_through_the_base_url_and_the_proxy() {
 
 #[test]
 fn the_env_file_can_be_sourced_by_a_shell() {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("handlers.yaml"), HANDLERS_YAML).unwrap();
-    std::fs::write(dir.path().join("greeting.html"), "<p>hello</p>").unwrap();
+    let dir = with_handlers_yaml();
     let serve = Serve::start(
         dir.path(),
         &["--handlers", "handlers.yaml", "--env-out", "mocklib.env"],
@@ -255,9 +257,7 @@ fn edits_are_reloaded_and_a_broken_edit_keeps_the_previous_handlers() {
 
 #[test]
 fn the_journal_endpoint_lists_the_requests_and_delete_clears_it() {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("handlers.yaml"), HANDLERS_YAML).unwrap();
-    std::fs::write(dir.path().join("greeting.html"), "<p>hello</p>").unwrap();
+    let dir = with_handlers_yaml();
     let serve = Serve::start(dir.path(), &["--handlers", "handlers.yaml"]);
     let journal = format!("{}/__mocklib/requests", serve.url());
     // A Python test posting JSON, then asking what the server received.
@@ -392,4 +392,88 @@ fn a_wrong_flag_prints_the_usage() {
         stderr.contains("usage: mocklib serve [options]"),
         "{stderr}"
     );
+}
+
+/// The code blocks tagged `lang` of the README's "mocklib serve" section.
+fn readme_blocks(lang: &str) -> Vec<String> {
+    let readme = include_str!("../../../README.md");
+    let start = readme
+        .find("\n## mocklib serve: for any language\n")
+        .expect("the README has the section");
+    let section = &readme[start + 1..];
+    let section = &section[..section[3..]
+        .find("\n## ")
+        .map_or(section.len(), |end| end + 3)];
+    let mut blocks = Vec::new();
+    let mut lines = section.lines();
+    while let Some(line) = lines.next() {
+        if let Some(tag) = line.strip_prefix("```") {
+            let body: Vec<&str> = lines.by_ref().take_while(|l| *l != "```").collect();
+            if tag == lang {
+                blocks.push(body.join("\n") + "\n");
+            }
+        }
+    }
+    blocks
+}
+
+/// The `mocklib` command's folder first on the `PATH`, as after
+/// `cargo install`.
+fn path_with_mocklib() -> std::ffi::OsString {
+    let bin = Path::new(env!("CARGO_BIN_EXE_mocklib")).parent().unwrap();
+    let mut paths = vec![bin.to_owned()];
+    paths.extend(std::env::split_paths(
+        &std::env::var_os("PATH").unwrap_or_default(),
+    ));
+    std::env::join_paths(paths).unwrap()
+}
+
+/// A project folder with the README's handler file as tests/mocks.yaml.
+fn readme_project() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("tests")).unwrap();
+    let handlers = &readme_blocks("yaml")[0];
+    std::fs::write(dir.path().join("tests/mocks.yaml"), handlers).unwrap();
+    dir
+}
+
+#[test]
+fn the_readme_python_suite_passes_against_the_readme_handler_file() {
+    let dir = readme_project();
+    std::fs::write(
+        dir.path().join("tests/test_users.py"),
+        &readme_blocks("python")[0],
+    )
+    .unwrap();
+    let output = Command::new("python3")
+        .args(["-m", "unittest", "discover", "-s", "tests"])
+        .current_dir(dir.path())
+        .env("PATH", path_with_mocklib())
+        .output()
+        .expect("python3 runs (Debian: python3-requests)");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert!(stderr.contains("Ran 2 tests"), "{stderr}");
+}
+
+#[test]
+fn the_readme_shell_script_reaches_the_handlers() {
+    let dir = readme_project();
+    let script = &readme_blocks("sh")[1];
+    // The README's test command, swapped for one this machine has.
+    assert!(script.contains("go test ./..."), "{script}");
+    let script = script.replace(
+        "go test ./...",
+        "curl --silent --show-error https://api.example.com/users/7 > answer.json",
+    );
+    let output = Command::new("sh")
+        .arg("-c")
+        .arg(&script)
+        .current_dir(dir.path())
+        .env("PATH", path_with_mocklib())
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let answer = std::fs::read_to_string(dir.path().join("answer.json")).unwrap();
+    assert_eq!(answer, r#"{"id":7,"name":"Kate"}"#);
 }

@@ -376,13 +376,17 @@ fn journal_endpoint(server: &Server, base_url: &Url) -> Handler {
         .join(JOURNAL_PATH)
         .expect("a path joins the base URL");
     let server = server.clone();
+    let is_endpoint = {
+        let endpoint = endpoint.clone();
+        move |url: &Url| url.origin() == endpoint.origin() && url.path() == endpoint.path()
+    };
     mocklib::http::all(endpoint.as_str(), move |args| {
         match args.request.method().as_str() {
             "GET" => {
                 let requests: Vec<serde_json::Value> = server
                     .requests()
                     .iter()
-                    .filter(|entry| entry.url().path() != JOURNAL_PATH)
+                    .filter(|entry| !is_endpoint(entry.url()))
                     .map(journal_entry)
                     .collect();
                 HttpResponse::json(&requests)
