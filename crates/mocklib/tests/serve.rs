@@ -321,9 +321,19 @@ fn record_writes_what_passes_through_and_replays_it_next_time() {
     assert_eq!(document["log"]["entries"][0]["request"]["url"], target);
     assert!(serve.terminate().success());
 
-    // Mode `once` with the file present: replayed, upstream not asked.
-    let serve = Serve::start(dir.path(), &["--record", "recorded.har"]);
+    // Mode `once` with the file present: replayed, upstream not asked,
+    // and still replayed after the handler file next to it is reloaded.
+    let handlers = dir.path().join("handlers.json");
+    std::fs::write(&handlers, r#"[{"path": "/status", "body": "up"}]"#).unwrap();
+    let serve = Serve::start(
+        dir.path(),
+        &["--record", "recorded.har", "--handlers", "handlers.json"],
+    );
     let proxy = serve.variables["MOCKLIB_PROXY_URL"].clone();
+    assert_eq!(curl(&["--proxy", &proxy, &target]), "hello from upstream");
+    std::fs::write(&handlers, r#"[{"path": "/status", "body": "down"}]"#).unwrap();
+    let status = format!("{}/status", serve.url());
+    eventually("the reload", || (curl(&[&status]) == "down").then_some(()));
     assert_eq!(curl(&["--proxy", &proxy, &target]), "hello from upstream");
     assert_eq!(hits.load(Ordering::SeqCst), 1);
 }
