@@ -47,7 +47,7 @@ pub(crate) fn load(path: &Path) -> Result<(Vec<Handler>, Vec<PathBuf>), String> 
         Some("yaml" | "yml")
     );
     let document: serde_json::Value = if yaml {
-        serde_yaml_ng::from_str(&text).map_err(|error| format!("{name} is not YAML: {error}"))?
+        serde_norway::from_str(&text).map_err(|error| format!("{name} is not YAML: {error}"))?
     } else {
         serde_json::from_str(&text).map_err(|error| format!("{name} is not JSON: {error}"))?
     };
