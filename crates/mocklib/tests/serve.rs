@@ -133,7 +133,8 @@ const HANDLERS_YAML: &str = r#"
   path: https://api.example.com/posts
   status: 201
   body: created
-- path: https://api.example.com/greeting
+- method: ALL
+  path: https://api.example.com/greeting
   body_file: greeting.html
   delay_ms: 20
 "#;
@@ -183,6 +184,17 @@ fn answers_from_handler_and_har_files_through_the_base_url_and_the_proxy() {
         "https://api.example.com/posts",
     ]);
     assert_eq!(posted, "created 201");
+    // `method: ALL` answers any method.
+    let greeted = curl(&[
+        "--proxy",
+        proxy,
+        "--cacert",
+        ca,
+        "--request",
+        "PUT",
+        "https://api.example.com/greeting",
+    ]);
+    assert_eq!(greeted, "<p>hello</p>");
     let replayed = curl(&[
         "--proxy",
         proxy,

@@ -2,7 +2,7 @@
 //! or JSON (any other name) list of canned answers.
 //!
 //! ```yaml
-//! - method: GET                 # optional: any method when left out
+//! - method: GET                 # optional: any method when left out (or ALL)
 //!   path: /users/:id            # a mocklib pattern; absolute URLs too
 //!   status: 200                 # optional: 200
 //!   headers: { x-total-count: "1" }
@@ -80,8 +80,8 @@ pub(crate) fn load(path: &Path) -> Result<(Vec<Handler>, Vec<PathBuf>), String> 
 
 impl Entry {
     fn into_handler(self, dir: &Path, files: &mut Vec<PathBuf>) -> Result<Handler, String> {
-        let method = match &self.method {
-            None => None,
+        let method = match self.method.as_deref() {
+            None | Some("ALL" | "all" | "*") => None,
             Some(method) => Some(
                 Method::from_bytes(method.to_ascii_uppercase().as_bytes())
                     .map_err(|_| format!("invalid method {method:?}"))?,

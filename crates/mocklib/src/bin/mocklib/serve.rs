@@ -28,7 +28,7 @@ from the files given, and prints the environment a child process needs.
 
 Options (each file option may be repeated; earlier files win):
   --handlers FILE        a YAML (.yaml, .yml) or JSON list of handlers:
-                           - method: GET          (optional: any method)
+                           - method: GET          (optional: ALL, any method)
                              path: /users/:id     (a mocklib pattern or URL)
                              status: 200          (optional: 200)
                              headers: {x-total-count: \"1\"}
