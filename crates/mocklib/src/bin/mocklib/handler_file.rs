@@ -20,6 +20,8 @@ use bytes::Bytes;
 use http::{HeaderName, HeaderValue, Method, StatusCode};
 use mocklib::{Handler, HttpResponse};
 
+use crate::serve::{Watched, stamp};
+
 /// One entry as written; unknown fields are errors (a misspelt `staus`
 /// would otherwise be ignored silently).
 #[derive(serde::Deserialize)]
@@ -37,9 +39,11 @@ struct Entry {
 }
 
 /// The handlers of the file at `path`, and every file they were read from
-/// (the handler file and its body files), for reloading.
-pub(crate) fn load(path: &Path) -> Result<(Vec<Handler>, Vec<PathBuf>), String> {
+/// (the handler file and its body files) with its stamp from before it was
+/// read, for reloading.
+pub(crate) fn load(path: &Path) -> Result<(Vec<Handler>, Vec<Watched>), String> {
     let name = path.display();
+    let mut files = vec![(path.to_owned(), stamp(path))];
     let text = std::fs::read_to_string(path)
         .map_err(|error| format!("could not read the handler file {name}: {error}"))?;
     let yaml = matches!(
@@ -58,7 +62,6 @@ pub(crate) fn load(path: &Path) -> Result<(Vec<Handler>, Vec<PathBuf>), String> 
     };
     let dir = path.parent().unwrap_or(Path::new("."));
     let mut handlers = Vec::with_capacity(entries.len());
-    let mut files = vec![path.to_owned()];
     for (index, value) in entries.into_iter().enumerate() {
         // Named by position and, when it has them, by method and path.
         let label = match (value.get("method"), value.get("path")) {
@@ -79,7 +82,7 @@ pub(crate) fn load(path: &Path) -> Result<(Vec<Handler>, Vec<PathBuf>), String> 
 }
 
 impl Entry {
-    fn into_handler(self, dir: &Path, files: &mut Vec<PathBuf>) -> Result<Handler, String> {
+    fn into_handler(self, dir: &Path, files: &mut Vec<Watched>) -> Result<Handler, String> {
         let method = match self.method.as_deref() {
             None | Some("ALL" | "all" | "*") => None,
             Some(method) => Some(
@@ -98,11 +101,12 @@ impl Entry {
             ),
             (None, None, Some(file)) => {
                 let file = dir.join(file);
+                let stamp = stamp(&file);
                 let bytes = std::fs::read(&file).map_err(|error| {
                     format!("could not read the body file {}: {error}", file.display())
                 })?;
                 let content_type = content_type_of(&file);
-                files.push(file);
+                files.push((file, stamp));
                 (Bytes::from(bytes), content_type)
             }
             _ => return Err("give one of body, json and body_file, not several".to_owned()),

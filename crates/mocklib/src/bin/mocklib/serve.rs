@@ -237,8 +237,8 @@ fn serve(options: &Options) -> Result<(), String> {
 struct Sources<'a> {
     options: &'a Options,
     journal: Handler,
-    /// Every file read, with its modification time and length then.
-    watched: Vec<(PathBuf, Option<(SystemTime, u64)>)>,
+    /// Every file read, with its stamp from before it was read.
+    watched: Vec<Watched>,
     /// How many handlers the last load gave (the list's head; what `record`
     /// appended follows them).
     count: usize,
@@ -256,16 +256,10 @@ impl Sources<'_> {
             files.extend(read);
         }
         for path in &self.options.har_files {
+            files.push((path.clone(), stamp(path)));
             handlers.extend(mocklib::har::handlers(path).map_err(|error| error.to_string())?);
-            files.push(path.clone());
         }
-        self.watched = files
-            .into_iter()
-            .map(|path| {
-                let stamp = stamp(&path);
-                (path, stamp)
-            })
-            .collect();
+        self.watched = files;
         Ok(handlers)
     }
 
@@ -273,10 +267,14 @@ impl Sources<'_> {
     /// when the new files are broken, says why and keeps the old handlers
     /// (until the files change again).
     fn reload_if_changed(&mut self, server: &Server) {
-        if self.watched.iter().all(|(path, seen)| stamp(path) == *seen) {
+        let now: Vec<Watched> = self
+            .watched
+            .iter()
+            .map(|(path, _)| (path.clone(), stamp(path)))
+            .collect();
+        if now == self.watched {
             return;
         }
-        let previous = std::mem::take(&mut self.watched);
         match self.load() {
             Ok(handlers) => {
                 eprintln!("mocklib serve: reloaded ({} handlers)", handlers.len() - 1);
@@ -287,23 +285,22 @@ impl Sources<'_> {
             }
             Err(error) => {
                 eprintln!("mocklib serve: {error}; keeping the previous handlers");
-                // Remember the broken state, so the error prints once.
-                self.watched = previous
-                    .into_iter()
-                    .map(|(path, _)| {
-                        let stamp = stamp(&path);
-                        (path, stamp)
-                    })
-                    .collect();
+                // The stamps from before this load: the error prints once,
+                // and a write that lands during the load is seen next time.
+                self.watched = now;
             }
         }
     }
 }
 
+/// A file and its [`stamp`].
+pub(crate) type Watched = (PathBuf, Option<(SystemTime, u64)>);
+
 /// A file's modification time and length (`None` while it is missing):
 /// an edit within the file system's time granularity still changes the
-/// length most of the time.
-fn stamp(path: &Path) -> Option<(SystemTime, u64)> {
+/// length most of the time. Taken *before* a file is read, so a write
+/// that lands after the read changes it.
+pub(crate) fn stamp(path: &Path) -> Option<(SystemTime, u64)> {
     let metadata = std::fs::metadata(path).ok()?;
     Some((metadata.modified().ok()?, metadata.len()))
 }
