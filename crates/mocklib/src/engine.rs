@@ -632,6 +632,26 @@ impl Lookup {
         });
     }
 
+    /// Strict mode: `message` is kept for `verify()`, with how the request
+    /// differs from the handlers closest to it.
+    fn record_strict_failure(
+        &self,
+        request: &Request,
+        handlers: &crate::handlers::HandlerChain,
+        message: &str,
+    ) {
+        let closest = crate::suggest::closest_handlers(request, handlers.iter());
+        let mut failure = message.to_owned();
+        if !closest.is_empty() {
+            let base_url = self.options.base_url.as_ref();
+            failure.push_str("\n\n");
+            failure.push_str(&crate::verify::closest_handler_differences(
+                request, &closest, base_url,
+            ));
+        }
+        self.scope.record_failure(failure);
+    }
+
     /// No handler answered: `matched` when some matched but returned nothing
     /// (and the options make that count as unhandled).
     fn unhandled(
@@ -663,16 +683,7 @@ impl Lookup {
             UnhandledRequest::Strict => {
                 let message = unhandled_message(&request, handlers, matched);
                 crate::log::error(&message);
-                let closest = crate::suggest::closest_handlers(&request, handlers.iter());
-                let mut failure = message.clone();
-                if !closest.is_empty() {
-                    let base_url = self.options.base_url.as_ref();
-                    failure.push_str("\n\n");
-                    failure.push_str(&crate::verify::closest_handler_differences(
-                        &request, &closest, base_url,
-                    ));
-                }
-                self.scope.record_failure(failure);
+                self.record_strict_failure(&request, handlers, &message);
                 Some(message)
             }
             UnhandledRequest::Custom(callback) => {

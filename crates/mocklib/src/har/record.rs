@@ -239,6 +239,22 @@ fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 
 /// The HAR entry of an exchange, with the secrets redacted.
 fn entry(exchange: &Exchange, redaction: &Redaction) -> Entry {
+    let millis = exchange.elapsed.as_secs_f64() * 1000.0;
+    Entry {
+        started_date_time: crate::date::rfc3339(exchange.started),
+        time: millis,
+        request: request(exchange, redaction),
+        response: response(exchange, redaction),
+        cache: serde_json::Map::new(),
+        timings: Timings {
+            send: 0.0,
+            wait: millis,
+            receive: 0.0,
+        },
+    }
+}
+
+fn request(exchange: &Exchange, redaction: &Redaction) -> HarRequest {
     let request = &exchange.request;
     let mut url = request.url().clone();
     redact_query(&mut url, redaction);
@@ -257,6 +273,20 @@ fn entry(exchange: &Exchange, redaction: &Redaction) -> Entry {
             encoding,
         }
     });
+    HarRequest {
+        method: request.method().to_string(),
+        url: url.to_string(),
+        http_version: format!("{:?}", request.version()),
+        cookies: Vec::new(),
+        headers: headers(request.headers(), redaction),
+        query_string,
+        post_data,
+        headers_size: -1,
+        body_size: request.body().len() as i64,
+    }
+}
+
+fn response(exchange: &Exchange, redaction: &Redaction) -> HarResponse {
     let location = exchange.headers.get(http::header::LOCATION);
     let (text, encoding) = if exchange
         .headers
@@ -270,47 +300,25 @@ fn entry(exchange: &Exchange, redaction: &Redaction) -> Entry {
     } else {
         body_text(&exchange.body, redaction)
     };
-    let millis = exchange.elapsed.as_secs_f64() * 1000.0;
-    Entry {
-        started_date_time: crate::date::rfc3339(exchange.started),
-        time: millis,
-        request: HarRequest {
-            method: request.method().to_string(),
-            url: url.to_string(),
-            http_version: format!("{:?}", request.version()),
-            cookies: Vec::new(),
-            headers: headers(request.headers(), redaction),
-            query_string,
-            post_data,
-            headers_size: -1,
-            body_size: request.body().len() as i64,
+    HarResponse {
+        status: exchange.status.as_u16(),
+        status_text: exchange.status.canonical_reason().unwrap_or("").to_owned(),
+        http_version: format!("{:?}", exchange.version),
+        cookies: Vec::new(),
+        headers: headers(&exchange.headers, redaction),
+        content: Content {
+            size: exchange.body.len() as i64,
+            mime_type: content_type(&exchange.headers),
+            text: Some(text),
+            encoding,
+            as_sent: true,
         },
-        response: HarResponse {
-            status: exchange.status.as_u16(),
-            status_text: exchange.status.canonical_reason().unwrap_or("").to_owned(),
-            http_version: format!("{:?}", exchange.version),
-            cookies: Vec::new(),
-            headers: headers(&exchange.headers, redaction),
-            content: Content {
-                size: exchange.body.len() as i64,
-                mime_type: content_type(&exchange.headers),
-                text: Some(text),
-                encoding,
-                as_sent: true,
-            },
-            redirect_url: location
-                .and_then(|value| value.to_str().ok())
-                .unwrap_or("")
-                .to_owned(),
-            headers_size: -1,
-            body_size: exchange.body.len() as i64,
-        },
-        cache: serde_json::Map::new(),
-        timings: Timings {
-            send: 0.0,
-            wait: millis,
-            receive: 0.0,
-        },
+        redirect_url: location
+            .and_then(|value| value.to_str().ok())
+            .unwrap_or("")
+            .to_owned(),
+        headers_size: -1,
+        body_size: exchange.body.len() as i64,
     }
 }
 

@@ -189,8 +189,6 @@ fn serve(options: &Options) -> Result<(), String> {
             .record(Recording::new(path).mode(options.record_mode))
             .map_err(|error| error.to_string())?;
     }
-    // Without the root's slash, so `$MOCKLIB_URL/users` reads right.
-    let origin = |url: Url| url.as_str().trim_end_matches('/').to_owned();
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -199,6 +197,20 @@ fn serve(options: &Options) -> Result<(), String> {
         let _entered = runtime.enter();
         stop_signal()?
     };
+    announce(&server, options, base_url)?;
+
+    runtime.block_on(wait(options.until_stdin_closes, stop, || {
+        sources.reload_if_changed(&server);
+    }));
+    server.close();
+    Ok(())
+}
+
+/// Prints the variables a child process needs (and writes the CA and env
+/// files asked for): `KEY=VALUE` lines, then an empty line.
+fn announce(server: &Server, options: &Options, base_url: Url) -> Result<(), String> {
+    // Without the root's slash, so `$MOCKLIB_URL/users` reads right.
+    let origin = |url: Url| url.as_str().trim_end_matches('/').to_owned();
     let mut variables = vec![
         ("MOCKLIB_URL".to_owned(), origin(base_url)),
         ("MOCKLIB_PROXY_URL".to_owned(), origin(server.proxy_url())),
@@ -225,11 +237,6 @@ fn serve(options: &Options) -> Result<(), String> {
     let _ = writeln!(stdout);
     let _ = stdout.flush();
     drop(stdout);
-
-    runtime.block_on(wait(options.until_stdin_closes, stop, || {
-        sources.reload_if_changed(&server);
-    }));
-    server.close();
     Ok(())
 }
 

@@ -424,19 +424,9 @@ async fn answer(
              performing it again would loop\n",
         ));
     }
-    // The scope: the boundary's own port, the tunnel's, or a proxy credential.
-    let scope = match &entry {
-        Entry::Direct { scope: None } => {
-            match shared
-                .scopes
-                .scope_named_by(request.headers().get(PROXY_AUTHORIZATION))
-            {
-                CredentialScope::None => None,
-                CredentialScope::Live(scope) => Some(scope),
-                CredentialScope::Ended(credential) => return Ok(ended_scope(&credential)),
-            }
-        }
-        Entry::Direct { scope } | Entry::Tunnel { scope, .. } => scope.clone(),
+    let scope = match scope_of(&shared, &entry, request.headers()) {
+        Ok(scope) => scope,
+        Err(credential) => return Ok(ended_scope(&credential)),
     };
     if request.method() == Method::CONNECT {
         return Ok(match entry {
@@ -469,7 +459,64 @@ async fn answer(
         scope: Arc::clone(&scope),
         base_url: base_url.clone(),
     };
-    match shared.engine.handle_in(scope, request, base_url).await {
+    let outcome = shared.engine.handle_in(scope, request, base_url).await;
+    respond(
+        &shared,
+        outcome,
+        Delivery {
+            version,
+            fault,
+            #[cfg(feature = "ws")]
+            on_upgrade,
+            #[cfg(all(feature = "ws", feature = "graphql"))]
+            resolve_in,
+        },
+    )
+    .await
+}
+
+/// The scope a request resolves in: the boundary's own port, the tunnel's,
+/// or the one a proxy credential names (`Err`: a credential whose boundary
+/// has ended).
+fn scope_of(
+    shared: &Shared,
+    entry: &Entry,
+    headers: &http::HeaderMap,
+) -> Result<Option<Arc<Scope>>, String> {
+    match entry {
+        Entry::Direct { scope: None } => {
+            match shared
+                .scopes
+                .scope_named_by(headers.get(PROXY_AUTHORIZATION))
+            {
+                CredentialScope::None => Ok(None),
+                CredentialScope::Live(scope) => Ok(Some(scope)),
+                CredentialScope::Ended(credential) => Err(credential),
+            }
+        }
+        Entry::Direct { scope } | Entry::Tunnel { scope, .. } => Ok(scope.clone()),
+    }
+}
+
+/// What turning an outcome into the connection's answer needs besides it.
+struct Delivery<'a> {
+    version: Version,
+    fault: &'a Arc<ConnectionFault>,
+    #[cfg(feature = "ws")]
+    on_upgrade: Option<hyper::upgrade::OnUpgrade>,
+    #[cfg(all(feature = "ws", feature = "graphql"))]
+    resolve_in: super::ws::ResolveIn,
+}
+
+/// The engine's outcome as the connection's answer: a response, a fault
+/// performed on the connection, a passthrough, or an accepted WebSocket.
+async fn respond(
+    shared: &Arc<Shared>,
+    outcome: Outcome,
+    delivery: Delivery<'_>,
+) -> Result<http::Response<ResponseBody>, BoxError> {
+    let (version, fault) = (delivery.version, delivery.fault);
+    match outcome {
         Outcome::Mocked(response) => match response.extensions().get::<Fault>() {
             Some(&injected) => {
                 let (head, _) = response.into_parts();
@@ -485,17 +532,17 @@ async fn answer(
         },
         #[cfg(feature = "ws")]
         Outcome::Passthrough(passthrough) if passthrough.request().is_websocket_upgrade() => {
-            Ok(pass_websocket_through(&shared, passthrough, on_upgrade).await)
+            Ok(pass_websocket_through(shared, passthrough, delivery.on_upgrade).await)
         }
-        Outcome::Passthrough(passthrough) => Ok(perform_for_real(&shared, passthrough).await),
+        Outcome::Passthrough(passthrough) => Ok(perform_for_real(shared, passthrough).await),
         #[cfg(feature = "ws")]
         Outcome::WebSocket(upgrade) => {
             let accepted = super::ws::accept(
-                &shared,
+                shared,
                 upgrade,
-                on_upgrade,
+                delivery.on_upgrade,
                 #[cfg(feature = "graphql")]
-                Some(resolve_in),
+                Some(delivery.resolve_in),
             );
             Ok(match accepted {
                 Ok(response) => response.map(|()| empty_body()),
