@@ -477,3 +477,105 @@ fn broken_documents_name_the_position() {
     let error = openapi::handlers("/nonexistent/openapi.yaml").unwrap_err();
     assert!(matches!(error, OpenApiError::Read { .. }), "{error}");
 }
+
+/// OpenAPI 3.0's own schema dialect, parameter names that are no
+/// identifiers, literal text that is pattern syntax, and both `Prefer`
+/// parameters at once.
+const SHAPES: &str = r#"
+openapi: 3.0.3
+info: { title: Shapes, version: "1" }
+paths:
+  /shapes/{shape-id}/area:compute:
+    post:
+      parameters:
+        - { name: shape-id, in: path, required: true, schema: { type: integer, minimum: 0, exclusiveMinimum: true } }
+        - { name: debug, in: query, schema: { type: boolean } }
+      requestBody:
+        content:
+          application/json:
+            schema:
+              type: object
+              properties:
+                scale: { type: number, nullable: true, maximum: 10 }
+      responses:
+        200:
+          description: The area
+          content:
+            application/json:
+              schema: { type: object, properties: { area: { type: number, minimum: 2.5 } } }
+        422:
+          description: Not a shape
+          content:
+            application/json:
+              examples:
+                flat: { value: { reason: flat } }
+                open: { value: { reason: open } }
+"#;
+
+#[tokio::test]
+async fn openapi_3_0_dialect_odd_names_and_prefer_code_with_example() {
+    let handlers = OpenApi::from_yaml(SHAPES)
+        .unwrap()
+        .validate_requests()
+        .handlers()
+        .unwrap();
+    // No server: a relative predicate; the name and the ':' are escaped.
+    assert_eq!(
+        handlers[0].header(),
+        r"POST /shapes/:shape_id/area\:compute"
+    );
+    let client = serve(handlers);
+    let url = "https://shapes.example.com/shapes/3/area:compute";
+    // Integer keys (`200:` in YAML) and numbers within bounds.
+    assert_eq!(client.post(url).await, (200, r#"{"area":2.5}"#));
+    // `nullable: true` takes null (3.0); the boolean query parameter is read as one.
+    let nulled = client
+        .post(format!("{url}?debug=true"))
+        .json(&json!({"scale": null}))
+        .await;
+    assert_eq!(nulled.status(), 200);
+    let wrong = client
+        .post("https://shapes.example.com/shapes/0/area:compute?debug=yes")
+        .json(&json!({"scale": 11}))
+        .await;
+    let mut found = errors(&wrong.json());
+    found.sort();
+    assert_eq!(
+        found,
+        [
+            (
+                "body.scale".to_owned(),
+                "11 is greater than the maximum of 10".to_owned()
+            ),
+            (
+                "path.shape-id".to_owned(),
+                "0 is less than or equal to the minimum of 0".to_owned()
+            ),
+            (
+                "query.debug".to_owned(),
+                r#""yes" is not of type "boolean""#.to_owned()
+            ),
+        ]
+    );
+    let open = client
+        .post(url)
+        .header("prefer", "code=422, example=open")
+        .await;
+    assert_eq!(open, (422, r#"{"reason":"open"}"#));
+    let flat = client.post(url).header("prefer", "code=422").await;
+    assert_eq!(flat, (422, r#"{"reason":"flat"}"#));
+}
+
+#[test]
+fn only_local_references_are_followed() {
+    let remote = "openapi: 3.1.0\npaths:\n  /a:\n    $ref: 'https://example.com/paths.yaml#/a'\n";
+    let error = OpenApi::from_yaml(remote).unwrap().handlers().unwrap_err();
+    assert!(
+        matches!(&error, OpenApiError::Invalid { pointer, .. } if pointer == "/paths/~1a"),
+        "{error}"
+    );
+    assert!(
+        error.to_string().contains("only local references"),
+        "{error}"
+    );
+}
