@@ -188,17 +188,6 @@ fn parameters<'a>(
     Ok(params)
 }
 
-impl Clone for Param<'_> {
-    fn clone(&self) -> Self {
-        Param {
-            value: self.value,
-            pointer: self.pointer.clone(),
-            place: self.place,
-            name: self.name.clone(),
-        }
-    }
-}
-
 /// Every documented response of an operation, bodies and headers ready.
 fn answers(doc: &Document, operation: &Value, pointer: &str) -> Result<Vec<Answer>, OpenApiError> {
     let responses_pointer = child(pointer, "responses");

@@ -150,6 +150,7 @@ pub(crate) struct RequestCheck {
 }
 
 /// A documented parameter (path-level ones overridden by the operation's).
+#[derive(Clone)]
 pub(crate) struct Param<'a> {
     pub(crate) value: &'a Value,
     pub(crate) pointer: String,
@@ -285,14 +286,13 @@ impl RequestCheck {
                 continue;
             };
             let value = if param.kind.as_deref() == Some("array") {
-                // `form` style, exploded (`?tags=a&tags=b`) or not (`?tags=a,b`).
-                let items = if values.len() == 1 && param.place != In::Header {
-                    values[0].split(',').map(str::to_owned).collect()
-                } else if param.place == In::Header {
+                // `form` style, exploded (`?tags=a&tags=b`) or not
+                // (`?tags=a,b`); headers are comma-separated (`simple`).
+                let items: Vec<String> = if values.len() == 1 || param.place == In::Header {
                     values
                         .iter()
-                        .flat_map(|v| v.split(','))
-                        .map(|v| v.trim().to_owned())
+                        .flat_map(|value| value.split(','))
+                        .map(|item| item.trim().to_owned())
                         .collect()
                 } else {
                     values
