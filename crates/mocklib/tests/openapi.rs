@@ -567,6 +567,45 @@ async fn openapi_3_0_dialect_odd_names_and_prefer_code_with_example() {
 }
 
 #[test]
+fn servers_of_a_path_item_or_an_operation_come_first_unless_a_base_url_is_set() {
+    let document = r#"
+openapi: 3.1.0
+info: { title: Servers, version: "1" }
+servers: [{ url: "https://api.example.com/" }]
+paths:
+  /a:
+    get: { responses: { "204": { description: none } } }
+  /b:
+    servers: [{ url: "https://b.example.com" }]
+    get: { responses: { "204": { description: none } } }
+    put:
+      servers: [{ url: "/{version}", variables: { version: { default: v2 } } }]
+      responses: { "204": { description: none } }
+"#;
+    let headers = |api: OpenApi| -> Vec<String> {
+        let handlers = api.handlers().unwrap();
+        handlers.iter().map(|h| h.header().to_owned()).collect()
+    };
+    let api = OpenApi::from_yaml(document).unwrap();
+    assert_eq!(
+        headers(api.clone()),
+        [
+            "GET https://api.example.com/a",
+            "GET https://b.example.com/b",
+            "PUT /v2/b"
+        ]
+    );
+    assert_eq!(
+        headers(api.base_url("http://localhost:1234")),
+        [
+            "GET http://localhost:1234/a",
+            "GET http://localhost:1234/b",
+            "PUT http://localhost:1234/b"
+        ]
+    );
+}
+
+#[test]
 fn only_local_references_are_followed() {
     let remote = "openapi: 3.1.0\npaths:\n  /a:\n    $ref: 'https://example.com/paths.yaml#/a'\n";
     let error = OpenApi::from_yaml(remote).unwrap().handlers().unwrap_err();

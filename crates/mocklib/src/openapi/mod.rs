@@ -10,7 +10,8 @@
 //!
 //! An operation's handler matches its method and its path under the
 //! document's first server (`servers[0].url`, variables at their
-//! defaults), or under [`OpenApi::base_url`]: `/pets/{petId}` of
+//! defaults; a path item's or an operation's own `servers` first), or
+//! under [`OpenApi::base_url`]: `/pets/{petId}` of
 //! `https://petstore.example.com/v1` becomes the handler
 //! `GET https://petstore.example.com/v1/pets/:petId`. A relative server URL
 //! (`/v1`, or none) makes relative predicates, which match on any origin
@@ -229,39 +230,62 @@ impl OpenApi {
         self
     }
 
-    /// The URL the operations' paths are joined to, without a trailing `/`.
+    /// The URL the operations' paths are joined to, without a trailing
+    /// `/`: the [`base_url`](Self::base_url), else the document's first
+    /// server (a path item or an operation with `servers` of its own uses
+    /// its first one instead, unless a base URL is set).
     pub fn server_url(&self) -> String {
-        let url = match &self.base_url {
-            Some(url) => url.clone(),
-            None => first_server(&self.document.root),
-        };
-        url.trim_end_matches('/').to_owned()
+        match &self.base_url {
+            Some(url) => url.trim_end_matches('/').to_owned(),
+            None => first_server(&self.document.root).unwrap_or_default(),
+        }
     }
 
     /// One handler per operation, in document order. Fails on what cannot
     /// be served: a reference that points nowhere, a path that is no valid
     /// pattern, or (when validating) a schema the validator rejects.
     pub fn handlers(&self) -> Result<Vec<Handler>, OpenApiError> {
-        operation::handlers(&self.document, &self.server_url(), self.validate)
+        let server = Server {
+            url: self.server_url(),
+            fixed: self.base_url.is_some(),
+        };
+        operation::handlers(&self.document, &server, self.validate)
     }
 }
 
-/// `servers[0].url` with its variables at their defaults, or "".
-fn first_server(root: &Value) -> String {
-    let Some(server) = root
-        .get("servers")
-        .and_then(Value::as_sequence)
-        .and_then(|servers| servers.first())
-    else {
-        return String::new();
-    };
+/// Where the operations are served.
+pub(crate) struct Server {
+    /// The URL paths are joined to, without a trailing `/`.
+    url: String,
+    /// Whether it was set by [`OpenApi::base_url`], so that no `servers`
+    /// of a path item or an operation replace it.
+    fixed: bool,
+}
+
+impl Server {
+    /// The URL for what `holders` (an operation, then its path item) say.
+    pub(crate) fn url_for(&self, holders: &[&Value]) -> String {
+        if self.fixed {
+            return self.url.clone();
+        }
+        holders
+            .iter()
+            .find_map(|holder| first_server(holder))
+            .unwrap_or_else(|| self.url.clone())
+    }
+}
+
+/// The first of `holder`'s `servers` with its variables at their
+/// defaults, without a trailing `/`.
+fn first_server(holder: &Value) -> Option<String> {
+    let server = holder.get("servers")?.as_sequence()?.first()?;
     let mut url = server.get("url").and_then(scalar_text).unwrap_or_default();
     for (name, variable) in entries(server.get("variables")) {
         if let Some(default) = variable.get("default").and_then(scalar_text) {
             url = url.replace(&format!("{{{name}}}"), &default);
         }
     }
-    url
+    Some(url.trim_end_matches('/').to_owned())
 }
 
 /// Why an OpenAPI document could not be read or served.

@@ -49,7 +49,7 @@ struct Operation {
 /// The handlers for every operation of `doc`, their URLs under `server`.
 pub(crate) fn handlers(
     doc: &Document,
-    server: &str,
+    server: &super::Server,
     validate: bool,
 ) -> Result<Vec<Handler>, OpenApiError> {
     let compiler = if validate {
@@ -93,12 +93,12 @@ pub(crate) fn handlers(
                 )?),
                 None => None,
             };
+            let url = format!("{}{pattern}", server.url_for(&[operation, item]));
             let operation = Arc::new(Operation {
                 name: format!("{method} {path}"),
                 answers: answers(doc, operation, &pointer)?,
                 check,
             });
-            let url = format!("{server}{pattern}");
             let handler =
                 crate::http::try_on(Some(method), url.as_str(), move |args: ResolverArgs| {
                     operation.answer(&args)
