@@ -208,6 +208,14 @@ async fn openapi_3_1_examples_named_and_in_schemas() {
     assert_eq!(text, (200, "Dune, by Frank Herbert"));
     assert_eq!(text.header("content-type"), "text/plain");
 
+    // A named example of another media type than the JSON one.
+    let short = client
+        .get(format!("{BOOKS}/7"))
+        .header("prefer", "example=short")
+        .await;
+    assert_eq!(short, (200, "<b>Dune</b>"));
+    assert_eq!(short.header("content-type"), "text/html");
+
     assert_eq!(client.delete(format!("{BOOKS}/7")).await, (204, ""));
 }
 
@@ -338,6 +346,32 @@ async fn openapi_3_1_validates_headers_arrays_paths_and_nullables() {
         )]
     );
     assert_eq!(client.get(format!("{BOOKS}/3")).await.status(), 200);
+
+    // Cookie parameters.
+    let anonymous = client.delete(format!("{BOOKS}/3")).await;
+    assert_eq!(
+        errors(&anonymous.json()),
+        [(
+            "cookie.session".to_owned(),
+            "the required cookie parameter is missing".to_owned()
+        )]
+    );
+    let short = client
+        .delete(format!("{BOOKS}/3"))
+        .header("cookie", "session=abc")
+        .await;
+    assert_eq!(
+        errors(&short.json()),
+        [(
+            "cookie.session".to_owned(),
+            r#""abc" is shorter than 8 characters"#.to_owned()
+        )]
+    );
+    let signed_in = client
+        .delete(format!("{BOOKS}/3"))
+        .header("cookie", "theme=dark; session=0123456789")
+        .await;
+    assert_eq!(signed_in, (204, ""));
 
     // `type: [string, "null"]` takes null; unknown fields are refused.
     let added = client

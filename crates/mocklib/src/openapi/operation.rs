@@ -313,7 +313,21 @@ impl Operation {
                 (answer, status_of(&answer.key))
             }
         };
-        let mut response = match pick_media(&answer.media, args) {
+        // A named example is looked for in the media types that have it.
+        let having: Vec<&Media> = match &prefer.example {
+            Some(name) => answer
+                .media
+                .iter()
+                .filter(|media| media.examples.iter().any(|(n, _)| n == name))
+                .collect(),
+            None => Vec::new(),
+        };
+        let candidates = if having.is_empty() {
+            answer.media.iter().collect()
+        } else {
+            having
+        };
+        let mut response = match pick_media(&candidates, args) {
             Some(media) => {
                 let body = match &prefer.example {
                     Some(name) => Some(
@@ -375,7 +389,7 @@ fn status_of(key: &str) -> u16 {
 
 /// The media type to answer with: one the request's `Accept` names, else
 /// the first JSON one, else the first.
-fn pick_media<'a>(media: &'a [Media], args: &ResolverArgs) -> Option<&'a Media> {
+fn pick_media<'a>(media: &[&'a Media], args: &ResolverArgs) -> Option<&'a Media> {
     let accepted: Vec<String> = args
         .request
         .header("accept")
@@ -384,13 +398,12 @@ fn pick_media<'a>(media: &'a [Media], args: &ResolverArgs) -> Option<&'a Media> 
         .filter_map(|part| part.split(';').next())
         .map(|part| part.trim().to_ascii_lowercase())
         .collect();
-    media
-        .iter()
-        .find(|m| {
-            accepted
-                .iter()
-                .any(|a| m.content_type.eq_ignore_ascii_case(a))
-        })
-        .or_else(|| media.iter().find(|m| is_json(&m.content_type)))
-        .or_else(|| media.first())
+    let find = |wanted: &dyn Fn(&Media) -> bool| media.iter().copied().find(|m| wanted(m));
+    find(&|m| {
+        accepted
+            .iter()
+            .any(|a| m.content_type.eq_ignore_ascii_case(a))
+    })
+    .or_else(|| find(&|m| is_json(&m.content_type)))
+    .or_else(|| media.first().copied())
 }
