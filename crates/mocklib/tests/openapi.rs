@@ -639,6 +639,25 @@ paths:
     );
 }
 
+#[tokio::test]
+async fn recursive_schemas_end_where_they_recur() {
+    let document = r##"{"openapi": "3.1.0", "info": {"title": "Tree", "version": "1"},
+      "paths": {"/tree": {"get": {"responses": {"200": {"description": "a tree",
+        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Node"}}}}}}}},
+      "components": {"schemas": {"Node": {"type": "object", "required": ["name", "next"],
+        "properties": {"name": {"type": "string"},
+                       "children": {"type": "array", "items": {"$ref": "#/components/schemas/Node"}},
+                       "parent": {"$ref": "#/components/schemas/Node"},
+                       "next": {"$ref": "#/components/schemas/Node"}}}}}}"##;
+    let client = serve(OpenApi::from_json(document).unwrap().handlers().unwrap());
+    let tree = client.get("https://example.com/tree").await;
+    // Optional recursion left out, a list of it empty, required recursion null.
+    assert_eq!(
+        tree.json::<Value>(),
+        json!({"name": "string", "children": [], "next": null})
+    );
+}
+
 #[test]
 fn only_local_references_are_followed() {
     let remote = "openapi: 3.1.0\npaths:\n  /a:\n    $ref: 'https://example.com/paths.yaml#/a'\n";

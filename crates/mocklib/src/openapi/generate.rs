@@ -5,8 +5,8 @@ use serde_norway::Value;
 
 use super::document::{Document, entries, to_json};
 
-/// How deep generation follows nested schemas: recursive schemas (a tree
-/// node with children) end there with `null` or an empty list.
+/// How many references deep generation follows (recursive ones end at
+/// once); a bound on the size of what is generated.
 const MAX_DEPTH: usize = 12;
 
 /// The named examples of a media type or parameter (`examples:`), in
@@ -29,65 +29,151 @@ pub(crate) fn example_of(doc: &Document, holder: &Value) -> Option<Json> {
     if let Some((_, first)) = named_examples(doc, holder).into_iter().next() {
         return Some(first);
     }
-    holder
-        .get("schema")
-        .map(|schema| from_schema(doc, schema, 0))
+    holder.get("schema").map(|schema| from_schema(doc, schema))
 }
 
 /// A value valid for `schema` as far as this simple generator knows: the
 /// schema's example, default or first enum value, else one built from its
 /// type (see the module docs of `openapi`).
-pub(crate) fn from_schema(doc: &Document, schema: &Value, depth: usize) -> Json {
-    let Ok((schema, _)) = doc.resolve(schema, String::new()) else {
-        return Json::Null;
-    };
-    if depth > MAX_DEPTH {
-        return Json::Null;
+pub(crate) fn from_schema(doc: &Document, schema: &Value) -> Json {
+    Generator {
+        doc,
+        expanding: Vec::new(),
     }
-    if let Some(value) = schema.get("example").or_else(|| schema.get("default")) {
-        return to_json(value);
-    }
-    for list in ["examples", "enum"] {
-        // 3.1 schemas: `examples` is an array of values.
-        if let Some(first) = schema
-            .get(list)
-            .and_then(Value::as_sequence)
-            .and_then(|s| s.first())
-        {
-            return to_json(first);
+    .value(schema)
+    .unwrap_or(Json::Null)
+}
+
+/// Builds values, following references.
+struct Generator<'a> {
+    doc: &'a Document,
+    /// The references being expanded, outermost first: one met again is a
+    /// recursive schema (a tree node's children), which ends there.
+    expanding: Vec<String>,
+}
+
+impl Generator<'_> {
+    /// The value, or `None` for a recursive reference (or one too deep).
+    fn value(&mut self, schema: &Value) -> Option<Json> {
+        let reference = schema.get("$ref").is_some();
+        let Ok((schema, pointer)) = self.doc.resolve(schema, String::new()) else {
+            return Some(Json::Null);
+        };
+        if reference {
+            if self.expanding.contains(&pointer) || self.expanding.len() > MAX_DEPTH {
+                return None;
+            }
+            self.expanding.push(pointer);
         }
+        let value = self.resolved(schema);
+        if reference {
+            self.expanding.pop();
+        }
+        Some(value)
     }
-    if let Some(value) = schema.get("const") {
-        return to_json(value);
-    }
-    if let Some(parts) = schema.get("allOf").and_then(Value::as_sequence) {
-        let mut merged = Map::new();
-        let mut last = Json::Null;
-        for part in parts {
-            match from_schema(doc, part, depth + 1) {
-                Json::Object(fields) => merged.extend(fields),
-                other => last = other,
+
+    fn resolved(&mut self, schema: &Value) -> Json {
+        if let Some(value) = schema.get("example").or_else(|| schema.get("default")) {
+            return to_json(value);
+        }
+        for list in ["examples", "enum"] {
+            // 3.1 schemas: `examples` is an array of values.
+            if let Some(first) = schema
+                .get(list)
+                .and_then(Value::as_sequence)
+                .and_then(|s| s.first())
+            {
+                return to_json(first);
             }
         }
-        if merged.is_empty() {
-            return last;
+        if let Some(value) = schema.get("const") {
+            return to_json(value);
         }
-        // Properties next to `allOf` belong to the same object.
-        if let Json::Object(own) = typed(doc, schema, depth) {
-            merged.extend(own);
+        if let Some(parts) = schema.get("allOf").and_then(Value::as_sequence) {
+            let mut merged = Map::new();
+            let mut last = Json::Null;
+            for part in parts {
+                match self.value(part) {
+                    Some(Json::Object(fields)) => merged.extend(fields),
+                    Some(other) => last = other,
+                    None => {}
+                }
+            }
+            if merged.is_empty() {
+                return last;
+            }
+            // Properties next to `allOf` belong to the same object.
+            if let Json::Object(own) = self.typed(schema) {
+                merged.extend(own);
+            }
+            return Json::Object(merged);
         }
-        return Json::Object(merged);
+        for choice in ["oneOf", "anyOf"] {
+            if let Some(first) = schema
+                .get(choice)
+                .and_then(Value::as_sequence)
+                .and_then(|s| s.first())
+            {
+                return self.value(first).unwrap_or(Json::Null);
+            }
+        }
+        self.typed(schema)
     }
-    for choice in ["oneOf", "anyOf"] {
-        if let Some(first) = schema
-            .get(choice)
-            .and_then(Value::as_sequence)
-            .and_then(|s| s.first())
-        {
-            return from_schema(doc, first, depth + 1);
+
+    fn typed(&mut self, schema: &Value) -> Json {
+        match type_of(schema) {
+            Some("object") => {
+                let required: Vec<&str> = schema
+                    .get("required")
+                    .and_then(Value::as_sequence)
+                    .into_iter()
+                    .flatten()
+                    .filter_map(Value::as_str)
+                    .collect();
+                let mut object = Map::new();
+                for (name, property) in entries(schema.get("properties")) {
+                    let resolved = self
+                        .doc
+                        .resolve(property, String::new())
+                        .map_or(property, |r| r.0);
+                    // A response never carries what only requests may send.
+                    if resolved.get("writeOnly").and_then(Value::as_bool) == Some(true) {
+                        continue;
+                    }
+                    // A recursive property ends the recursion: left out
+                    // unless required, then null.
+                    match self.value(property) {
+                        Some(value) => {
+                            object.insert(name, value);
+                        }
+                        None if required.contains(&name.as_str()) => {
+                            object.insert(name, Json::Null);
+                        }
+                        None => {}
+                    }
+                }
+                Json::Object(object)
+            }
+            Some("array") => {
+                let count = number(schema, "minItems").map_or(1, |n| n.max(1.0) as usize);
+                match schema.get("items").and_then(|items| self.value(items)) {
+                    Some(item) => Json::Array(vec![item; count]),
+                    None => Json::Array(Vec::new()),
+                }
+            }
+            Some("string") => Json::String(string(schema)),
+            Some(kind @ ("integer" | "number")) => {
+                let value = in_range(schema, kind == "integer");
+                if kind == "integer" {
+                    json!(value as i64)
+                } else {
+                    json!(value)
+                }
+            }
+            Some("boolean") => Json::Bool(true),
+            _ => Json::Null,
         }
     }
-    typed(doc, schema, depth)
 }
 
 /// The schema's type: `type: string`, or 3.1's `type: [string, "null"]`
@@ -103,46 +189,6 @@ pub(crate) fn type_of(schema: &Value) -> Option<&str> {
         _ if schema.get("properties").is_some() => Some("object"),
         _ if schema.get("items").is_some() => Some("array"),
         _ => None,
-    }
-}
-
-fn typed(doc: &Document, schema: &Value, depth: usize) -> Json {
-    match type_of(schema) {
-        Some("object") => {
-            let mut object = Map::new();
-            for (name, property) in entries(schema.get("properties")) {
-                let resolved = doc
-                    .resolve(property, String::new())
-                    .map_or(property, |r| r.0);
-                // A response never carries what only requests may send.
-                if resolved.get("writeOnly").and_then(Value::as_bool) == Some(true) {
-                    continue;
-                }
-                object.insert(name, from_schema(doc, property, depth + 1));
-            }
-            Json::Object(object)
-        }
-        Some("array") => {
-            let count = number(schema, "minItems").map_or(1, |n| n.max(1.0) as usize);
-            match schema.get("items") {
-                Some(items) if depth < MAX_DEPTH => {
-                    let item = from_schema(doc, items, depth + 1);
-                    Json::Array(vec![item; count])
-                }
-                _ => Json::Array(Vec::new()),
-            }
-        }
-        Some("string") => Json::String(string(schema)),
-        Some(kind @ ("integer" | "number")) => {
-            let value = in_range(schema, kind == "integer");
-            if kind == "integer" {
-                json!(value as i64)
-            } else {
-                json!(value)
-            }
-        }
-        Some("boolean") => Json::Bool(true),
-        _ => Json::Null,
     }
 }
 

@@ -44,7 +44,9 @@
 //! one item (or `minItems`), strings honouring `format` (`date-time`,
 //! `date`, `uuid`, `email`, `uri`, …) and the length bounds, numbers at 0
 //! moved within `minimum`/`maximum`, `allOf` merged, the first of
-//! `oneOf`/`anyOf`; `pattern` is not honoured. Response headers with an
+//! `oneOf`/`anyOf`; `pattern` is not honoured. A recursive schema ends
+//! where it recurs: such a property is left out (`null` when required), a
+//! list of it is empty. Response headers with an
 //! example or a scalar schema are sent too.
 //!
 //! # Validating requests
