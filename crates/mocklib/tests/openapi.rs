@@ -658,6 +658,39 @@ async fn recursive_schemas_end_where_they_recur() {
     );
 }
 
+#[tokio::test]
+async fn yaml_anchors_and_merge_keys_are_applied() {
+    let document = r#"
+openapi: 3.0.3
+info: { title: Anchors, version: "1" }
+x-common: &common
+  description: shared
+  content:
+    application/json:
+      example: { shared: true }
+paths:
+  /a:
+    get:
+      responses:
+        "200": *common
+  /b:
+    get:
+      responses:
+        "202":
+          <<: *common
+          description: merged
+"#;
+    let client = serve(OpenApi::from_yaml(document).unwrap().handlers().unwrap());
+    assert_eq!(
+        client.get("http://x.example/a").await,
+        (200, r#"{"shared":true}"#)
+    );
+    assert_eq!(
+        client.get("http://x.example/b").await,
+        (202, r#"{"shared":true}"#)
+    );
+}
+
 #[test]
 fn only_local_references_are_followed() {
     let remote = "openapi: 3.1.0\npaths:\n  /a:\n    $ref: 'https://example.com/paths.yaml#/a'\n";

@@ -35,12 +35,16 @@ impl Document {
                 return Err(parse_error(error.line(), error.column(), error.to_string()));
             }
         }
-        let root: Value = serde_norway::from_str(text).map_err(|error| {
+        let yaml_error = |error: serde_norway::Error| {
             let (line, column) = error
                 .location()
                 .map_or((0, 0), |at| (at.line(), at.column()));
             parse_error(line, column, error.to_string())
-        })?;
+        };
+        let mut root: Value = serde_norway::from_str(text).map_err(yaml_error)?;
+        // YAML merge keys (`<<: *base`), which documents use to share
+        // fields, are not applied by the parser itself.
+        root.apply_merge().map_err(yaml_error)?;
         let invalid = |pointer: &str, message: String| OpenApiError::Invalid {
             source_name: source_name.clone(),
             pointer: pointer.to_owned(),
