@@ -159,6 +159,9 @@ pub mod matching;
 mod maybe_send;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod node;
+#[cfg(feature = "openapi")]
+#[cfg_attr(docsrs, doc(cfg(feature = "openapi")))]
+pub mod openapi;
 mod params;
 mod request;
 pub mod resolver;

@@ -217,6 +217,36 @@ fn answers_from_handler_and_har_files_through_the_base_url_and_the_proxy() {
 }
 
 #[test]
+fn answers_from_an_openapi_document() {
+    let dir = tempfile::tempdir().unwrap();
+    let petstore = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/openapi/petstore.yaml"
+    );
+    let serve = Serve::start(dir.path(), &["--openapi", petstore]);
+    let proxy = &serve.variables["MOCKLIB_PROXY_URL"];
+    let listed = curl(&[
+        "--proxy",
+        proxy,
+        "--write-out",
+        " %{http_code} %{content_type}",
+        "http://petstore.swagger.io/v1/pets",
+    ]);
+    assert!(listed.ends_with(" 200 application/json"), "{listed}");
+    // Prism's `Prefer` picks another documented response.
+    let missing = curl(&[
+        "--proxy",
+        proxy,
+        "--header",
+        "Prefer: code=500",
+        "--write-out",
+        " %{http_code}",
+        "http://petstore.swagger.io/v1/pets/1",
+    ]);
+    assert!(missing.ends_with(" 500"), "{missing}");
+}
+
+#[test]
 fn the_env_file_can_be_sourced_by_a_shell() {
     let dir = with_handlers_yaml();
     let serve = Serve::start(

@@ -37,6 +37,9 @@ Options (each file option may be repeated; earlier files win):
                              delay_ms: 100        (optional)
   --har FILE             replay the exchanges of a HAR file (after the
                          handler files' handlers)
+  --openapi FILE         answer every operation of an OpenAPI 3.0/3.1
+                         document, YAML or JSON, with its examples (after the
+                         HAR files'; `Prefer: code=404` picks a response)
   --record FILE          record requests performed for real into a HAR file
   --record-mode MODE     once (default: record when FILE is missing, else
                          replay it), new_episodes, none, all
@@ -70,6 +73,7 @@ const JOURNAL_PATH: &str = "/__mocklib/requests";
 struct Options {
     handler_files: Vec<PathBuf>,
     har_files: Vec<PathBuf>,
+    openapi_files: Vec<PathBuf>,
     record: Option<PathBuf>,
     record_mode: RecordMode,
     port: Option<u16>,
@@ -121,6 +125,7 @@ fn parse(args: &[String]) -> Result<Option<Options>, String> {
             "--help" | "-h" => return Ok(None),
             "--handlers" => options.handler_files.push(value()?.into()),
             "--har" => options.har_files.push(value()?.into()),
+            "--openapi" => options.openapi_files.push(value()?.into()),
             "--record" => options.record = Some(value()?.into()),
             "--record-mode" => {
                 options.record_mode = match value()?.as_str() {
@@ -253,7 +258,7 @@ struct Sources<'a> {
 
 impl Sources<'_> {
     /// The journal endpoint, then the handler files' handlers, then the HAR
-    /// files'.
+    /// files', then the OpenAPI documents'.
     fn load(&mut self) -> Result<Vec<Handler>, String> {
         let mut handlers = vec![self.journal.clone()];
         let mut files = Vec::new();
@@ -265,6 +270,11 @@ impl Sources<'_> {
         for path in &self.options.har_files {
             files.push((path.clone(), stamp(path)));
             handlers.extend(mocklib::har::handlers(path).map_err(|error| error.to_string())?);
+        }
+        for path in &self.options.openapi_files {
+            files.push((path.clone(), stamp(path)));
+            let document = mocklib::openapi::handlers(path).map_err(|error| error.to_string())?;
+            handlers.extend(document);
         }
         self.watched = files;
         Ok(handlers)
