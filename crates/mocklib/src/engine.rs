@@ -18,8 +18,6 @@
 use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, PoisonError, RwLock};
 
-use futures_util::FutureExt;
-
 use crate::maybe_send::MaybeSend;
 use http::HeaderMap;
 use url::Url;
@@ -719,7 +717,7 @@ async fn run_resolver(invocation: Invocation, call: CallContext) -> Resolution {
     };
     match call {
         ResolverCall::Ready(resolution) => resolution,
-        ResolverCall::Pending(future) => match AssertUnwindSafe(future).catch_unwind().await {
+        ResolverCall::Pending(future) => match crate::log::catch_unwind(future).await {
             Ok(resolution) => resolution,
             Err(panic) => panicked(&*panic),
         },

@@ -95,3 +95,36 @@ pub(crate) fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
         .or_else(|| panic.downcast_ref::<String>().cloned())
         .unwrap_or_else(|| "a panic without a message".to_owned())
 }
+
+pin_project_lite::pin_project! {
+    /// A future that turns a panic while it is polled into `Err` (what
+    /// futures-util's `catch_unwind` does, which needs its `std` feature:
+    /// turning that on would rebuild every crate of the application that
+    /// depends on futures-util).
+    pub(crate) struct CatchUnwind<F> {
+        #[pin]
+        inner: F,
+    }
+}
+
+/// `future`, with a panic while it is polled turned into `Err(payload)`.
+/// The caller vouches for unwind safety, as with `AssertUnwindSafe`.
+pub(crate) fn catch_unwind<F: std::future::Future>(future: F) -> CatchUnwind<F> {
+    CatchUnwind { inner: future }
+}
+
+impl<F: std::future::Future> std::future::Future for CatchUnwind<F> {
+    type Output = Result<F::Output, Box<dyn std::any::Any + Send>>;
+
+    fn poll(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Self::Output> {
+        let inner = self.project().inner;
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| inner.poll(cx))) {
+            Ok(std::task::Poll::Pending) => std::task::Poll::Pending,
+            Ok(std::task::Poll::Ready(output)) => std::task::Poll::Ready(Ok(output)),
+            Err(panic) => std::task::Poll::Ready(Err(panic)),
+        }
+    }
+}

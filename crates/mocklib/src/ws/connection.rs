@@ -6,7 +6,6 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::Poll;
 
-use futures_util::FutureExt;
 use url::Url;
 
 use crate::cookies::Cookies;
@@ -86,8 +85,7 @@ pub(super) fn run(connection: WsConnection, on_connection: &super::OnConnection)
         let ended = match (ended, future) {
             (Err(problem), _) => Err(problem),
             (Ok(()), None) => Ok(()),
-            (Ok(()), Some(future)) => AssertUnwindSafe(future)
-                .catch_unwind()
+            (Ok(()), Some(future)) => crate::log::catch_unwind(future)
                 .await
                 .unwrap_or_else(|panic| Err(crate::log::panic_message(&*panic))),
         };
