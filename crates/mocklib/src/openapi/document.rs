@@ -45,43 +45,11 @@ impl Document {
         // YAML merge keys (`<<: *base`), which documents use to share
         // fields, are not applied by the parser itself.
         root.apply_merge().map_err(yaml_error)?;
-        let invalid = |pointer: &str, message: String| OpenApiError::Invalid {
+        let is_3_1 = check_version(&root).map_err(|(pointer, message)| OpenApiError::Invalid {
             source_name: source_name.clone(),
             pointer: pointer.to_owned(),
             message,
-        };
-        if !root.is_mapping() {
-            return Err(invalid("", "the document is not a mapping".to_owned()));
-        }
-        let version = match root.get("openapi") {
-            Some(Value::String(version)) => version.clone(),
-            Some(other) => scalar_text(other).unwrap_or_default(),
-            None if root.get("swagger").is_some() => {
-                return Err(invalid(
-                    "/swagger",
-                    "Swagger 2.0 documents are not supported: convert them to OpenAPI 3".to_owned(),
-                ));
-            }
-            None => {
-                return Err(invalid(
-                    "/openapi",
-                    "the `openapi` version is missing".to_owned(),
-                ));
-            }
-        };
-        let is_3_1 = match version.split('.').take(2).collect::<Vec<_>>()[..] {
-            ["3", "0"] => false,
-            ["3", minor] if minor.parse::<u32>().is_ok() => true,
-            _ => {
-                return Err(invalid(
-                    "/openapi",
-                    format!("OpenAPI {version:?} is not supported (3.0 and 3.1 are)"),
-                ));
-            }
-        };
-        if !root.get("paths").is_none_or(Value::is_mapping) {
-            return Err(invalid("/paths", "`paths` is not a mapping".to_owned()));
-        }
+        })?;
         Ok(Document {
             root,
             is_3_1,
@@ -227,4 +195,33 @@ fn nullable_to_null_type(value: &mut serde_json::Value) {
         serde_json::Value::Array(items) => items.iter_mut().for_each(nullable_to_null_type),
         _ => {}
     }
+}
+
+/// Whether the document is OpenAPI 3.1 (else 3.0); `Err`: the pointer and
+/// why it is neither, or not a usable document.
+fn check_version(root: &Value) -> Result<bool, (&'static str, String)> {
+    if !root.is_mapping() {
+        return Err(("", "the document is not a mapping".to_owned()));
+    }
+    let version = match root.get("openapi") {
+        Some(Value::String(version)) => version.clone(),
+        Some(other) => scalar_text(other).unwrap_or_default(),
+        None if root.get("swagger").is_some() => {
+            let message = "Swagger 2.0 documents are not supported: convert them to OpenAPI 3";
+            return Err(("/swagger", message.to_owned()));
+        }
+        None => return Err(("/openapi", "the `openapi` version is missing".to_owned())),
+    };
+    let is_3_1 = match version.split('.').take(2).collect::<Vec<_>>()[..] {
+        ["3", "0"] => false,
+        ["3", minor] if minor.parse::<u32>().is_ok() => true,
+        _ => {
+            let message = format!("OpenAPI {version:?} is not supported (3.0 and 3.1 are)");
+            return Err(("/openapi", message));
+        }
+    };
+    if !root.get("paths").is_none_or(Value::is_mapping) {
+        return Err(("/paths", "`paths` is not a mapping".to_owned()));
+    }
+    Ok(is_3_1)
 }

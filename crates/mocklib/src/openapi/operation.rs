@@ -61,58 +61,93 @@ pub(crate) fn handlers(
     for (path, item) in entries(doc.root.get("paths")) {
         let item_pointer = child("/paths", &path);
         let (item, item_pointer) = doc.resolve(item, item_pointer)?;
-        let shared = parameters(doc, item, &item_pointer)?;
         let (pattern, names) = pattern(&path);
+        let at = PathItem {
+            shared: parameters(doc, item, &item_pointer)?,
+            path: &path,
+            item,
+            pointer: &item_pointer,
+            pattern,
+            names,
+        };
         for (method_name, operation) in entries(Some(item)) {
-            if !METHODS.contains(&method_name.as_str()) {
-                continue;
-            }
-            let pointer = child(&item_pointer, &method_name);
-            let method: Method = method_name
-                .to_ascii_uppercase()
-                .parse()
-                .expect("a listed method");
-            let mut params = shared.clone();
-            for param in parameters(doc, operation, &pointer)? {
-                params.retain(|known| (known.place, &known.name) != (param.place, &param.name));
-                params.push(param);
-            }
-            let check = match &compiler {
-                Some(compiler) => Some(RequestCheck::new(
+            if METHODS.contains(&method_name.as_str()) {
+                handlers.push(at.handler(
                     doc,
-                    compiler,
-                    &params,
+                    server,
+                    compiler.as_ref(),
+                    &method_name,
                     operation,
-                    &pointer,
-                    |name| {
-                        names
-                            .iter()
-                            .find(|(documented, _)| documented == name)
-                            .map_or_else(|| name.to_owned(), |(_, ours)| ours.clone())
-                    },
-                )?),
-                None => None,
-            };
-            let url = format!("{}{pattern}", server.url_for(&[operation, item]));
-            let operation = Arc::new(Operation {
-                name: format!("{method} {path}"),
-                answers: answers(doc, operation, &pointer)?,
-                check,
-            });
-            let handler =
-                crate::http::try_on(Some(method), url.as_str(), move |args: ResolverArgs| {
-                    operation.answer(&args)
-                })
-                .map_err(|error| {
-                    doc.invalid(
-                        &item_pointer,
-                        format!("the path cannot be matched: {error}"),
-                    )
-                })?;
-            handlers.push(handler);
+                )?);
+            }
         }
     }
     Ok(handlers)
+}
+
+/// A path of the document, with what its operations share.
+struct PathItem<'a> {
+    path: &'a str,
+    item: &'a Value,
+    pointer: &'a str,
+    shared: Vec<Param<'a>>,
+    /// The path as a mocklib pattern, and each parameter's documented name
+    /// beside its name in the pattern.
+    pattern: String,
+    names: Vec<(String, String)>,
+}
+
+impl<'a> PathItem<'a> {
+    /// The handler of one operation of this path.
+    fn handler(
+        &self,
+        doc: &'a Document,
+        server: &super::Server,
+        compiler: Option<&Compiler>,
+        method_name: &str,
+        operation: &'a Value,
+    ) -> Result<Handler, OpenApiError> {
+        let pointer = child(self.pointer, method_name);
+        let method: Method = method_name
+            .to_ascii_uppercase()
+            .parse()
+            .expect("a listed method");
+        let mut params = self.shared.clone();
+        for param in parameters(doc, operation, &pointer)? {
+            params.retain(|known| (known.place, &known.name) != (param.place, &param.name));
+            params.push(param);
+        }
+        let check = match compiler {
+            Some(compiler) => Some(RequestCheck::new(
+                doc,
+                compiler,
+                &params,
+                operation,
+                &pointer,
+                |name| {
+                    self.names
+                        .iter()
+                        .find(|(documented, _)| documented == name)
+                        .map_or_else(|| name.to_owned(), |(_, ours)| ours.clone())
+                },
+            )?),
+            None => None,
+        };
+        let url = format!(
+            "{}{}",
+            server.url_for(&[operation, self.item]),
+            self.pattern
+        );
+        let operation = Arc::new(Operation {
+            name: format!("{method} {}", self.path),
+            answers: answers(doc, operation, &pointer)?,
+            check,
+        });
+        crate::http::try_on(Some(method), url.as_str(), move |args: ResolverArgs| {
+            operation.answer(&args)
+        })
+        .map_err(|error| doc.invalid(self.pointer, format!("the path cannot be matched: {error}")))
+    }
 }
 
 /// A path template (`/pets/{petId}`) as a mocklib pattern
@@ -277,42 +312,7 @@ impl Operation {
 
     /// The response `prefer` asks for, else the default one.
     fn choose(&self, prefer: &Prefer, args: &ResolverArgs) -> Result<HttpResponse, String> {
-        let (answer, status) = match prefer.code {
-            Some(code) => {
-                let range = format!("{}XX", code / 100);
-                let answer = self
-                    .find(&code.to_string())
-                    .or_else(|| {
-                        self.answers
-                            .iter()
-                            .find(|a| a.key.eq_ignore_ascii_case(&range))
-                    })
-                    .or_else(|| self.find("default"))
-                    .ok_or_else(|| format!("no response documented for code {code}"))?;
-                (answer, code)
-            }
-            None if prefer.example.is_some() => {
-                let name = prefer.example.as_deref().unwrap_or_default();
-                let answer = self
-                    .by_default()
-                    .into_iter()
-                    .chain(&self.answers)
-                    .find(|answer| {
-                        answer
-                            .media
-                            .iter()
-                            .any(|m| m.examples.iter().any(|(n, _)| n == name))
-                    })
-                    .ok_or_else(|| format!("no response has an example named {name:?}"))?;
-                (answer, status_of(&answer.key))
-            }
-            None => {
-                let answer = self
-                    .by_default()
-                    .ok_or("the operation documents no response")?;
-                (answer, status_of(&answer.key))
-            }
-        };
+        let (answer, status) = self.select(prefer)?;
         // A named example is looked for in the media types that have it.
         let having: Vec<&Media> = match &prefer.example {
             Some(name) => answer
@@ -328,29 +328,7 @@ impl Operation {
             having
         };
         let mut response = match pick_media(&candidates, args) {
-            Some(media) => {
-                let body = match &prefer.example {
-                    Some(name) => Some(
-                        media
-                            .examples
-                            .iter()
-                            .find(|(n, _)| n == name)
-                            .map(|(_, value)| value)
-                            .ok_or_else(|| {
-                                format!("the {} response has no example named {name:?}", answer.key)
-                            })?,
-                    ),
-                    None => media.body.as_ref(),
-                };
-                let bytes = match body {
-                    Some(Json::String(text)) if !is_json(&media.content_type) => {
-                        text.clone().into_bytes()
-                    }
-                    Some(value) => serde_json::to_vec(value).unwrap_or_default(),
-                    None => Vec::new(),
-                };
-                HttpResponse::new(bytes).header("content-type", &media.content_type)
-            }
+            Some(media) => body_of(answer, media, prefer)?,
             None => HttpResponse::empty(),
         };
         response = response.status(status);
@@ -358,6 +336,41 @@ impl Operation {
             response = response.header(name, value);
         }
         Ok(response)
+    }
+
+    /// The documented response `prefer` picks (by code, its range, then
+    /// `default`; or by example name), else the default one; and its status.
+    fn select(&self, prefer: &Prefer) -> Result<(&Answer, u16), String> {
+        if let Some(code) = prefer.code {
+            let range = format!("{}XX", code / 100);
+            let answer = self
+                .find(&code.to_string())
+                .or_else(|| {
+                    self.answers
+                        .iter()
+                        .find(|a| a.key.eq_ignore_ascii_case(&range))
+                })
+                .or_else(|| self.find("default"))
+                .ok_or_else(|| format!("no response documented for code {code}"))?;
+            return Ok((answer, code));
+        }
+        let answer = match prefer.example.as_deref() {
+            Some(name) => self
+                .by_default()
+                .into_iter()
+                .chain(&self.answers)
+                .find(|answer| {
+                    answer
+                        .media
+                        .iter()
+                        .any(|m| m.examples.iter().any(|(n, _)| n == name))
+                })
+                .ok_or_else(|| format!("no response has an example named {name:?}"))?,
+            None => self
+                .by_default()
+                .ok_or("the operation documents no response")?,
+        };
+        Ok((answer, status_of(&answer.key)))
     }
 
     fn find(&self, key: &str) -> Option<&Answer> {
@@ -406,4 +419,28 @@ fn pick_media<'a>(media: &[&'a Media], args: &ResolverArgs) -> Option<&'a Media>
     })
     .or_else(|| find(&|m| is_json(&m.content_type)))
     .or_else(|| media.first().copied())
+}
+
+/// `media`'s body for `answer`: the named example `prefer` asks for, else
+/// the example or generated value; text media types get strings as they are.
+fn body_of(answer: &Answer, media: &Media, prefer: &Prefer) -> Result<HttpResponse, String> {
+    let body = match &prefer.example {
+        Some(name) => Some(
+            media
+                .examples
+                .iter()
+                .find(|(n, _)| n == name)
+                .map(|(_, value)| value)
+                .ok_or_else(|| {
+                    format!("the {} response has no example named {name:?}", answer.key)
+                })?,
+        ),
+        None => media.body.as_ref(),
+    };
+    let bytes = match body {
+        Some(Json::String(text)) if !is_json(&media.content_type) => text.clone().into_bytes(),
+        Some(value) => serde_json::to_vec(value).unwrap_or_default(),
+        None => Vec::new(),
+    };
+    Ok(HttpResponse::new(bytes).header("content-type", &media.content_type))
 }

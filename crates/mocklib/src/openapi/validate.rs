@@ -169,71 +169,11 @@ impl RequestCheck {
     ) -> Result<Arc<Self>, OpenApiError> {
         let mut checks = Vec::new();
         for param in params {
-            let Some(place) = In::parse(param.place) else {
-                continue;
-            };
-            // OpenAPI: these three header parameters are ignored; the
-            // media types and security say what they may hold.
-            if place == In::Header
-                && ["accept", "content-type", "authorization"]
-                    .contains(&param.name.to_ascii_lowercase().as_str())
-            {
-                continue;
+            if let Some(check) = param_check(doc, compiler, param, &pattern_name)? {
+                checks.push(check);
             }
-            let required = place == In::Path
-                || param.value.get("required").and_then(Value::as_bool) == Some(true);
-            let (kind, item_kind, validator) = match param.value.get("schema") {
-                Some(schema) => {
-                    let (resolved, _) = doc.resolve(schema, String::new())?;
-                    let items = resolved
-                        .get("items")
-                        .map(|items| doc.resolve(items, String::new()));
-                    let item_kind = match items {
-                        Some(items) => type_of(items?.0).map(str::to_owned),
-                        None => None,
-                    };
-                    let pointer = child(&param.pointer, "schema");
-                    (
-                        type_of(resolved).map(str::to_owned),
-                        item_kind,
-                        Some(compiler.compile(doc, &pointer)?),
-                    )
-                }
-                None => (None, None, None),
-            };
-            checks.push(ParamCheck {
-                place,
-                pattern_name: pattern_name(&param.name),
-                name: param.name.clone(),
-                required,
-                kind,
-                item_kind,
-                validator,
-            });
         }
-        let body = match operation.get("requestBody") {
-            Some(body) => {
-                let pointer = child(operation_pointer, "requestBody");
-                let (body, pointer) = doc.resolve(body, pointer)?;
-                let content_pointer = child(&pointer, "content");
-                let mut media = Vec::new();
-                for (media_type, entry) in entries(body.get("content")) {
-                    let validator = match entry.get("schema") {
-                        Some(_) if is_json(&media_type) => {
-                            let at = child(&child(&content_pointer, &media_type), "schema");
-                            Some(compiler.compile(doc, &at)?)
-                        }
-                        _ => None,
-                    };
-                    media.push((media_type, validator));
-                }
-                Some(BodyCheck {
-                    required: body.get("required").and_then(Value::as_bool) == Some(true),
-                    media,
-                })
-            }
-            None => None,
-        };
+        let body = body_check(doc, compiler, operation, operation_pointer)?;
         Ok(Arc::new(RequestCheck {
             params: checks,
             body,
@@ -245,34 +185,7 @@ impl RequestCheck {
         let mut failures = Vec::new();
         for param in &self.params {
             let location = format!("{}.{}", param.place.label(), param.name);
-            let values: Vec<String> = match param.place {
-                In::Path => args
-                    .params
-                    .get(&param.pattern_name)
-                    .map(str::to_owned)
-                    .into_iter()
-                    .collect(),
-                In::Query => args
-                    .request
-                    .url()
-                    .query_pairs()
-                    .filter(|(name, _)| *name == param.name)
-                    .map(|(_, value)| value.into_owned())
-                    .collect(),
-                In::Header => args
-                    .request
-                    .headers()
-                    .get_all(param.name.as_str())
-                    .iter()
-                    .map(|value| String::from_utf8_lossy(value.as_bytes()).into_owned())
-                    .collect(),
-                In::Cookie => args
-                    .cookies
-                    .get(&param.name)
-                    .map(str::to_owned)
-                    .into_iter()
-                    .collect(),
-            };
+            let values = param_values(param, args);
             if values.is_empty() {
                 if param.required {
                     failures.push(Failure::new(
@@ -285,27 +198,7 @@ impl RequestCheck {
             let Some(validator) = &param.validator else {
                 continue;
             };
-            let value = if param.kind.as_deref() == Some("array") {
-                // `form` style, exploded (`?tags=a&tags=b`) or not
-                // (`?tags=a,b`); headers are comma-separated (`simple`).
-                let items: Vec<String> = if values.len() == 1 || param.place == In::Header {
-                    values
-                        .iter()
-                        .flat_map(|value| value.split(','))
-                        .map(|item| item.trim().to_owned())
-                        .collect()
-                } else {
-                    values
-                };
-                Json::Array(
-                    items
-                        .iter()
-                        .map(|item| typed(item, param.item_kind.as_deref()))
-                        .collect(),
-                )
-            } else {
-                typed(&values[0], param.kind.as_deref())
-            };
+            let value = param_value(param, values);
             for error in validator.iter_errors(&value) {
                 failures.push(Failure::new(location.clone(), error.to_string()));
             }
@@ -315,6 +208,142 @@ impl RequestCheck {
         }
         failures
     }
+}
+
+/// The check of one declared parameter (`None`: one OpenAPI says to ignore).
+fn param_check(
+    doc: &Document,
+    compiler: &Compiler,
+    param: &Param<'_>,
+    pattern_name: &impl Fn(&str) -> String,
+) -> Result<Option<ParamCheck>, OpenApiError> {
+    let Some(place) = In::parse(param.place) else {
+        return Ok(None);
+    };
+    // OpenAPI: these three header parameters are ignored; the media types
+    // and security say what they may hold.
+    if place == In::Header
+        && ["accept", "content-type", "authorization"]
+            .contains(&param.name.to_ascii_lowercase().as_str())
+    {
+        return Ok(None);
+    }
+    let required =
+        place == In::Path || param.value.get("required").and_then(Value::as_bool) == Some(true);
+    let (kind, item_kind, validator) = match param.value.get("schema") {
+        Some(schema) => {
+            let (resolved, _) = doc.resolve(schema, String::new())?;
+            let items = resolved
+                .get("items")
+                .map(|items| doc.resolve(items, String::new()));
+            let item_kind = match items {
+                Some(items) => type_of(items?.0).map(str::to_owned),
+                None => None,
+            };
+            let pointer = child(&param.pointer, "schema");
+            (
+                type_of(resolved).map(str::to_owned),
+                item_kind,
+                Some(compiler.compile(doc, &pointer)?),
+            )
+        }
+        None => (None, None, None),
+    };
+    Ok(Some(ParamCheck {
+        place,
+        pattern_name: pattern_name(&param.name),
+        name: param.name.clone(),
+        required,
+        kind,
+        item_kind,
+        validator,
+    }))
+}
+
+/// The check of the request body, if the operation declares one.
+fn body_check(
+    doc: &Document,
+    compiler: &Compiler,
+    operation: &Value,
+    operation_pointer: &str,
+) -> Result<Option<BodyCheck>, OpenApiError> {
+    let Some(body) = operation.get("requestBody") else {
+        return Ok(None);
+    };
+    let pointer = child(operation_pointer, "requestBody");
+    let (body, pointer) = doc.resolve(body, pointer)?;
+    let content_pointer = child(&pointer, "content");
+    let mut media = Vec::new();
+    for (media_type, entry) in entries(body.get("content")) {
+        let validator = match entry.get("schema") {
+            Some(_) if is_json(&media_type) => {
+                let at = child(&child(&content_pointer, &media_type), "schema");
+                Some(compiler.compile(doc, &at)?)
+            }
+            _ => None,
+        };
+        media.push((media_type, validator));
+    }
+    Ok(Some(BodyCheck {
+        required: body.get("required").and_then(Value::as_bool) == Some(true),
+        media,
+    }))
+}
+
+/// The values a request gives a parameter, as text.
+fn param_values(param: &ParamCheck, args: &ResolverArgs) -> Vec<String> {
+    match param.place {
+        In::Path => args
+            .params
+            .get(&param.pattern_name)
+            .map(str::to_owned)
+            .into_iter()
+            .collect(),
+        In::Query => args
+            .request
+            .url()
+            .query_pairs()
+            .filter(|(name, _)| *name == param.name)
+            .map(|(_, value)| value.into_owned())
+            .collect(),
+        In::Header => args
+            .request
+            .headers()
+            .get_all(param.name.as_str())
+            .iter()
+            .map(|value| String::from_utf8_lossy(value.as_bytes()).into_owned())
+            .collect(),
+        In::Cookie => args
+            .cookies
+            .get(&param.name)
+            .map(str::to_owned)
+            .into_iter()
+            .collect(),
+    }
+}
+
+/// A parameter's values as the JSON its schema validates.
+fn param_value(param: &ParamCheck, values: Vec<String>) -> Json {
+    if param.kind.as_deref() != Some("array") {
+        return typed(&values[0], param.kind.as_deref());
+    }
+    // `form` style, exploded (`?tags=a&tags=b`) or not (`?tags=a,b`);
+    // headers are comma-separated (`simple`).
+    let items: Vec<String> = if values.len() == 1 || param.place == In::Header {
+        values
+            .iter()
+            .flat_map(|value| value.split(','))
+            .map(|item| item.trim().to_owned())
+            .collect()
+    } else {
+        values
+    };
+    Json::Array(
+        items
+            .iter()
+            .map(|item| typed(item, param.item_kind.as_deref()))
+            .collect(),
+    )
 }
 
 fn check_body(body: &BodyCheck, args: &ResolverArgs, failures: &mut Vec<Failure>) {

@@ -429,13 +429,7 @@ async fn answer(
         Err(credential) => return Ok(ended_scope(&credential)),
     };
     if request.method() == Method::CONNECT {
-        return Ok(match entry {
-            Entry::Direct { .. } => open_tunnel(shared, request, scope, Arc::clone(fault)),
-            Entry::Tunnel { .. } => plain(
-                StatusCode::METHOD_NOT_ALLOWED,
-                "mocklib: CONNECT inside a CONNECT tunnel is not supported\n",
-            ),
-        });
+        return Ok(connect(shared, &entry, request, scope, fault));
     }
     let (mut parts, body) = request.into_parts();
     let version = parts.version;
@@ -447,10 +441,7 @@ async fn answer(
         Ok(found) => found,
         Err(message) => return Ok(plain(StatusCode::BAD_REQUEST, &message)),
     };
-    let body = match body.collect().await {
-        Ok(collected) => collected.to_bytes(),
-        Err(error) => return Err(error.into()),
-    };
+    let body = body.collect().await?.to_bytes();
     let request =
         Request::from_parts(parts.method, url, parts.headers, body).with_version(parts.version);
     let scope = scope.unwrap_or_else(|| shared.engine.current_scope());
@@ -473,6 +464,23 @@ async fn answer(
         },
     )
     .await
+}
+
+/// A `CONNECT`: a tunnel, unless it comes inside one.
+fn connect(
+    shared: Arc<Shared>,
+    entry: &Entry,
+    request: http::Request<Incoming>,
+    scope: Option<Arc<Scope>>,
+    fault: &Arc<ConnectionFault>,
+) -> http::Response<ResponseBody> {
+    match entry {
+        Entry::Direct { .. } => open_tunnel(shared, request, scope, Arc::clone(fault)),
+        Entry::Tunnel { .. } => plain(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "mocklib: CONNECT inside a CONNECT tunnel is not supported\n",
+        ),
+    }
 }
 
 /// The scope a request resolves in: the boundary's own port, the tunnel's,
