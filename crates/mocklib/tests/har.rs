@@ -518,6 +518,40 @@ mod recording {
         assert_eq!(replay[0].header(), format!("GET http://{upstream}/real"));
     }
 
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn concurrent_exchanges_are_all_recorded_in_a_valid_file() {
+        let upstream =
+            common::spawn_upstream(axum::Router::new().route(
+                "/item/{n}",
+                axum::routing::get(
+                    |axum::extract::Path(n): axum::extract::Path<u32>| async move {
+                        format!("item {n}")
+                    },
+                ),
+            ))
+            .await;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("concurrent.har");
+        let (_, client) = recording_in(&path, RecordMode::All);
+        let requests = (0..40).map(|n| {
+            let client = client.clone();
+            let url = format!("http://{upstream}/item/{n}");
+            tokio::spawn(async move { client.get_text(url).await })
+        });
+        for (n, request) in requests.enumerate() {
+            assert_eq!(request.await.unwrap(), format!("item {n}"));
+        }
+        // Every exchange made it, whatever order they finished in, and the
+        // file was never left half-written.
+        let mut urls = recorded_urls(&path);
+        urls.sort();
+        let mut expected: Vec<_> = (0..40)
+            .map(|n| format!("http://{upstream}/item/{n}"))
+            .collect();
+        expected.sort();
+        assert_eq!(urls, expected);
+    }
+
     #[tokio::test]
     async fn a_response_the_client_abandons_is_not_recorded() {
         let upstream = common::spawn_upstream(
