@@ -529,3 +529,30 @@ fn the_readme_shell_script_reaches_the_handlers() {
     let answer = std::fs::read_to_string(dir.path().join("answer.json")).unwrap();
     assert_eq!(answer, r#"{"id":7,"name":"Kate"}"#);
 }
+
+#[test]
+fn the_readme_node_suite_passes_through_the_readme_shell_script() {
+    let dir = readme_project();
+    let [suite] = &readme_blocks("js")[..] else {
+        panic!("one js block in the README's serve section")
+    };
+    std::fs::create_dir_all(dir.path().join("tests")).unwrap();
+    std::fs::write(dir.path().join("tests/users.test.mjs"), suite).unwrap();
+    let script = readme_blocks("sh")[1].replace(
+        "go test ./...",
+        "node --test tests/users.test.mjs > node.out 2>&1",
+    );
+    let output = Command::new("sh")
+        .arg("-c")
+        .arg(&script)
+        .current_dir(dir.path())
+        .env("PATH", path_with_mocklib())
+        .output()
+        .unwrap();
+    let report = std::fs::read_to_string(dir.path().join("node.out")).unwrap_or_default();
+    assert!(output.status.success(), "{output:?}\n{report}");
+    assert!(
+        report.contains("# pass 1") && report.contains("# fail 0"),
+        "{report}"
+    );
+}
