@@ -411,6 +411,7 @@ impl Engine {
                         scope,
                         events,
                         options,
+                        base_url: None,
                         #[cfg(feature = "har")]
                         recorder,
                     }
@@ -427,6 +428,9 @@ struct Lookup {
     scope: Arc<Scope>,
     events: Events,
     options: Arc<InterceptOptions>,
+    /// The base URL the lookup matched with (the front door's, else the
+    /// options'), kept with each journal entry for `requests_matching`.
+    base_url: Option<Url>,
     #[cfg(feature = "har")]
     recorder: Option<Arc<dyn ExchangeSink>>,
 }
@@ -435,9 +439,8 @@ impl Lookup {
     /// Writes the request into the scope's journal.
     fn record(&self, request: &Request, handler: Option<&Handler>, answer: Answer) {
         let capacity = self.options.journal_capacity.unwrap_or(DEFAULT_CAPACITY);
-        let base_url = self.options.base_url.as_ref();
         self.scope
-            .record(capacity, request, handler, answer, base_url);
+            .record(capacity, request, handler, answer, self.base_url.as_ref());
     }
 
     fn emit(&self, kind: EventKind, request: &Request, request_id: RequestId) {
@@ -462,11 +465,12 @@ impl Lookup {
         })
     }
 
-    async fn resolve(self, request: Request, door_base_url: Option<Url>) -> Outcome {
+    async fn resolve(mut self, request: Request, door_base_url: Option<Url>) -> Outcome {
         let request_id = RequestId::next();
         self.emit(EventKind::RequestStart, &request, request_id);
 
         let base_url = door_base_url.or_else(|| self.options.base_url.clone());
+        self.base_url.clone_from(&base_url);
         let context = LookupContext::new(&request, request_id, base_url.as_ref());
         let handlers = self.scope.snapshot();
         let mut matched = false;

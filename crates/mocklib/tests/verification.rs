@@ -503,3 +503,26 @@ async fn strict_mode_counts_a_handler_that_answers_nothing_as_unhandled() {
     assert!(message.contains(expected), "{message}");
     assert!(report(&server).contains(&format!("1. strict mode: {expected}")));
 }
+
+#[tokio::test]
+async fn requests_matching_matches_with_the_base_url_the_lookup_used() {
+    let server = common::listening([http::get("/status", |_| HttpResponse::text("ok"))]);
+    let front_door_origin: url::Url = "http://localhost:8080/".parse().unwrap();
+    // Another origin than the front door's: the relative predicate does not
+    // match it, and neither does requests_matching afterwards.
+    for url in [
+        "http://localhost:8080/status",
+        "https://elsewhere.example/status",
+    ] {
+        let request = mocklib::Request::new(::http::Method::GET, url.parse().unwrap());
+        server
+            .handle(request, Some(front_door_origin.clone()))
+            .await;
+    }
+    let matching: Vec<_> = server
+        .requests_matching(&http::get("/status", |_| HttpResponse::empty()))
+        .iter()
+        .map(|r| r.url().to_string())
+        .collect();
+    assert_eq!(matching, ["http://localhost:8080/status"]);
+}
