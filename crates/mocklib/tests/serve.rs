@@ -508,23 +508,27 @@ fn the_readme_python_suite_passes_against_the_readme_handler_file() {
     assert!(stderr.contains("Ran 2 tests"), "{stderr}");
 }
 
+/// Runs the README's shell script in `dir` with its test command
+/// (`go test ./...`) swapped for `command`, one this machine has.
+fn run_readme_script(dir: &Path, command: &str) -> std::process::Output {
+    let script = &readme_blocks("sh")[1];
+    assert!(script.contains("go test ./..."), "{script}");
+    Command::new("sh")
+        .arg("-c")
+        .arg(script.replace("go test ./...", command))
+        .current_dir(dir)
+        .env("PATH", path_with_mocklib())
+        .output()
+        .unwrap()
+}
+
 #[test]
 fn the_readme_shell_script_reaches_the_handlers() {
     let dir = readme_project();
-    let script = &readme_blocks("sh")[1];
-    // The README's test command, swapped for one this machine has.
-    assert!(script.contains("go test ./..."), "{script}");
-    let script = script.replace(
-        "go test ./...",
+    let output = run_readme_script(
+        dir.path(),
         "curl --silent --show-error https://api.example.com/users/7 > answer.json",
     );
-    let output = Command::new("sh")
-        .arg("-c")
-        .arg(&script)
-        .current_dir(dir.path())
-        .env("PATH", path_with_mocklib())
-        .output()
-        .unwrap();
     assert!(output.status.success(), "{output:?}");
     let answer = std::fs::read_to_string(dir.path().join("answer.json")).unwrap();
     assert_eq!(answer, r#"{"id":7,"name":"Kate"}"#);
@@ -538,17 +542,10 @@ fn the_readme_node_suite_passes_through_the_readme_shell_script() {
     };
     std::fs::create_dir_all(dir.path().join("tests")).unwrap();
     std::fs::write(dir.path().join("tests/users.test.mjs"), suite).unwrap();
-    let script = readme_blocks("sh")[1].replace(
-        "go test ./...",
+    let output = run_readme_script(
+        dir.path(),
         "node --test tests/users.test.mjs > node.out 2>&1",
     );
-    let output = Command::new("sh")
-        .arg("-c")
-        .arg(&script)
-        .current_dir(dir.path())
-        .env("PATH", path_with_mocklib())
-        .output()
-        .unwrap();
     let report = std::fs::read_to_string(dir.path().join("node.out")).unwrap_or_default();
     assert!(output.status.success(), "{output:?}\n{report}");
     assert!(
