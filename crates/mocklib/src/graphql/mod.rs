@@ -41,7 +41,7 @@
 //! | [`link(url)`](link)`.query/.mutation/.operation` | the same, only for requests to that endpoint |
 //!
 //! A predicate is an exact operation name (`&str`, `String`), a
-//! [`regex::Regex`] tested against the name, or a closure over the operation
+//! [`regex::Regex`](https://docs.rs/regex/1/regex/struct.Regex.html) (feature `regex`) tested against the name, or a closure over the operation
 //! ([`GraphqlPredicate::custom`]). Handlers are ordinary [`Handler`]s:
 //! `.once()`, `use_handlers`, boundaries, `list_handlers()` and life-cycle
 //! events work as for `http`, and `http` and `graphql` handlers mix freely in
@@ -164,6 +164,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use http::Method;
+#[cfg(feature = "regex")]
 use regex::Regex;
 use serde_json::Value;
 
@@ -252,6 +253,7 @@ pub struct GraphqlPredicate {
 #[derive(Clone)]
 enum PredicateKind {
     Name(String),
+    #[cfg(feature = "regex")]
     Regex(Regex),
     Custom(Arc<dyn Fn(&OperationInfo) -> bool + Send + Sync>),
 }
@@ -261,7 +263,9 @@ impl GraphqlPredicate {
     fn exact_name(&self) -> Option<&str> {
         match &self.kind {
             PredicateKind::Name(name) => Some(name),
-            PredicateKind::Regex(_) | PredicateKind::Custom(_) => None,
+            #[cfg(feature = "regex")]
+            PredicateKind::Regex(_) => None,
+            PredicateKind::Custom(_) => None,
         }
     }
 
@@ -274,6 +278,8 @@ impl GraphqlPredicate {
 
     /// Operations whose name the regex matches (anywhere; anchor it with
     /// `^…$` for the whole name).
+    #[cfg(feature = "regex")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "regex")))]
     pub fn regex(regex: Regex) -> Self {
         GraphqlPredicate {
             kind: PredicateKind::Regex(regex),
@@ -301,6 +307,7 @@ impl GraphqlPredicate {
     pub fn describe(&self) -> String {
         match &self.kind {
             PredicateKind::Name(name) => name.clone(),
+            #[cfg(feature = "regex")]
             PredicateKind::Regex(regex) => format!("/{}/", regex.as_str()),
             PredicateKind::Custom(_) => "<custom predicate>".to_owned(),
         }
@@ -309,6 +316,7 @@ impl GraphqlPredicate {
     fn matches(&self, name: &str, operation: &OperationInfo) -> bool {
         match &self.kind {
             PredicateKind::Name(expected) => expected == name,
+            #[cfg(feature = "regex")]
             PredicateKind::Regex(regex) => regex.is_match(name),
             PredicateKind::Custom(matches) => matches(operation),
         }
@@ -324,7 +332,14 @@ impl std::fmt::Debug for GraphqlPredicate {
 }
 
 /// Anything that can pick operations for [`query`] / [`mutation`]: `&str`,
-/// `String`, `Regex`, [`GraphqlPredicate`].
+/// `String`, `Regex` (feature `regex`), [`GraphqlPredicate`].
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` does not pick GraphQL operations",
+    label = "not an operation predicate",
+    note = "an operation predicate is a name (`&str`, `String`), a `regex::Regex` \
+            (with mocklib's `regex` feature) or a `GraphqlPredicate`: wrap a closure \
+            over the operation in `GraphqlPredicate::custom(|operation| ..)`"
+)]
 pub trait IntoGraphqlPredicate {
     /// Converts the value.
     fn into_graphql_predicate(self) -> GraphqlPredicate;
@@ -354,6 +369,8 @@ impl IntoGraphqlPredicate for &String {
     }
 }
 
+#[cfg(feature = "regex")]
+#[cfg_attr(docsrs, doc(cfg(feature = "regex")))]
 impl IntoGraphqlPredicate for Regex {
     fn into_graphql_predicate(self) -> GraphqlPredicate {
         GraphqlPredicate::regex(self)
@@ -975,6 +992,7 @@ mod tests {
                 .header(),
             "mutation UpdatePost (origin: https://api.example.com/graphql)"
         );
+        #[cfg(feature = "regex")]
         assert_eq!(
             query(Regex::new("^Get").unwrap(), noop).header(),
             "query /^Get/ (origin: *)"

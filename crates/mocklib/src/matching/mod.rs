@@ -8,7 +8,7 @@
 //! | absolute URL | `"https://api.example.com/user"` | that scheme, host, port and path |
 //! | host parameters | `"https://:tenant.example.com/users/:id"` | any one label there; `tenant` and `id` become params |
 //! | wildcard | `"*"`, `"*/user"`, `"https://*.example.com/*"` | `*` matches anything, including `/` |
-//! | [`regex::Regex`] | `Regex::new(r"/posts/(?<id>\d+)$")` | the clean URL (`origin` + path); named groups become params |
+//! | [`regex::Regex`](https://docs.rs/regex/1/regex/struct.Regex.html) (feature `regex`) | `Regex::new(r"/posts/(?<id>\d+)$")` | the clean URL (`origin` + path); named groups become params |
 //! | [`Predicate::custom`] | `Predicate::custom(\|req\| req.header("x-mock").is_some())` | whatever the closure says |
 //!
 //! Path rules follow Mock Service Worker 2.x (path-to-regexp v6): matching is
@@ -68,6 +68,7 @@ mod pattern;
 
 use std::sync::Arc;
 
+#[cfg(feature = "regex")]
 use regex::Regex;
 use url::Url;
 
@@ -89,6 +90,7 @@ pub struct Predicate {
 enum PredicateKind {
     // Boxed: a compiled pattern is much larger than the other kinds.
     Path(Box<PathPattern>),
+    #[cfg(feature = "regex")]
     Regex(Regex),
     Custom(Arc<dyn Fn(&Request) -> bool + Send + Sync>),
     /// A closure with the URL it stands for, as text for headers and
@@ -116,6 +118,8 @@ impl Predicate {
     /// A regular expression tested against the request's clean URL
     /// (`scheme://host[:port]/path`, no query). Named capture groups become
     /// params by name, unnamed ones `"0"`, `"1"`, ….
+    #[cfg(feature = "regex")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "regex")))]
     pub fn regex(regex: Regex) -> Self {
         Predicate {
             kind: PredicateKind::Regex(regex),
@@ -154,6 +158,7 @@ impl Predicate {
     pub fn describe(&self) -> String {
         match &self.kind {
             PredicateKind::Path(pattern) => pattern.as_str().to_owned(),
+            #[cfg(feature = "regex")]
             PredicateKind::Regex(regex) => format!("/{}/", regex.as_str()),
             PredicateKind::Custom(_) => "<custom predicate>".to_owned(),
             #[cfg(feature = "har")]
@@ -165,6 +170,7 @@ impl Predicate {
     pub(crate) fn suggestion_text(&self) -> Option<&str> {
         match &self.kind {
             PredicateKind::Path(pattern) => Some(pattern.as_str()),
+            #[cfg(feature = "regex")]
             PredicateKind::Regex(regex) => Some(regex.as_str()),
             PredicateKind::Custom(_) => None,
             #[cfg(feature = "har")]
@@ -177,7 +183,9 @@ impl Predicate {
     pub(crate) fn url_prefix(&self) -> Option<pattern::IndexKey> {
         match &self.kind {
             PredicateKind::Path(pattern) => Some(pattern.index_key()),
-            PredicateKind::Regex(_) | PredicateKind::Custom(_) => None,
+            PredicateKind::Custom(_) => None,
+            #[cfg(feature = "regex")]
+            PredicateKind::Regex(_) => None,
             #[cfg(feature = "har")]
             PredicateKind::Described(..) => None,
         }
@@ -199,6 +207,7 @@ impl Predicate {
                 }
                 Some(params)
             }
+            #[cfg(feature = "regex")]
             PredicateKind::Regex(regex) => {
                 let url = request.url();
                 let clean = format!("{}{}", url.origin().ascii_serialization(), url.path());
@@ -226,6 +235,7 @@ impl Predicate {
     }
 }
 
+#[cfg(feature = "regex")]
 fn percent_decode(text: &str) -> String {
     percent_encoding::percent_decode_str(text)
         .decode_utf8()
@@ -248,7 +258,8 @@ impl std::fmt::Debug for Predicate {
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a handler predicate",
     label = "not a predicate",
-    note = "a predicate is a path or URL pattern (`&str`, `String`), a `regex::Regex`, \
+    note = "a predicate is a path or URL pattern (`&str`, `String`), a `regex::Regex` \
+            (with mocklib's `regex` feature), \
             or a `Predicate`: wrap a closure over the request in `Predicate::custom(|request| ..)`"
 )]
 pub trait IntoPredicate {
@@ -280,6 +291,8 @@ impl IntoPredicate for &String {
     }
 }
 
+#[cfg(feature = "regex")]
+#[cfg_attr(docsrs, doc(cfg(feature = "regex")))]
 impl IntoPredicate for Regex {
     fn into_predicate(self) -> Result<Predicate, PatternError> {
         Ok(Predicate::regex(self))

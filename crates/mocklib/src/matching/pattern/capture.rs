@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use percent_encoding::percent_decode_str;
 use url::Url;
 
-use super::{Compiled, HostMatcher, Matcher, OriginMatcher, PortMatcher, RawParam};
+use super::{Compiled, HostMatcher, Matcher, OriginMatcher, Piece, PortMatcher, RawParam};
 
 impl Matcher {
     pub(super) fn is_match(&self, haystack: &str) -> bool {
@@ -19,9 +19,40 @@ impl Matcher {
                 // `strict: false`: one trailing delimiter may follow.
                 rest.is_empty() || matches!(rest, "/" | "#" | "?")
             }
+            Matcher::Segments(pieces) => run_segments(pieces, haystack, |_| {}),
             Matcher::Regex(regex) => regex.is_match(haystack),
         }
     }
+}
+
+/// Runs a [`Matcher::Segments`], handing each parameter's text to
+/// `found` as it goes; whether the whole haystack matched.
+fn run_segments<'h>(pieces: &[Piece], haystack: &'h str, mut found: impl FnMut(&'h str)) -> bool {
+    let mut rest = haystack;
+    for piece in pieces {
+        match piece {
+            Piece::Literal(text) => match rest.as_bytes().get(..text.len()) {
+                Some(head) if head.eq_ignore_ascii_case(text.as_bytes()) => {
+                    // ASCII on both sides, so this is a character boundary.
+                    rest = &rest[text.len()..];
+                }
+                _ => return false,
+            },
+            Piece::Param(class) => {
+                let end = rest
+                    .bytes()
+                    .position(|b| class.excludes(b))
+                    .unwrap_or(rest.len());
+                if end == 0 {
+                    return false;
+                }
+                found(&rest[..end]);
+                rest = &rest[end..];
+            }
+        }
+    }
+    // `strict: false`: one trailing delimiter may follow.
+    rest.is_empty() || matches!(rest, "/" | "#" | "?")
 }
 
 impl OriginMatcher {
@@ -87,6 +118,16 @@ pub(super) fn clean_url(url: &Url) -> Cow<'_, str> {
 pub(super) fn capture(compiled: &Compiled, haystack: &str, params: &mut Vec<RawParam>) -> bool {
     let regex = match &compiled.matcher {
         Matcher::Regex(regex) if !compiled.groups.is_empty() => regex,
+        Matcher::Segments(pieces) => {
+            let mut values = Vec::new();
+            if !run_segments(pieces, haystack, |value| values.push(value)) {
+                return false;
+            }
+            for (group, value) in compiled.groups.iter().zip(values) {
+                push_param(params, &group.name, vec![decode(value)], false);
+            }
+            return true;
+        }
         matcher => return matcher.is_match(haystack),
     };
     let Some(caps) = regex.captures(haystack) else {

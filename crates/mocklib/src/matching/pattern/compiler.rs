@@ -4,9 +4,9 @@ use std::borrow::Cow;
 use std::fmt::Write as _;
 
 use percent_encoding::{AsciiSet, CONTROLS, utf8_percent_encode};
-use regex::Regex;
+use regex_lite::Regex;
 
-use super::{Compiled, Ctx, Group, Matcher, Modifier, PatternError, Token};
+use super::{Compiled, Ctx, Group, Matcher, Modifier, ParamClass, PatternError, Piece, Token};
 
 /// The characters the `url` crate percent-encodes in a path. Literal pattern
 /// text is encoded with the same set so that `/users/John Doe` compares equal
@@ -45,11 +45,19 @@ pub(super) fn compile_path(tokens: &[Token], ctx: &Ctx<'_>) -> Result<Compiled, 
     if let Some(literal) = literal_matcher(tokens) {
         return Ok(literal);
     }
+    if let Some(segments) = segment_matcher(tokens) {
+        return Ok(segments);
+    }
+    compile_regex(tokens, ctx)
+}
+
+/// The general case: one anchored, case-insensitive regex.
+pub(super) fn compile_regex(tokens: &[Token], ctx: &Ctx<'_>) -> Result<Compiled, PatternError> {
     let mut re = String::from("(?i)^");
     let mut groups = Vec::new();
     for token in tokens {
         match token {
-            Token::Literal(text) => re.push_str(&regex::escape(&encode_literal(text))),
+            Token::Literal(text) => re.push_str(&regex_lite::escape(&encode_literal(text))),
             Token::Param {
                 name,
                 prefix,
@@ -90,6 +98,58 @@ fn literal_matcher(tokens: &[Token]) -> Option<Compiled> {
     })
 }
 
+/// Parameters whose extent the next character decides (the common case,
+/// `/users/:id/posts/:post`): each is one segment or host label, exactly
+/// once, and is followed by the end or by literal text that starts with a
+/// character it cannot hold. A lazy `[^/#?]+?` then has one way to match:
+/// up to its first excluded character. Anything else goes to the regex.
+fn segment_matcher(tokens: &[Token]) -> Option<Compiled> {
+    let mut pieces = Vec::new();
+    let mut groups = Vec::new();
+    for (i, token) in tokens.iter().enumerate() {
+        match token {
+            Token::Literal(text) => pieces.push(Piece::Literal(ascii(encode_literal(text))?)),
+            Token::Param {
+                name,
+                prefix,
+                pattern,
+                modifier: Modifier::One,
+                ..
+            } => {
+                let class = ParamClass::of(pattern)?;
+                let next_is_excluded = match tokens.get(i + 1) {
+                    None => true,
+                    Some(Token::Literal(next)) => {
+                        next.bytes().next().is_some_and(|b| class.excludes(b))
+                    }
+                    Some(Token::Param { .. }) => false,
+                };
+                if !next_is_excluded {
+                    return None;
+                }
+                if let Some(prefix) = prefix {
+                    pieces.push(Piece::Literal(ascii(Cow::Owned(prefix.to_string()))?));
+                }
+                groups.push(Group {
+                    name: name.clone(),
+                    repeating: false,
+                    separator: prefix.unwrap_or('/'),
+                });
+                pieces.push(Piece::Param(class));
+            }
+            Token::Param { .. } => return None,
+        }
+    }
+    Some(Compiled {
+        matcher: Matcher::Segments(pieces),
+        groups,
+    })
+}
+
+fn ascii(text: Cow<'_, str>) -> Option<String> {
+    text.is_ascii().then(|| text.into_owned())
+}
+
 /// Appends one parameter's capture group, as path-to-regexp writes it: the
 /// prefix belongs to the optional or repeated group, and repeated segments
 /// are captured as one run, split on the prefix later.
@@ -104,7 +164,7 @@ fn push_param_regex(re: &mut String, prefix: Option<char>, pattern: &str, modifi
         return;
     };
     let mut buf = [0u8; 4];
-    let p = regex::escape(prefix.encode_utf8(&mut buf));
+    let p = regex_lite::escape(prefix.encode_utf8(&mut buf));
     let _ = if modifier.repeats() {
         write!(
             re,

@@ -44,7 +44,9 @@
 //!   `{`, `}`, ...), because request paths always arrive encoded.
 //! * `:name` (letters, digits, `_`) matches one segment, `[^/#?]+?`.
 //!   `:name(regex)` uses the given regex instead; it may not contain capturing
-//!   groups (use `(?:...)`).
+//!   groups (use `(?:...)`). It is read by `regex-lite` (the syntax of the
+//!   `regex` crate, ASCII only: no `\p{..}` classes, `\d` and `(?i)` are
+//!   ASCII), which is all a request URL holds once percent-encoded.
 //! * A modifier may follow a parameter: `?` optional, `*` zero or more
 //!   segments, `+` one or more. When the parameter directly follows a `/` (or
 //!   a `.`), that character is the parameter's *prefix* and belongs to the
@@ -118,7 +120,7 @@ mod tokenizer;
 
 use std::borrow::Cow;
 
-use regex::Regex;
+use regex_lite::Regex;
 use url::Url;
 
 use capture::{capture, clean_url, same_origin};
@@ -233,8 +235,48 @@ enum Matcher {
     /// keep: a compiled regex costs kilobytes, which adds up over thousands
     /// of handlers. (Literal text is percent-encoded, hence ASCII.)
     Literal(String),
-    /// Parameters or wildcards: an anchored, case-insensitive regex.
+    /// Literal text and one-segment parameters whose end is the first
+    /// character they cannot hold: one pass, no regex (see
+    /// `compiler::segment_matcher`).
+    Segments(Vec<Piece>),
+    /// Anything else with parameters or wildcards: an anchored,
+    /// case-insensitive regex.
     Regex(Regex),
+}
+
+/// One step of a [`Matcher::Segments`].
+#[derive(Debug, Clone)]
+enum Piece {
+    /// Encoded ASCII text, compared case-insensitively.
+    Literal(String),
+    /// A parameter: the longest non-empty run of characters it may hold.
+    Param(ParamClass),
+}
+
+/// The built-in parameter patterns a [`Piece::Param`] stands for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ParamClass {
+    /// `[^/#?]+?`: a path segment.
+    Segment,
+    /// `[^./:#?]+?`: a host label.
+    HostLabel,
+}
+
+impl ParamClass {
+    fn of(pattern: &str) -> Option<ParamClass> {
+        match pattern {
+            tokenizer::SEGMENT_PATTERN => Some(ParamClass::Segment),
+            tokenizer::HOST_LABEL_PATTERN => Some(ParamClass::HostLabel),
+            _ => None,
+        }
+    }
+
+    fn excludes(self, byte: u8) -> bool {
+        match self {
+            ParamClass::Segment => matches!(byte, b'/' | b'#' | b'?'),
+            ParamClass::HostLabel => matches!(byte, b'.' | b'/' | b':' | b'#' | b'?'),
+        }
+    }
 }
 
 #[derive(Debug, Clone)]

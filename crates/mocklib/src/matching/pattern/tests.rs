@@ -722,6 +722,11 @@ fn errors_report_exact_positions() {
         ("/u/:id(\\d+", 6, "unbalanced"),
         ("/u/:id()", 6, "empty custom pattern"),
         ("/u/:id([a-)", 6, "invalid custom pattern"),
+        (
+            "/u/:id(\\p{L}+)",
+            6,
+            "Unicode character classes are not supported",
+        ),
         ("/u/:id((\\d+))", 6, "capturing groups"),
         ("/u/:id(\\d+)(x)", 11, "'('"),
         ("https://", 8, "missing host"),
@@ -993,4 +998,86 @@ fn random_input_never_panics() {
         }
     }
     assert!(parsed > 200, "only {parsed} random patterns parsed");
+}
+
+/// The one-pass matcher for segment parameters agrees with the regex the
+/// same tokens compile to, params included, on random patterns and paths.
+#[test]
+fn segment_matcher_agrees_with_the_regex() {
+    let mut rng = XorShift(0x2545_F491_4F6C_DD1D);
+    let pieces = [
+        "/a", "/B", "/:p", "/:q", ":r", "-x", ".y", "/:s?", "/*", "/a-", "/%7E", "/é",
+    ];
+    let hosts = ["a", "x", ":h", "-:h", ".a", ".:k", "b.:k"];
+    let parts = ["/", "a", "b", "x", "-", ".", "y", "%41", "ab", ":", "é"];
+    let (mut segment_patterns, mut matched) = (0, 0);
+    for round in 0..3000 {
+        let host_syntax = round % 3 == 0;
+        let (choices, syntax): (&[&str], _) = if host_syntax {
+            (&hosts, &tokenizer::HOST_SYNTAX)
+        } else {
+            (&pieces, &PATH_SYNTAX)
+        };
+        let text: String = (0..1 + rng.below(4))
+            .map(|_| choices[rng.below(choices.len())])
+            .collect();
+        let chars: Vec<char> = text.chars().collect();
+        let mut ctx = Ctx {
+            source: &text,
+            next_unnamed: 0,
+            had_query_or_hash: false,
+        };
+        let Ok(tokens) = tokenize(&chars, 0, &mut ctx, syntax) else {
+            continue;
+        };
+        let fast = compile_path(&tokens, &ctx).unwrap();
+        if !matches!(fast.matcher, Matcher::Segments(_)) {
+            continue;
+        }
+        segment_patterns += 1;
+        let slow = compiler::compile_regex(&tokens, &ctx).unwrap();
+        for _ in 0..20 {
+            let haystack: String = (0..rng.below(8))
+                .map(|_| parts[rng.below(parts.len())])
+                .collect();
+            let (mut a, mut b) = (Vec::new(), Vec::new());
+            let hit = capture(&fast, &haystack, &mut a);
+            assert_eq!(
+                hit,
+                capture(&slow, &haystack, &mut b),
+                "{text:?} on {haystack:?}"
+            );
+            assert_eq!(a, b, "{text:?} on {haystack:?}");
+            matched += usize::from(hit);
+        }
+    }
+    // Make sure both sides were exercised.
+    assert!(
+        segment_patterns > 500,
+        "only {segment_patterns} segment patterns"
+    );
+    assert!(matched > 300, "only {matched} matches");
+}
+
+#[test]
+fn common_parameter_patterns_need_no_regex() {
+    for pattern in [
+        "/users/:id",
+        "/users/:id/posts/:post",
+        "https://:tenant.example.com/users/:id",
+        "https://api.example.com/files/:name.json",
+        "/v1/:a-:b/x",
+    ] {
+        let compiled = pat(pattern);
+        let host_is_regex = matches!(
+            &compiled.kind,
+            Kind::Absolute(OriginMatcher { host: HostMatcher::Pattern(c), .. })
+                if matches!(c.matcher, Matcher::Regex(_))
+        );
+        let uses_regex = host_is_regex || matches!(compiled.path.matcher, Matcher::Regex(_));
+        // A parameter followed by text it may itself hold ('.', '-') ends
+        // wherever the rest matches: that takes the regex.
+        let ambiguous = pattern.ends_with(":name.json") || pattern == "/v1/:a-:b/x";
+        assert_eq!(uses_regex, ambiguous, "{pattern}");
+    }
 }

@@ -3,12 +3,12 @@
 
 use std::borrow::Cow;
 
-use regex::Regex;
+use regex_lite::Regex;
 
 use super::{ColonRole, Ctx, Modifier, PatternError, Token};
 
 /// path-to-regexp v6's default parameter pattern: one segment, lazily.
-const SEGMENT_PATTERN: &str = "[^/#?]+?";
+pub(super) const SEGMENT_PATTERN: &str = "[^/#?]+?";
 /// MSW's `coercePath` turns each `*` into the unnamed group `(.*)`.
 const WILDCARD_PATTERN: &str = ".*";
 /// A `:*` port wildcard inside a `*`-led pattern.
