@@ -82,6 +82,18 @@ async fn run() {
     });
     let unjournaled = measure_tower("mocklib tower service, 1 handler, journal off", &quiet).await;
 
+    // A path parameter: matched in one pass (no regex) and captured.
+    let with_param = setup_server([http::get("https://api.example.com/users/:id", |args| {
+        HttpResponse::text(args.params.get("id").unwrap_or_default().to_owned())
+    })]);
+    with_param.listen();
+    let param = measure_tower_at(
+        "mocklib tower service, 1 handler `/users/:id`",
+        &with_param,
+        "https://api.example.com/users/John",
+    )
+    .await;
+
     let client = reqwest_middleware::ClientBuilder::new(reqwest::Client::new())
         .with(server.middleware())
         .build();
@@ -125,7 +137,7 @@ async fn run() {
     println!("\n{SAMPLES} timed requests per case after {WARMUP} warm-up requests\n");
     println!("| case | median | p10 | p90 | median vs wiremock-rs |");
     println!("|---|---|---|---|---|");
-    for m in [&tower, &unjournaled, &middleware, &peer] {
+    for m in [&tower, &unjournaled, &param, &middleware, &peer] {
         println!(
             "| {} | {} | {} | {} | {:.3}× |",
             m.name,
@@ -143,11 +155,20 @@ async fn run() {
 /// GETs `https://api.example.com/user` through `server`'s tower service,
 /// expecting "John".
 async fn measure_tower(name: &'static str, server: &mocklib::node::Server) -> Measurement {
+    measure_tower_at(name, server, "https://api.example.com/user").await
+}
+
+/// GETs `url` through `server`'s tower service, expecting "John".
+async fn measure_tower_at(
+    name: &'static str,
+    server: &mocklib::node::Server,
+    url: &'static str,
+) -> Measurement {
     let service = server.service();
     measure(name, || {
         let service = service.clone();
         async move {
-            let request = ::http::Request::get("https://api.example.com/user")
+            let request = ::http::Request::get(url)
                 .body(Full::new(Bytes::new()))
                 .unwrap();
             let response = service.oneshot(request).await.unwrap();
