@@ -94,6 +94,11 @@ async fn run() {
     )
     .await;
 
+    // A `*`-led pattern: a free parameter, its ends tried in steps.
+    let wildcard_led = setup_server([http::get("*/user", |_| HttpResponse::text("John"))]);
+    wildcard_led.listen();
+    let wildcard = measure_tower("mocklib tower service, 1 handler `*/user`", &wildcard_led).await;
+
     let client = reqwest_middleware::ClientBuilder::new(reqwest::Client::new())
         .with(server.middleware())
         .build();
@@ -137,7 +142,7 @@ async fn run() {
     println!("\n{SAMPLES} timed requests per case after {WARMUP} warm-up requests\n");
     println!("| case | median | p10 | p90 | median vs wiremock-rs |");
     println!("|---|---|---|---|---|");
-    for m in [&tower, &unjournaled, &param, &middleware, &peer] {
+    for m in [&tower, &unjournaled, &param, &wildcard, &middleware, &peer] {
         println!(
             "| {} | {} | {} | {} | {:.3}× |",
             m.name,

@@ -42,7 +42,6 @@ pub(crate) fn rfc3339(at: std::time::SystemTime) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::time::UNIX_EPOCH;
 
     #[test]
     fn civil_dates() {
@@ -56,7 +55,7 @@ mod tests {
     #[cfg(feature = "har")]
     #[test]
     fn rfc3339_has_milliseconds() {
-        let at = UNIX_EPOCH + std::time::Duration::from_millis(1_763_915_400_123);
+        let at = std::time::UNIX_EPOCH + std::time::Duration::from_millis(1_763_915_400_123);
         assert_eq!(rfc3339(at), "2025-11-23T16:30:00.123Z");
     }
 }

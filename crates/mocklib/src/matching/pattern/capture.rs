@@ -6,7 +6,10 @@ use std::fmt::Write as _;
 use percent_encoding::percent_decode_str;
 use url::Url;
 
-use super::{Compiled, HostMatcher, Matcher, OriginMatcher, Piece, PortMatcher, RawParam};
+use super::{
+    Compiled, HostMatcher, Matcher, OriginMatcher, ParamClass, Piece, PortMatcher, RawParam,
+    STEPS_LIMIT,
+};
 
 impl Matcher {
     pub(super) fn is_match(&self, haystack: &str) -> bool {
@@ -19,17 +22,20 @@ impl Matcher {
                 // `strict: false`: one trailing delimiter may follow.
                 rest.is_empty() || matches!(rest, "/" | "#" | "?")
             }
-            Matcher::Segments(pieces) => run_segments(pieces, haystack, |_| {}),
+            Matcher::Steps {
+                fallback: Some(regex),
+                ..
+            } if haystack.len() > STEPS_LIMIT => regex.is_match(haystack),
+            Matcher::Steps { pieces, .. } => run_steps(pieces, haystack, &mut Vec::new()),
             Matcher::Regex(regex) => regex.is_match(haystack),
         }
     }
 }
 
-/// Runs a [`Matcher::Segments`], handing each parameter's text to
-/// `found` as it goes; whether the whole haystack matched.
-fn run_segments<'h>(pieces: &[Piece], haystack: &'h str, mut found: impl FnMut(&'h str)) -> bool {
-    let mut rest = haystack;
-    for piece in pieces {
+/// Runs the steps of a [`Matcher::Steps`] on `rest`, pushing each
+/// parameter's text to `values`; whether the whole of `rest` matched.
+fn run_steps<'h>(pieces: &[Piece], mut rest: &'h str, values: &mut Vec<&'h str>) -> bool {
+    for (i, piece) in pieces.iter().enumerate() {
         match piece {
             Piece::Literal(text) => match rest.as_bytes().get(..text.len()) {
                 Some(head) if head.eq_ignore_ascii_case(text.as_bytes()) => {
@@ -39,20 +45,48 @@ fn run_segments<'h>(pieces: &[Piece], haystack: &'h str, mut found: impl FnMut(&
                 _ => return false,
             },
             Piece::Param(class) => {
-                let end = rest
-                    .bytes()
-                    .position(|b| class.excludes(b))
-                    .unwrap_or(rest.len());
-                if end == 0 {
+                let end = class.run(rest);
+                if end < class.min() {
                     return false;
                 }
-                found(&rest[..end]);
+                values.push(&rest[..end]);
                 rest = &rest[end..];
             }
+            Piece::Free(class) => return run_free(*class, &pieces[i + 1..], rest, values),
         }
     }
     // `strict: false`: one trailing delimiter may follow.
     rest.is_empty() || matches!(rest, "/" | "#" | "?")
+}
+
+/// The free parameter at the start of `rest`: its possible ends, longest
+/// first for `.*` and shortest first for `+?` (the regex's preference),
+/// until the steps after it match.
+fn run_free<'h>(
+    class: ParamClass,
+    after: &[Piece],
+    rest: &'h str,
+    values: &mut Vec<&'h str>,
+) -> bool {
+    let mark = values.len();
+    let mut attempt = |end: usize| {
+        if !rest.is_char_boundary(end) {
+            return false;
+        }
+        values.truncate(mark);
+        values.push(&rest[..end]);
+        run_steps(after, &rest[end..], values)
+    };
+    let ends = class.min()..=class.run(rest);
+    let found = if class.greedy() {
+        ends.rev().any(&mut attempt)
+    } else {
+        ends.into_iter().any(&mut attempt)
+    };
+    if !found {
+        values.truncate(mark);
+    }
+    found
 }
 
 impl OriginMatcher {
@@ -118,9 +152,13 @@ pub(super) fn clean_url(url: &Url) -> Cow<'_, str> {
 pub(super) fn capture(compiled: &Compiled, haystack: &str, params: &mut Vec<RawParam>) -> bool {
     let regex = match &compiled.matcher {
         Matcher::Regex(regex) if !compiled.groups.is_empty() => regex,
-        Matcher::Segments(pieces) => {
+        Matcher::Steps {
+            fallback: Some(regex),
+            ..
+        } if haystack.len() > STEPS_LIMIT => regex,
+        Matcher::Steps { pieces, .. } => {
             let mut values = Vec::new();
-            if !run_segments(pieces, haystack, |value| values.push(value)) {
+            if !run_steps(pieces, haystack, &mut values) {
                 return false;
             }
             for (group, value) in compiled.groups.iter().zip(values) {

@@ -45,8 +45,8 @@ pub(super) fn compile_path(tokens: &[Token], ctx: &Ctx<'_>) -> Result<Compiled, 
     if let Some(literal) = literal_matcher(tokens) {
         return Ok(literal);
     }
-    if let Some(segments) = segment_matcher(tokens) {
-        return Ok(segments);
+    if let Some(steps) = step_matcher(tokens, ctx)? {
+        return Ok(steps);
     }
     compile_regex(tokens, ctx)
 }
@@ -98,52 +98,81 @@ fn literal_matcher(tokens: &[Token]) -> Option<Compiled> {
     })
 }
 
-/// Parameters whose extent the next character decides (the common case,
-/// `/users/:id/posts/:post`): each is one segment or host label, exactly
-/// once, and is followed by the end or by literal text that starts with a
-/// character it cannot hold. A lazy `[^/#?]+?` then has one way to match:
-/// up to its first excluded character. Anything else goes to the regex.
-fn segment_matcher(tokens: &[Token]) -> Option<Compiled> {
+/// Patterns matched in steps, without running a regex (see
+/// [`Matcher::Steps`]): literal text and built-in parameters (a segment, a
+/// host label, a `*`), each exactly once. A parameter followed by the end
+/// or by text starting with a character it cannot hold is *forced*: it runs
+/// up to that character (a lazy `[^/#?]+?` has no other way to match, a
+/// greedy `.*` at the end takes everything). At most one may be *free*
+/// (`*/user`, `:name.json`): its ends are tried in the regex's order. Any
+/// other shape goes to the regex.
+fn step_matcher(tokens: &[Token], ctx: &Ctx<'_>) -> Result<Option<Compiled>, PatternError> {
     let mut pieces = Vec::new();
     let mut groups = Vec::new();
+    let mut free = false;
     for (i, token) in tokens.iter().enumerate() {
-        match token {
-            Token::Literal(text) => pieces.push(Piece::Literal(ascii(encode_literal(text))?)),
+        let (name, prefix, class) = match token {
+            Token::Literal(text) => {
+                let Some(text) = ascii(encode_literal(text)) else {
+                    return Ok(None);
+                };
+                pieces.push(Piece::Literal(text));
+                continue;
+            }
             Token::Param {
                 name,
                 prefix,
                 pattern,
                 modifier: Modifier::One,
                 ..
-            } => {
-                let class = ParamClass::of(pattern)?;
-                let next_is_excluded = match tokens.get(i + 1) {
-                    None => true,
-                    Some(Token::Literal(next)) => {
-                        next.bytes().next().is_some_and(|b| class.excludes(b))
-                    }
-                    Some(Token::Param { .. }) => false,
-                };
-                if !next_is_excluded {
-                    return None;
-                }
-                if let Some(prefix) = prefix {
-                    pieces.push(Piece::Literal(ascii(Cow::Owned(prefix.to_string()))?));
-                }
-                groups.push(Group {
-                    name: name.clone(),
-                    repeating: false,
-                    separator: prefix.unwrap_or('/'),
-                });
-                pieces.push(Piece::Param(class));
-            }
-            Token::Param { .. } => return None,
+            } => match ParamClass::of(pattern) {
+                Some(class) => (name, prefix, class),
+                None => return Ok(None),
+            },
+            Token::Param { .. } => return Ok(None),
+        };
+        let forced = is_forced(class, tokens.get(i + 1));
+        if !forced && std::mem::replace(&mut free, true) {
+            return Ok(None);
         }
+        if let Some(prefix) = prefix {
+            pieces.push(Piece::Literal(prefix.to_string()));
+        }
+        groups.push(Group {
+            name: name.clone(),
+            repeating: false,
+            separator: prefix.unwrap_or('/'),
+        });
+        pieces.push(if forced {
+            Piece::Param(class)
+        } else {
+            Piece::Free(class)
+        });
     }
-    Some(Compiled {
-        matcher: Matcher::Segments(pieces),
+    // Trying every end of a free parameter is quadratic in the worst case:
+    // long URLs take the regex, which is linear.
+    let fallback = match free {
+        true => match compile_regex(tokens, ctx)?.matcher {
+            Matcher::Regex(regex) => Some(regex),
+            _ => None,
+        },
+        false => None,
+    };
+    Ok(Some(Compiled {
+        matcher: Matcher::Steps { pieces, fallback },
         groups,
-    })
+    }))
+}
+
+/// Whether a parameter of `class` followed by `next` has one possible end:
+/// at the end of the pattern, or before text starting with a character it
+/// cannot hold.
+fn is_forced(class: ParamClass, next: Option<&Token>) -> bool {
+    match next {
+        None => true,
+        Some(Token::Literal(next)) => next.bytes().next().is_some_and(|b| class.excludes(b)),
+        Some(Token::Param { .. }) => false,
+    }
 }
 
 fn ascii(text: Cow<'_, str>) -> Option<String> {

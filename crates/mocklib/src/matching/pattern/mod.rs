@@ -235,31 +235,44 @@ enum Matcher {
     /// keep: a compiled regex costs kilobytes, which adds up over thousands
     /// of handlers. (Literal text is percent-encoded, hence ASCII.)
     Literal(String),
-    /// Literal text and one-segment parameters whose end is the first
-    /// character they cannot hold: one pass, no regex (see
-    /// `compiler::segment_matcher`).
-    Segments(Vec<Piece>),
+    /// Literal text and built-in parameters, each once, at most one of
+    /// them free (see `compiler::step_matcher`): run step by step, no regex.
+    /// With a free parameter, haystacks over [`STEPS_LIMIT`] bytes take
+    /// `fallback`, the same pattern's regex.
+    Steps {
+        pieces: Vec<Piece>,
+        fallback: Option<Regex>,
+    },
     /// Anything else with parameters or wildcards: an anchored,
     /// case-insensitive regex.
     Regex(Regex),
 }
 
-/// One step of a [`Matcher::Segments`].
+/// Longest haystack a free parameter searches step by step (each of its
+/// possible ends runs the rest of the pattern); longer ones take the regex.
+const STEPS_LIMIT: usize = 256;
+
+/// One step of a [`Matcher::Steps`].
 #[derive(Debug, Clone)]
 enum Piece {
     /// Encoded ASCII text, compared case-insensitively.
     Literal(String),
-    /// A parameter: the longest non-empty run of characters it may hold.
+    /// A forced parameter: the longest run of characters it may hold.
     Param(ParamClass),
+    /// The free parameter: each possible end, in the regex's order, until
+    /// the rest matches.
+    Free(ParamClass),
 }
 
-/// The built-in parameter patterns a [`Piece::Param`] stands for.
+/// The built-in parameter patterns a step can stand for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum ParamClass {
-    /// `[^/#?]+?`: a path segment.
+    /// `[^/#?]+?`: a path segment (lazy).
     Segment,
-    /// `[^./:#?]+?`: a host label.
+    /// `[^./:#?]+?`: a host label (lazy).
     HostLabel,
+    /// `.*`: anything (greedy).
+    Wildcard,
 }
 
 impl ParamClass {
@@ -267,6 +280,7 @@ impl ParamClass {
         match pattern {
             tokenizer::SEGMENT_PATTERN => Some(ParamClass::Segment),
             tokenizer::HOST_LABEL_PATTERN => Some(ParamClass::HostLabel),
+            tokenizer::WILDCARD_PATTERN => Some(ParamClass::Wildcard),
             _ => None,
         }
     }
@@ -275,7 +289,28 @@ impl ParamClass {
         match self {
             ParamClass::Segment => matches!(byte, b'/' | b'#' | b'?'),
             ParamClass::HostLabel => matches!(byte, b'.' | b'/' | b':' | b'#' | b'?'),
+            ParamClass::Wildcard => false,
         }
+    }
+
+    /// The fewest bytes it matches.
+    fn min(self) -> usize {
+        match self {
+            ParamClass::Wildcard => 0,
+            ParamClass::Segment | ParamClass::HostLabel => 1,
+        }
+    }
+
+    /// Whether it prefers the longest match (`.*`) or the shortest (`+?`).
+    fn greedy(self) -> bool {
+        self == ParamClass::Wildcard
+    }
+
+    /// The longest run at the start of `text` it may hold.
+    fn run(self, text: &str) -> usize {
+        text.bytes()
+            .position(|b| self.excludes(b))
+            .unwrap_or(text.len())
     }
 }
 

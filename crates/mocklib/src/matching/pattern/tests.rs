@@ -1000,26 +1000,54 @@ fn random_input_never_panics() {
     assert!(parsed > 200, "only {parsed} random patterns parsed");
 }
 
-/// The one-pass matcher for segment parameters agrees with the regex the
-/// same tokens compile to, params included, on random patterns and paths.
+/// Runs `pattern`'s tokens through the step matcher and the regex they
+/// compile to on `haystack`: the same answer and the same params.
+fn assert_steps_agree(text: &str, tokens: &[Token], ctx: &Ctx<'_>, haystack: &str) -> Option<bool> {
+    let fast = compile_path(tokens, ctx).unwrap();
+    let Matcher::Steps { fallback, .. } = &fast.matcher else {
+        return None;
+    };
+    let slow = compiler::compile_regex(tokens, ctx).unwrap();
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    let hit = capture(&fast, haystack, &mut a);
+    assert_eq!(
+        hit,
+        capture(&slow, haystack, &mut b),
+        "{text:?} on {haystack:?}"
+    );
+    assert_eq!(a, b, "{text:?} on {haystack:?}");
+    assert_eq!(
+        hit,
+        fast.matcher.is_match(haystack),
+        "{text:?} on {haystack:?}"
+    );
+    Some(fallback.is_some())
+}
+
+/// The step matcher agrees with the regex the same tokens compile to,
+/// params included, on random patterns (paths, hosts, `*`-led URLs) and
+/// random haystacks, short and over the step limit.
 #[test]
-fn segment_matcher_agrees_with_the_regex() {
+fn step_matcher_agrees_with_the_regex() {
     let mut rng = XorShift(0x2545_F491_4F6C_DD1D);
     let pieces = [
-        "/a", "/B", "/:p", "/:q", ":r", "-x", ".y", "/:s?", "/*", "/a-", "/%7E", "/é",
+        "/a", "/B", "/:p", "/:q", ":r", "-x", ".y", "/:s?", "/*", "*", "/a-", "/%7E", "/é",
+        ".json", "-",
     ];
-    let hosts = ["a", "x", ":h", "-:h", ".a", ".:k", "b.:k"];
-    let parts = ["/", "a", "b", "x", "-", ".", "y", "%41", "ab", ":", "é"];
-    let (mut segment_patterns, mut matched) = (0, 0);
-    for round in 0..3000 {
-        let host_syntax = round % 3 == 0;
-        let (choices, syntax): (&[&str], _) = if host_syntax {
-            (&hosts, &tokenizer::HOST_SYNTAX)
-        } else {
-            (&pieces, &PATH_SYNTAX)
+    let hosts = ["a", "x", ":h", "-:h", ".a", ".:k", "b.:k", "*", ".*"];
+    let led = ["*", "/a", "/:p", "://", ".x", ":*", "/*", "-y"];
+    let parts = [
+        "/", "a", "b", "x", "-", ".", "y", "%41", "ab", ":", "é", ".json", "://",
+    ];
+    let (mut stepped, mut free, mut matched, mut long) = (0, 0, 0, 0);
+    for round in 0..4000 {
+        let (choices, head): (&[&str], &str) = match round % 4 {
+            0 => (&hosts, ""),
+            1 => (&led, "*"),
+            _ => (&pieces, ""),
         };
-        let text: String = (0..1 + rng.below(4))
-            .map(|_| choices[rng.below(choices.len())])
+        let text: String = std::iter::once(head)
+            .chain((0..1 + rng.below(4)).map(|_| choices[rng.below(choices.len())]))
             .collect();
         let chars: Vec<char> = text.chars().collect();
         let mut ctx = Ctx {
@@ -1027,46 +1055,55 @@ fn segment_matcher_agrees_with_the_regex() {
             next_unnamed: 0,
             had_query_or_hash: false,
         };
-        let Ok(tokens) = tokenize(&chars, 0, &mut ctx, syntax) else {
-            continue;
+        let tokens = match round % 4 {
+            0 => tokenize(&chars, 0, &mut ctx, &tokenizer::HOST_SYNTAX),
+            1 => parse_wildcard_led(&chars, &mut ctx),
+            _ => tokenize(&chars, 0, &mut ctx, &PATH_SYNTAX),
         };
-        let fast = compile_path(&tokens, &ctx).unwrap();
-        if !matches!(fast.matcher, Matcher::Segments(_)) {
-            continue;
-        }
-        segment_patterns += 1;
-        let slow = compiler::compile_regex(&tokens, &ctx).unwrap();
-        for _ in 0..20 {
-            let haystack: String = (0..rng.below(8))
+        let Ok(tokens) = tokens else { continue };
+        for attempt in 0..20 {
+            let mut haystack: String = (0..rng.below(8))
                 .map(|_| parts[rng.below(parts.len())])
                 .collect();
-            let (mut a, mut b) = (Vec::new(), Vec::new());
-            let hit = capture(&fast, &haystack, &mut a);
-            assert_eq!(
-                hit,
-                capture(&slow, &haystack, &mut b),
-                "{text:?} on {haystack:?}"
-            );
-            assert_eq!(a, b, "{text:?} on {haystack:?}");
-            matched += usize::from(hit);
+            if attempt == 0 {
+                // Over the step limit: the regex answers for a free parameter.
+                haystack = format!("{}{haystack}", "a/-.".repeat(70));
+                long += 1;
+            }
+            let Some(has_free) = assert_steps_agree(&text, &tokens, &ctx, &haystack) else {
+                break;
+            };
+            stepped += usize::from(attempt == 0);
+            free += usize::from(attempt == 0 && has_free);
+            matched += usize::from(capture(
+                &compile_path(&tokens, &ctx).unwrap(),
+                &haystack,
+                &mut Vec::new(),
+            ));
         }
     }
-    // Make sure both sides were exercised.
-    assert!(
-        segment_patterns > 500,
-        "only {segment_patterns} segment patterns"
-    );
-    assert!(matched > 300, "only {matched} matches");
+    // Make sure every side was exercised.
+    assert!(stepped > 1000, "only {stepped} stepped patterns");
+    assert!(free > 300, "only {free} patterns with a free parameter");
+    assert!(matched > 500, "only {matched} matches");
+    assert!(long > 1000);
 }
 
 #[test]
-fn common_parameter_patterns_need_no_regex() {
+fn common_patterns_need_no_regex() {
     for pattern in [
         "/users/:id",
         "/users/:id/posts/:post",
         "https://:tenant.example.com/users/:id",
         "https://api.example.com/files/:name.json",
         "/v1/:a-:b/x",
+        "*/user",
+        "https://api.example.com/*",
+        "*",
+        // Two free parameters, a custom pattern, a modifier: the regex.
+        "/files/:a-:b-:c",
+        "/u/:id(\\d+)",
+        "/a/:p?",
     ] {
         let compiled = pat(pattern);
         let host_is_regex = matches!(
@@ -1075,9 +1112,32 @@ fn common_parameter_patterns_need_no_regex() {
                 if matches!(c.matcher, Matcher::Regex(_))
         );
         let uses_regex = host_is_regex || matches!(compiled.path.matcher, Matcher::Regex(_));
-        // A parameter followed by text it may itself hold ('.', '-') ends
-        // wherever the rest matches: that takes the regex.
-        let ambiguous = pattern.ends_with(":name.json") || pattern == "/v1/:a-:b/x";
-        assert_eq!(uses_regex, ambiguous, "{pattern}");
+        let expected = ["/files/:a-:b-:c", "/u/:id(\\d+)", "/a/:p?"].contains(&pattern);
+        assert_eq!(uses_regex, expected, "{pattern}");
     }
+}
+
+#[test]
+fn a_free_parameter_takes_the_regexs_choice() {
+    // Lazy: the shortest name before ".json"; greedy: the longest prefix.
+    assert_eq!(
+        params("/files/:name.json", "http://x.test/files/a.b.json"),
+        vec![p("name", &["a.b"])]
+    );
+    assert_eq!(
+        params("*/user", "https://x.test/a/user/user/"),
+        vec![p("0", &["https://x.test/a/user"])]
+    );
+    assert_eq!(
+        params("/v1/:a-:b/x", "http://x.test/v1/one-two-three/x"),
+        vec![p("a", &["one"]), p("b", &["two-three"])]
+    );
+    assert!(!is("/files/:name.json", "http://x.test/files/.json"));
+    // A URL over the step limit gets the same answer through the regex.
+    let name = "a.".repeat(200);
+    let long = format!("http://x.test/files/{name}.json");
+    assert_eq!(
+        params("/files/:name.json", &long),
+        vec![p("name", &[&name])]
+    );
 }

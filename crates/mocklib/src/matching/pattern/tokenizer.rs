@@ -10,7 +10,7 @@ use super::{ColonRole, Ctx, Modifier, PatternError, Token};
 /// path-to-regexp v6's default parameter pattern: one segment, lazily.
 pub(super) const SEGMENT_PATTERN: &str = "[^/#?]+?";
 /// MSW's `coercePath` turns each `*` into the unnamed group `(.*)`.
-const WILDCARD_PATTERN: &str = ".*";
+pub(super) const WILDCARD_PATTERN: &str = ".*";
 /// A `:*` port wildcard inside a `*`-led pattern.
 const PORT_PATTERN: &str = r"\d+";
 /// A host parameter: one label. Unlike MSW (see the module docs), never a
