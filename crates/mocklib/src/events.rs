@@ -24,7 +24,7 @@
 //! ```
 
 use std::panic::AssertUnwindSafe;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, PoisonError, RwLock};
 
 use bytes::Bytes;
@@ -127,6 +127,10 @@ pub struct Events {
 #[derive(Default)]
 struct EventsInner {
     enabled: AtomicBool,
+    /// How many listeners there are: an emit with none returns without
+    /// touching the lock (two threads taking it for every request contend
+    /// on its cache line).
+    subscribed: AtomicUsize,
     next_id: AtomicU64,
     // Copy-on-write: emitting clones one `Arc` and calls listeners without a
     // lock held, so a listener may subscribe or unsubscribe.
@@ -189,17 +193,22 @@ impl Events {
             .filter(|(i, ..)| *i != id)
             .cloned()
             .collect();
+        self.inner
+            .subscribed
+            .store(listeners.len(), Ordering::SeqCst);
         listeners.len() != before
     }
 
     /// Removes every listener.
     #[doc(alias = "removeAllListeners")]
     pub fn remove_all_listeners(&self) {
-        *self
+        let mut listeners = self
             .inner
             .listeners
             .write()
-            .unwrap_or_else(PoisonError::into_inner) = Arc::new([]);
+            .unwrap_or_else(PoisonError::into_inner);
+        *listeners = Arc::new([]);
+        self.inner.subscribed.store(0, Ordering::SeqCst);
     }
 
     fn add(&self, kind: Option<EventKind>, listener: Listener) -> ListenerId {
@@ -214,6 +223,9 @@ impl Events {
             .cloned()
             .chain([(id, kind, listener)])
             .collect();
+        self.inner
+            .subscribed
+            .store(listeners.len(), Ordering::SeqCst);
         id
     }
 
@@ -223,7 +235,9 @@ impl Events {
 
     /// Emits an event; `event` is built only if someone listens.
     pub(crate) fn emit(&self, kind: EventKind, event: impl FnOnce() -> LifeCycleEvent) {
-        if !self.inner.enabled.load(Ordering::SeqCst) {
+        if !self.inner.enabled.load(Ordering::SeqCst)
+            || self.inner.subscribed.load(Ordering::SeqCst) == 0
+        {
             return;
         }
         let listeners = Arc::clone(

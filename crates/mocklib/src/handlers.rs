@@ -320,9 +320,10 @@ impl Scope {
         base_url: Option<&url::Url>,
     ) {
         if capacity > 0 {
-            self.lock()
-                .journal
-                .record(capacity, request, handler, answer, base_url);
+            let entry = RecordedRequest::new(request, handler, answer, base_url);
+            let evicted = self.lock().journal.push(capacity, entry);
+            // Freed after the lock: the journal may hold an old request's last reference.
+            drop(evicted);
         }
     }
 

@@ -121,6 +121,22 @@ impl RecordedRequest {
         &self.answer
     }
 
+    /// The entry for `request`, built before taking the journal's lock.
+    pub(crate) fn new(
+        request: &Request,
+        handler: Option<&Handler>,
+        answer: Answer,
+        base_url: Option<&Url>,
+    ) -> Self {
+        RecordedRequest {
+            request: bounded(request),
+            body_len: request.body().len(),
+            handler: handler.cloned(),
+            answer,
+            base_url: base_url.cloned(),
+        }
+    }
+
     /// The base URL relative predicates matched against.
     pub(crate) fn base_url(&self) -> Option<&Url> {
         self.base_url.as_ref()
@@ -138,7 +154,8 @@ pub(crate) struct Journal {
 impl Journal {
     /// Records a request, dropping the oldest beyond `capacity` (`0`: keep
     /// nothing).
-    pub(crate) fn record(
+    #[cfg(test)]
+    fn record(
         &mut self,
         capacity: usize,
         request: &Request,
@@ -146,20 +163,28 @@ impl Journal {
         answer: Answer,
         base_url: Option<&Url>,
     ) {
+        let entry = RecordedRequest::new(request, handler, answer, base_url);
+        drop(self.push(capacity, entry));
+    }
+
+    /// Appends `entry`, dropping the oldest beyond `capacity` (`0`: keep
+    /// nothing). Returns the entry it let go of, for the caller to free
+    /// after releasing its lock (the last hold on an old request frees it).
+    pub(crate) fn push(
+        &mut self,
+        capacity: usize,
+        entry: RecordedRequest,
+    ) -> Option<RecordedRequest> {
         if capacity == 0 {
-            return;
+            return None;
         }
+        let mut evicted = None;
         while self.entries.len() >= capacity {
-            self.entries.pop_front();
+            evicted = self.entries.pop_front();
             self.dropped += 1;
         }
-        self.entries.push_back(RecordedRequest {
-            request: bounded(request),
-            body_len: request.body().len(),
-            handler: handler.cloned(),
-            answer,
-            base_url: base_url.cloned(),
-        });
+        self.entries.push_back(entry);
+        evicted
     }
 
     pub(crate) fn entries(&self) -> impl Iterator<Item = &RecordedRequest> {

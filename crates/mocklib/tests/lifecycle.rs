@@ -159,6 +159,11 @@ async fn listeners_can_be_removed_and_filtered_by_kind() {
     server.events().remove_all_listeners();
     client.get(format!("{API}/a")).await;
     assert!(log.lock().unwrap().is_empty());
+
+    // Subscribing again after everything was removed hears events again.
+    let log = record_events(&server);
+    client.get(format!("{API}/a")).await;
+    assert_eq!(kinds(&log)[0], "request:start");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
