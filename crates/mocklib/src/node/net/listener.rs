@@ -670,6 +670,9 @@ fn request_url(
                 Some(authority) => authority.clone(),
                 None => host_authority(shared, parts)?,
             };
+            if is_own_origin(&shared.origin, &authority) {
+                return Ok((under(&shared.origin, path), Some(shared.origin.clone())));
+            }
             let url = parse(format!("http://{authority}{path}"))?;
             // The origin, without parsing a second URL (this is per request).
             let mut base = url.clone();
@@ -678,6 +681,26 @@ fn request_url(
             Ok((url, Some(base)))
         }
     }
+}
+
+/// Whether `authority` is written exactly as the listener's own origin
+/// (`127.0.0.1:<port>`, what `server.url()` gives).
+fn is_own_origin(origin: &Url, authority: &Authority) -> bool {
+    Some(authority.host()) == origin.host_str() && authority.port_u16() == origin.port()
+}
+
+/// `origin` with the request target's path and query: what parsing
+/// `http://<origin><path_and_query>` gives (the same parser steps for the
+/// path and the query), without parsing the host again.
+fn under(origin: &Url, path_and_query: &str) -> Url {
+    let (path, query) = match path_and_query.split_once('?') {
+        Some((path, query)) => (path, Some(query)),
+        None => (path_and_query, None),
+    };
+    let mut url = origin.clone();
+    url.set_path(path);
+    url.set_query(query);
+    url
 }
 
 /// The authority named by the `Host` header, which must be a single valid
@@ -933,5 +956,49 @@ impl<I: AsyncWrite + Unpin> AsyncWrite for Rewind<I> {
 
     fn is_write_vectored(&self) -> bool {
         self.inner.is_write_vectored()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Building a request's URL from the listener's parsed origin gives what
+    /// parsing its text does, for the request targets hyper lets through.
+    #[test]
+    fn urls_built_under_the_origin_equal_parsed_ones() {
+        let origin = Url::parse("http://127.0.0.1:4321/").unwrap();
+        for target in [
+            "/",
+            "/user",
+            "/a/../b",
+            "/a/./b/",
+            "/a/%2e%2E/b",
+            "//x//y",
+            "/a%2Fb",
+            "/%7E/%F0%9F%A6%80",
+            "/a?b=c&d",
+            "/a?",
+            "/a??b",
+            "/a?b='c'&d=\"e\"",
+            "/a/b;c=d/e",
+            "/a b",
+            "/a|b{c}`d",
+            "/a?b c",
+        ] {
+            let parsed = Url::parse(&format!("http://127.0.0.1:4321{target}")).unwrap();
+            assert_eq!(under(&origin, target), parsed, "{target}");
+        }
+        let authority: Authority = "127.0.0.1:4321".parse().unwrap();
+        assert!(is_own_origin(&origin, &authority));
+        for other in [
+            "localhost:4321",
+            "127.0.0.1:4322",
+            "127.0.0.1",
+            "127.000.0.1:4321",
+        ] {
+            let authority: Authority = other.parse().unwrap();
+            assert!(!is_own_origin(&origin, &authority), "{other}");
+        }
     }
 }
