@@ -53,6 +53,15 @@ pub(super) fn compile_path(tokens: &[Token], ctx: &Ctx<'_>) -> Result<Compiled, 
 
 /// The general case: one anchored, case-insensitive regex.
 pub(super) fn compile_regex(tokens: &[Token], ctx: &Ctx<'_>) -> Result<Compiled, PatternError> {
+    let (regex, groups) = regex_of(tokens, ctx)?;
+    Ok(Compiled {
+        matcher: Matcher::Regex(regex),
+        groups,
+    })
+}
+
+/// The tokens' regex and what each of its capture groups means.
+fn regex_of(tokens: &[Token], ctx: &Ctx<'_>) -> Result<(Regex, Vec<Group>), PatternError> {
     let mut re = String::from("(?i)^");
     let mut groups = Vec::new();
     for token in tokens {
@@ -76,10 +85,7 @@ pub(super) fn compile_regex(tokens: &[Token], ctx: &Ctx<'_>) -> Result<Compiled,
     }
     // strict: false tolerates one trailing delimiter on the request.
     re.push_str("[/#?]?$");
-    Ok(Compiled {
-        matcher: Matcher::Regex(build_regex(&re, ctx)?),
-        groups,
-    })
+    Ok((build_regex(&re, ctx)?, groups))
 }
 
 /// A pattern of literal text only (the common case) compares without a
@@ -152,10 +158,7 @@ fn step_matcher(tokens: &[Token], ctx: &Ctx<'_>) -> Result<Option<Compiled>, Pat
     // Trying every end of a free parameter is quadratic in the worst case:
     // long URLs take the regex, which is linear.
     let fallback = match free {
-        true => match compile_regex(tokens, ctx)?.matcher {
-            Matcher::Regex(regex) => Some(regex),
-            _ => None,
-        },
+        true => Some(regex_of(tokens, ctx)?.0),
         false => None,
     };
     Ok(Some(Compiled {
