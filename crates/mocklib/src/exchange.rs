@@ -126,10 +126,10 @@ impl<B: Body> Tap<B> {
     /// server that knows the length (hyper, with `Content-Length`) stops
     /// polling after the last byte, before the end is ever reported.
     fn finish_if_ended(&mut self) {
-        if self.inner.is_end_stream()
-            && let Some(capture) = self.capture.take()
-        {
-            capture.finish();
+        if self.inner.is_end_stream() {
+            if let Some(capture) = self.capture.take() {
+                capture.finish();
+            }
         }
     }
 }
@@ -150,10 +150,10 @@ impl<B: Body<Data = Bytes>> Body for Tap<B> {
                 if let (Some(capture), Some(data)) = (this.capture.as_mut(), frame.data_ref()) {
                     capture.data(data);
                 }
-                if inner.is_end_stream()
-                    && let Some(capture) = this.capture.take()
-                {
-                    capture.finish();
+                if inner.is_end_stream() {
+                    if let Some(capture) = this.capture.take() {
+                        capture.finish();
+                    }
                 }
             }
             Poll::Ready(None) => {

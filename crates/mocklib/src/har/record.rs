@@ -368,11 +368,12 @@ fn body_text(body: &[u8], redaction: &Redaction) -> (String, Option<String>) {
     let Ok(text) = std::str::from_utf8(body) else {
         return (crate::base64::encode(body), Some("base64".to_owned()));
     };
-    if !redaction.json_fields.is_empty()
-        && let Ok(mut json) = serde_json::from_str::<serde_json::Value>(text)
-        && redact_json(&mut json, &redaction.json_fields)
-    {
-        return (json.to_string(), None);
+    if !redaction.json_fields.is_empty() {
+        if let Ok(mut json) = serde_json::from_str::<serde_json::Value>(text) {
+            if redact_json(&mut json, &redaction.json_fields) {
+                return (json.to_string(), None);
+            }
+        }
     }
     (text.to_owned(), None)
 }

@@ -288,9 +288,7 @@ impl Drop for FaultIo {
             // that lingering blocks on drop; a zero linger never does.)
             Planned::Reset => {
                 // Not `io.as_tcp()`: the box itself is a `Connection` too.
-                if let Some(tcp) = (*io).as_tcp()
-                    && let Err(error) = tcp.set_zero_linger()
-                {
+                if let Some(Err(error)) = (*io).as_tcp().map(|tcp| tcp.set_zero_linger()) {
                     tracing::debug!(target: "mocklib", %error, "cannot reset the connection");
                 }
             }
