@@ -95,7 +95,7 @@ impl HandlerChain {
     /// every handler left out cannot match it.
     pub(crate) fn candidates(
         &self,
-        keys: &RequestKeys,
+        keys: &RequestKeys<'_>,
         #[cfg(feature = "graphql")] operations: &dyn OperationSource,
     ) -> Vec<&Handler> {
         let mut candidates = Vec::new();

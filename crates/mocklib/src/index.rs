@@ -47,31 +47,44 @@ struct OperationGroup {
     all: Vec<u32>,
 }
 
-/// The lookup keys of one request, computed once per request.
-pub(crate) struct RequestKeys {
-    method: http::Method,
-    /// Lowercased `scheme://host[:port]` + path.
-    origin_and_path: String,
-    /// Lowercased path; a suffix of `origin_and_path`.
-    path_start: usize,
+/// The lookup keys of one request, computed once per request, and only
+/// when a chunk has an index to look them up in (a short handler list has
+/// none, and then the request costs no key at all).
+pub(crate) struct RequestKeys<'a> {
+    method: &'a http::Method,
+    url: &'a Url,
+    /// Lowercased `scheme://host[:port]` + path, and where the path starts.
+    origin_and_path: std::cell::OnceCell<(String, usize)>,
 }
 
-impl RequestKeys {
-    pub(crate) fn new(method: &http::Method, url: &Url) -> Self {
-        let origin = url.origin().ascii_serialization();
-        let mut origin_and_path = String::with_capacity(origin.len() + url.path().len());
-        origin_and_path.push_str(&origin);
-        origin_and_path.push_str(url.path());
-        origin_and_path.make_ascii_lowercase();
+impl<'a> RequestKeys<'a> {
+    pub(crate) fn new(method: &'a http::Method, url: &'a Url) -> Self {
         RequestKeys {
-            method: method.clone(),
-            origin_and_path,
-            path_start: origin.len(),
+            method,
+            url,
+            origin_and_path: std::cell::OnceCell::new(),
         }
     }
 
+    fn origin_and_path(&self) -> &str {
+        &self.origin_and_path_start().0
+    }
+
+    /// Lowercased path; a suffix of `origin_and_path`.
     fn path(&self) -> &str {
-        &self.origin_and_path[self.path_start..]
+        let (origin_and_path, start) = self.origin_and_path_start();
+        &origin_and_path[*start..]
+    }
+
+    fn origin_and_path_start(&self) -> &(String, usize) {
+        self.origin_and_path.get_or_init(|| {
+            let origin = self.url.origin().ascii_serialization();
+            let mut origin_and_path = String::with_capacity(origin.len() + self.url.path().len());
+            origin_and_path.push_str(&origin);
+            origin_and_path.push_str(self.url.path());
+            origin_and_path.make_ascii_lowercase();
+            (origin_and_path, origin.len())
+        })
     }
 }
 
@@ -152,21 +165,21 @@ impl ChunkIndex {
     /// Positions (in the chunk) of the handlers that may match, in list order.
     pub(crate) fn candidates(
         &self,
-        keys: &RequestKeys,
+        keys: &RequestKeys<'_>,
         #[cfg(feature = "graphql")] source: &dyn OperationSource,
         out: &mut Vec<u32>,
     ) {
         out.clear();
         out.extend_from_slice(&self.always);
         self.by_origin_and_path
-            .walk(keys.origin_and_path.as_bytes(), out);
+            .walk(keys.origin_and_path().as_bytes(), out);
         self.by_path.walk(keys.path().as_bytes(), out);
         #[cfg(feature = "graphql")]
         self.operation_candidates(source, out);
         out.retain(|&p| {
             self.methods[p as usize]
                 .as_ref()
-                .is_none_or(|m| *m == keys.method)
+                .is_none_or(|m| m == keys.method)
         });
         out.sort_unstable();
         // A batch may name one operation twice.

@@ -129,7 +129,10 @@ impl RecordedRequest {
         base_url: Option<&Url>,
     ) -> Self {
         RecordedRequest {
-            request: bounded(request),
+            // A copy that owns its bytes: the request itself would keep a
+            // large upload, or the read buffer its headers were parsed in,
+            // alive for as long as the journal keeps it.
+            request: request.detached(MAX_BODY),
             body_len: request.body().len(),
             handler: handler.cloned(),
             answer,
@@ -199,21 +202,6 @@ impl Journal {
         self.entries.clear();
         self.dropped = 0;
     }
-}
-
-/// The request itself when its body is small; a copy with the body cut to
-/// [`MAX_BODY`] otherwise, so a large upload's buffer is not kept alive.
-fn bounded(request: &Request) -> Request {
-    if request.body().len() <= MAX_BODY {
-        return request.clone();
-    }
-    Request::from_parts(
-        request.method().clone(),
-        request.url().clone(),
-        request.headers().clone(),
-        Bytes::copy_from_slice(&request.body()[..MAX_BODY]),
-    )
-    .with_version(request.version())
 }
 
 #[cfg(test)]

@@ -24,7 +24,7 @@
 use std::sync::{Arc, OnceLock};
 
 use bytes::Bytes;
-use http::{HeaderMap, Method, Version};
+use http::{HeaderMap, HeaderValue, Method, Version};
 use url::Url;
 
 use crate::form_data::{FormData, FormError};
@@ -44,6 +44,31 @@ struct RequestParts {
     body: Bytes,
     /// How `bypass()` performs this request; set by the engine.
     performer: OnceLock<Arc<dyn Performer>>,
+    /// Whether the header values and body own their storage (see
+    /// [`Request::detached`]).
+    owns_bytes: bool,
+}
+
+/// Copies the values of `headers` into one new buffer, so that they no
+/// longer share the storage they were parsed from (one allocation for all
+/// the values, however many; names never share it).
+pub(crate) fn own_values(headers: &mut HeaderMap) {
+    let mut buffer = Vec::with_capacity(headers.values().map(HeaderValue::len).sum());
+    for value in headers.values() {
+        buffer.extend_from_slice(value.as_bytes());
+    }
+    let buffer = Bytes::from(buffer);
+    let mut start = 0;
+    for value in headers.values_mut() {
+        let end = start + value.len();
+        // A value built unchecked may hold bytes a checked one may not:
+        // that one keeps its own storage.
+        if let Ok(mut copy) = HeaderValue::from_maybe_shared(buffer.slice(start..end)) {
+            copy.set_sensitive(value.is_sensitive());
+            *value = copy;
+        }
+        start = end;
+    }
 }
 
 /// Why the request body could not be read the way a resolver asked.
@@ -138,30 +163,67 @@ impl Request {
                 headers,
                 body,
                 performer: OnceLock::new(),
+                owns_bytes: false,
             }),
         }
     }
 
     /// This request as sent with HTTP version `version` (front doors set the
     /// version the client used; [`Request::from_parts`] assumes HTTP/1.1).
-    pub fn with_version(self, version: Version) -> Self {
-        match Arc::try_unwrap(self.inner) {
-            Ok(mut parts) => {
-                parts.version = version;
-                Request {
-                    inner: Arc::new(parts),
-                }
-            }
-            Err(shared) => Request {
-                inner: Arc::new(RequestParts {
-                    method: shared.method.clone(),
-                    url: shared.url.clone(),
-                    version,
-                    headers: shared.headers.clone(),
-                    body: shared.body.clone(),
-                    performer: OnceLock::new(),
-                }),
-            },
+    pub fn with_version(mut self, version: Version) -> Self {
+        // Unshared (as a front door's new request is): set it in place.
+        if let Some(parts) = Arc::get_mut(&mut self.inner) {
+            parts.version = version;
+            return self;
+        }
+        let shared = &self.inner;
+        Request {
+            inner: Arc::new(RequestParts {
+                method: shared.method.clone(),
+                url: shared.url.clone(),
+                version,
+                headers: shared.headers.clone(),
+                body: shared.body.clone(),
+                performer: OnceLock::new(),
+                owns_bytes: shared.owns_bytes,
+            }),
+        }
+    }
+
+    /// A copy that owns its bytes: its own header values and body (cut to
+    /// `max_body` bytes). A front door's header values and small body are
+    /// slices of its connection's read buffer: a request kept for long (the
+    /// journal keeps a thousand) would keep that whole buffer alive.
+    pub(crate) fn detached(&self, max_body: usize) -> Request {
+        if self.inner.owns_bytes && self.body().len() <= max_body {
+            return self.clone();
+        }
+        let mut headers = self.headers().clone();
+        own_values(&mut headers);
+        let body = Bytes::copy_from_slice(&self.body()[..self.body().len().min(max_body)]);
+        let (method, url) = (self.method().clone(), self.url().clone());
+        Request::from_owned_parts(method, url, self.version(), headers, body)
+    }
+
+    /// A request whose header values and body own their storage (share no
+    /// larger buffer): [`Request::detached`] keeps it as it is.
+    pub(crate) fn from_owned_parts(
+        method: Method,
+        url: Url,
+        version: Version,
+        headers: HeaderMap,
+        body: Bytes,
+    ) -> Self {
+        Request {
+            inner: Arc::new(RequestParts {
+                method,
+                url,
+                version,
+                headers,
+                body,
+                performer: OnceLock::new(),
+                owns_bytes: true,
+            }),
         }
     }
 
@@ -183,6 +245,7 @@ impl Request {
                 headers: parts.headers,
                 body,
                 performer: OnceLock::new(),
+                owns_bytes: false,
             }),
         })
     }
@@ -418,6 +481,66 @@ pub(crate) trait Performer: Send + Sync {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Whether `value`'s bytes lie inside `buffer`.
+    fn inside(value: &HeaderValue, buffer: &Bytes) -> bool {
+        let range = buffer.as_ptr_range();
+        let bytes = value.as_bytes().as_ptr_range();
+        range.start <= bytes.start && bytes.end <= range.end
+    }
+
+    /// Headers and a body as a front door parses them: slices of one read
+    /// buffer.
+    fn parsed(buffer: &Bytes) -> (HeaderMap, Bytes) {
+        let mut headers = HeaderMap::new();
+        headers.insert(
+            "host",
+            HeaderValue::from_maybe_shared(buffer.slice(0..9)).unwrap(),
+        );
+        let mut secret = HeaderValue::from_maybe_shared(buffer.slice(10..16)).unwrap();
+        secret.set_sensitive(true);
+        headers.append("x-token", secret);
+        headers.append(
+            "x-token",
+            HeaderValue::from_maybe_shared(buffer.slice(17..20)).unwrap(),
+        );
+        (headers, buffer.slice(21..))
+    }
+
+    #[test]
+    fn own_values_copies_every_value_out_of_the_read_buffer() {
+        let buffer = Bytes::copy_from_slice(b"localhost secret two {\"a\":1}");
+        let (mut headers, _) = parsed(&buffer);
+        assert!(headers.values().all(|value| inside(value, &buffer)));
+        let before = headers.clone();
+        own_values(&mut headers);
+        assert_eq!(headers, before);
+        assert!(headers.values().all(|value| !inside(value, &buffer)));
+        let sensitive: Vec<bool> = headers.values().map(HeaderValue::is_sensitive).collect();
+        assert_eq!(sensitive, [false, true, false]);
+    }
+
+    #[test]
+    fn a_detached_request_shares_nothing_with_the_read_buffer() {
+        let buffer = Bytes::copy_from_slice(b"localhost secret two {\"a\":1}");
+        let (headers, body) = parsed(&buffer);
+        let url: Url = "http://localhost/x".parse().unwrap();
+        let request = Request::from_parts(Method::POST, url.clone(), headers, body);
+        let kept = request.detached(4);
+        assert_eq!(kept.headers(), request.headers());
+        assert_eq!(&kept.body()[..], b"{\"a\"");
+        assert!(kept.headers().values().all(|value| !inside(value, &buffer)));
+        // A request that owns its bytes (and fits) is kept as it is.
+        let owned = Request::from_owned_parts(
+            Method::GET,
+            url,
+            Version::HTTP_11,
+            HeaderMap::new(),
+            Bytes::from_static(b"{}"),
+        );
+        assert!(Arc::ptr_eq(&owned.detached(4).inner, &owned.inner));
+        assert!(!Arc::ptr_eq(&owned.detached(1).inner, &owned.inner));
+    }
 
     #[test]
     fn origin_form_uri_is_completed_from_the_host_header() {

@@ -482,7 +482,7 @@ impl HttpResponse {
             if let Some(bytes) = body.as_bytes().filter(|_| promised) {
                 headers
                     .entry(header::CONTENT_LENGTH)
-                    .or_insert_with(|| HeaderValue::from(bytes.len()));
+                    .or_insert_with(|| content_length(bytes.len()));
             }
             if truncate_after.is_some() || dribble.is_some() {
                 let Some(bytes) = body.as_bytes().cloned() else {
@@ -511,6 +511,14 @@ impl HttpResponse {
         }
         Ok(response)
     }
+}
+
+/// A `Content-Length` value in one allocation (`HeaderValue::from(usize)`
+/// takes two; this is once per mocked response).
+fn content_length(length: usize) -> HeaderValue {
+    let mut digits = itoa::Buffer::new();
+    HeaderValue::from_maybe_shared(Bytes::copy_from_slice(digits.format(length).as_bytes()))
+        .unwrap_or_else(|_| HeaderValue::from(length))
 }
 
 impl<B: Into<Bytes>> From<http::Response<B>> for HttpResponse {

@@ -31,7 +31,8 @@ use crate::engine::{Outcome, Passthrough};
 use crate::exchange::Tap;
 use crate::fault::Fault;
 use crate::handlers::Scope;
-use crate::request::Request;
+use crate::journal::MAX_BODY;
+use crate::request::{Request, own_values};
 use crate::response::StatusText;
 use http::header::PROXY_AUTHORIZATION;
 use std::sync::Weak;
@@ -165,14 +166,7 @@ async fn serve(
     let fault = Arc::new(ConnectionFault::new(outer));
     let serving = tenant.clone();
     let faulting = Arc::clone(&fault);
-    let service = service_fn(move |request| {
-        answer_for(
-            serving.clone(),
-            entry.clone(),
-            Arc::clone(&faulting),
-            request,
-        )
-    });
+    let service = service_fn(move |request| answer_for(&serving, &entry, &faulting, request));
     let builder = auto::Builder::new(TokioExecutor::new());
     let io = FaultIo {
         io: Some(io),
@@ -386,15 +380,26 @@ fn malformed_chunk(head: Option<&http::response::Parts>) -> Bytes {
 }
 
 /// The answer of the server that holds the connection's port now.
-async fn answer_for(
-    tenant: Tenant,
-    entry: Entry,
-    fault: Arc<ConnectionFault>,
+/// Takes in one request, then answers it. Everything that reads the request
+/// head happens here, before the future: hyper reads on (to notice a client
+/// that goes away) while that future runs, and a head still alive then would
+/// keep its read buffer from being reused, costing a new 8 KiB buffer per
+/// request.
+fn answer_for(
+    tenant: &Tenant,
+    entry: &Entry,
+    fault: &Arc<ConnectionFault>,
     request: http::Request<Incoming>,
-) -> Result<http::Response<ResponseBody>, BoxError> {
-    match tenant.current() {
-        Some(shared) => answer(shared, entry, &fault, request).await,
-        None => Ok(no_server()),
+) -> impl Future<Output = Result<http::Response<ResponseBody>, BoxError>> + Send + 'static + use<> {
+    let admitted = match tenant.current() {
+        Some(shared) => admit(shared, entry, fault, request),
+        None => Admitted::Answered(Ok(no_server())),
+    };
+    async move {
+        match admitted {
+            Admitted::Answered(answer) => answer,
+            Admitted::Resolve(resolve) => resolve.run().await,
+        }
     }
 }
 
@@ -407,61 +412,101 @@ fn no_server() -> http::Response<ResponseBody> {
     )
 }
 
-async fn answer(
+/// A request taken in: answered already, or to be resolved by the engine.
+#[expect(
+    clippy::large_enum_variant,
+    reason = "one per request, moved once into its future: a box would cost an allocation"
+)]
+enum Admitted {
+    Answered(Result<http::Response<ResponseBody>, BoxError>),
+    Resolve(Resolve),
+}
+
+/// What resolving a request needs once its head has been read; nothing in
+/// it refers to the connection's read buffer.
+struct Resolve {
     shared: Arc<Shared>,
-    entry: Entry,
+    scope: Option<Arc<Scope>>,
+    head: (Method, Url, Version, http::HeaderMap),
+    base_url: Option<Url>,
+    body: Incoming,
+    fault: Arc<ConnectionFault>,
+    #[cfg(feature = "ws")]
+    on_upgrade: Option<hyper::upgrade::OnUpgrade>,
+}
+
+fn admit(
+    shared: Arc<Shared>,
+    entry: &Entry,
     fault: &Arc<ConnectionFault>,
     request: http::Request<Incoming>,
-) -> Result<http::Response<ResponseBody>, BoxError> {
+) -> Admitted {
     // A request that already went through this listener came back through a
     // name for it the address check could not know (a DNS alias, say).
     if came_through(&shared, request.headers()) {
-        return Ok(plain(
+        return Admitted::Answered(Ok(plain(
             StatusCode::LOOP_DETECTED,
             "mocklib: this request already passed through this listener (its Via header says so); \
              performing it again would loop\n",
-        ));
+        )));
     }
-    let scope = match scope_of(&shared, &entry, request.headers()) {
+    let scope = match scope_of(&shared, entry, request.headers()) {
         Ok(scope) => scope,
-        Err(credential) => return Ok(ended_scope(&credential)),
+        Err(credential) => return Admitted::Answered(Ok(ended_scope(&credential))),
     };
     if request.method() == Method::CONNECT {
-        return Ok(connect(shared, &entry, request, scope, fault));
+        return Admitted::Answered(Ok(connect(shared, entry, request, scope, fault)));
     }
     let (mut parts, body) = request.into_parts();
-    let version = parts.version;
     // The credential is the listener's business, not the handlers' or the upstream's.
     parts.headers.remove(PROXY_AUTHORIZATION);
-    #[cfg(feature = "ws")]
-    let on_upgrade = parts.extensions.remove::<hyper::upgrade::OnUpgrade>();
-    let (url, base_url) = match request_url(&shared, &entry, &parts) {
+    let (url, base_url) = match request_url(&shared, entry, &parts) {
         Ok(found) => found,
-        Err(message) => return Ok(plain(StatusCode::BAD_REQUEST, &message)),
+        Err(message) => return Admitted::Answered(Ok(plain(StatusCode::BAD_REQUEST, &message))),
     };
-    let body = body.collect().await?.to_bytes();
-    let request =
-        Request::from_parts(parts.method, url, parts.headers, body).with_version(parts.version);
-    let scope = scope.unwrap_or_else(|| shared.engine.current_scope());
-    #[cfg(all(feature = "ws", feature = "graphql"))]
-    let resolve_in = super::ws::ResolveIn {
-        scope: Arc::clone(&scope),
-        base_url: base_url.clone(),
-    };
-    let outcome = shared.engine.handle_in(scope, request, base_url).await;
-    respond(
-        &shared,
-        outcome,
-        Delivery {
+    own_values(&mut parts.headers);
+    Admitted::Resolve(Resolve {
+        shared,
+        scope,
+        head: (parts.method, url, parts.version, parts.headers),
+        base_url,
+        body,
+        fault: Arc::clone(fault),
+        #[cfg(feature = "ws")]
+        on_upgrade: parts.extensions.remove::<hyper::upgrade::OnUpgrade>(),
+    })
+}
+
+impl Resolve {
+    async fn run(self) -> Result<http::Response<ResponseBody>, BoxError> {
+        let (method, url, version, headers) = self.head;
+        let body = self.body.collect().await?.to_bytes();
+        // A small body is a slice of the connection's read buffer: copied,
+        // the request owns all its bytes and the journal may keep it as is.
+        let request = if body.len() <= MAX_BODY {
+            let body = Bytes::copy_from_slice(&body);
+            Request::from_owned_parts(method, url, version, headers, body)
+        } else {
+            Request::from_parts(method, url, headers, body).with_version(version)
+        };
+        let shared = self.shared;
+        let scope = self.scope.unwrap_or_else(|| shared.engine.current_scope());
+        #[cfg(all(feature = "ws", feature = "graphql"))]
+        let resolve_in = super::ws::ResolveIn {
+            scope: Arc::clone(&scope),
+            base_url: self.base_url.clone(),
+        };
+        let outcome = shared.engine.handle_in(scope, request, self.base_url).await;
+        let delivery = Delivery {
             version,
-            fault,
+            fault: &self.fault,
             #[cfg(feature = "ws")]
-            on_upgrade,
+            on_upgrade: self.on_upgrade,
             #[cfg(all(feature = "ws", feature = "graphql"))]
             resolve_in,
-        },
-    )
-    .await
+        };
+        respond(&shared, outcome, delivery).await
+    }
 }
 
 /// A `CONNECT`: a tunnel, unless it comes inside one.
@@ -663,6 +708,11 @@ fn request_url(
         }
         // Addressed to the listener itself, whatever name the client used for
         // it, so that name's origin is the base URL.
+        // The usual case, read without parsing: the Host header is exactly
+        // the listener's own `127.0.0.1:<port>`.
+        Entry::Direct { .. } if parts.uri.authority().is_none() && host_is_own(shared, parts) => {
+            Ok((under(&shared.origin, path), Some(shared.origin.clone())))
+        }
         Entry::Direct { .. } => {
             let authority = match parts.uri.authority() {
                 Some(authority) => authority.clone(),
@@ -703,6 +753,16 @@ fn under(origin: &Url, path_and_query: &str) -> Url {
 
 /// The authority named by the `Host` header, which must be a single valid
 /// `host[:port]` (RFC 9112 §3.2); HTTP/1.0 may omit it.
+/// Whether the request has one Host header, written exactly as the
+/// listener's own authority.
+fn host_is_own(shared: &Shared, parts: &http::request::Parts) -> bool {
+    let mut hosts = parts.headers.get_all(http::header::HOST).iter();
+    matches!(
+        (hosts.next(), hosts.next()),
+        (Some(host), None) if host.as_bytes() == shared.origin.authority().as_bytes()
+    )
+}
+
 fn host_authority(shared: &Shared, parts: &http::request::Parts) -> Result<Authority, String> {
     let mut hosts = parts.headers.get_all(http::header::HOST).iter();
     let host = match (hosts.next(), hosts.next()) {
@@ -765,13 +825,14 @@ pub(super) fn is_own_address(shared: &Shared, url: &Url) -> bool {
 
 fn mocked(response: http::Response<crate::Body>) -> http::Response<ResponseBody> {
     let (mut parts, body) = response.into_parts();
-    // HTTP/1.1 sends the status text as the reason phrase.
+    // HTTP/1.1 sends the status text as the reason phrase (hyper writes the
+    // status's own when the response names none).
     let reason = parts
         .extensions
-        .get::<StatusText>()
-        .map(|text| text.0.clone());
+        .remove::<StatusText>()
+        .filter(|text| Some(text.0.as_str()) != parts.status.canonical_reason());
     if let Some(phrase) =
-        reason.and_then(|text| hyper::ext::ReasonPhrase::try_from(text.into_bytes()).ok())
+        reason.and_then(|text| hyper::ext::ReasonPhrase::try_from(text.0.into_bytes()).ok())
     {
         parts.extensions.insert(phrase);
     }
