@@ -37,7 +37,7 @@ use crate::index::RequestKeys;
 use crate::journal::{Answer, DEFAULT_CAPACITY};
 use crate::request::{Performer, Request};
 use crate::resolver::{CallContext, RequestId, Resolution, ResolverCall, ResolverError};
-use crate::response::{HttpResponse, Kind, StatusText};
+use crate::response::{HttpResponse, Kind};
 #[cfg(feature = "ws")]
 use crate::upgrade::WebSocketUpgrade;
 #[cfg(feature = "har")]
@@ -101,7 +101,7 @@ impl std::fmt::Debug for UnhandledRequest {
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum Outcome {
-    /// Send this response. Its [`StatusText`] extension holds the status text.
+    /// Send this response (its status text: [`StatusText::of`](crate::StatusText::of)).
     Mocked(http::Response<Body>),
     /// Perform the request for real, then report the response head.
     Passthrough(Passthrough),
@@ -784,15 +784,4 @@ fn unhandled_message(
         "\nIf you still wish to intercept this unhandled request, create a request handler for it.",
     );
     message
-}
-
-impl StatusText {
-    /// The status text of a mocked response (its reason phrase if none was set).
-    pub fn of<B>(response: &http::Response<B>) -> &str {
-        response
-            .extensions()
-            .get::<StatusText>()
-            .map(|text| text.0.as_str())
-            .unwrap_or_else(|| response.status().canonical_reason().unwrap_or(""))
-    }
 }

@@ -88,6 +88,17 @@ pub enum ResponseBodyError {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StatusText(pub String);
 
+impl StatusText {
+    /// The status text of a mocked response (its reason phrase if none was set).
+    pub fn of<B>(response: &http::Response<B>) -> &str {
+        response
+            .extensions()
+            .get::<StatusText>()
+            .map(|text| text.0.as_str())
+            .unwrap_or_else(|| response.status().canonical_reason().unwrap_or(""))
+    }
+}
+
 impl HttpResponse {
     fn with_body(body: impl Into<Body>, content_type: Option<&'static str>) -> Self {
         HttpResponse {
@@ -449,14 +460,15 @@ impl HttpResponse {
     }
 
     /// The finished `http::Response`: default headers filled in, no body on
-    /// statuses that cannot have one, the status text in
-    /// [`StatusText`]; a [`Fault::MalformedChunk`] answer has the `Fault`
-    /// in its extensions and a body that fails. `Err` carries a mistake made
-    /// while building.
+    /// statuses that cannot have one, a status text other than the status's
+    /// own reason phrase in [`StatusText`] (read either with
+    /// [`StatusText::of`]); a [`Fault::MalformedChunk`] answer has the
+    /// `Fault` in its extensions and a body that fails. `Err` carries a
+    /// mistake made while building.
     pub fn into_http(self) -> Result<http::Response<Body>, String> {
-        let status_text = self.status_text_or_default().to_owned();
         let ResponseParts {
             status,
+            status_text,
             mut headers,
             mut body,
             default_content_type,
@@ -505,7 +517,12 @@ impl HttpResponse {
         let mut response = http::Response::new(body);
         *response.status_mut() = status;
         *response.headers_mut() = headers;
-        response.extensions_mut().insert(StatusText(status_text));
+        // Most responses keep their reason phrase: no extension to allocate.
+        if let Some(text) =
+            status_text.filter(|text| Some(text.as_str()) != status.canonical_reason())
+        {
+            response.extensions_mut().insert(StatusText(text));
+        }
         if let Some(fault) = fault {
             response.extensions_mut().insert(fault);
         }
@@ -606,10 +623,8 @@ mod tests {
     #[test]
     fn status_text_defaults_to_reason_phrase() {
         let response = HttpResponse::empty().status(404).into_http().unwrap();
-        assert_eq!(
-            response.extensions().get::<StatusText>().unwrap().0,
-            "Not Found"
-        );
+        assert_eq!(StatusText::of(&response), "Not Found");
+        assert_eq!(response.extensions().get::<StatusText>(), None);
         let response = HttpResponse::empty()
             .status(418)
             .status_text("Teapot!")
