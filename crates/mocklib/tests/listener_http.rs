@@ -216,6 +216,66 @@ fn sequential_requests_on_one_raw_connection_are_all_answered() {
     assert_eq!(counter.load(Ordering::SeqCst), 5);
 }
 
+/// The values of the request's `x-v` headers, each as hex, joined by `|`.
+fn hex_values(headers: &::http::HeaderMap) -> String {
+    let hex = |bytes: &[u8]| bytes.iter().map(|b| format!("{b:02x}")).collect::<String>();
+    let values: Vec<String> = headers
+        .get_all("x-v")
+        .iter()
+        .map(|v| hex(v.as_bytes()))
+        .collect();
+    values.join("|")
+}
+
+#[test]
+fn header_values_reach_the_resolver_and_the_journal_byte_for_byte() {
+    // The listener copies header values out of its read buffer, which the
+    // next request on the connection reuses: each request must keep its own,
+    // obs-text bytes, repeated names and dozens of headers included.
+    let server = setup_server([http::get("/h", |args| {
+        HttpResponse::text(hex_values(args.request.headers()))
+    })]);
+    server.listen_with(common::error_on_unhandled());
+    let mut raw = Raw::connect(&server);
+    let mut sent = Vec::new();
+    for n in 0..20 {
+        let first = [format!("value {n} ").as_bytes(), b"\xe9\xff\x80"].concat();
+        let second = format!("second\t{n}").into_bytes();
+        let mut request = b"GET /h HTTP/1.1\r\nHost: 127.0.0.1\r\nx-v: ".to_vec();
+        request.extend_from_slice(&first);
+        request.extend_from_slice(
+            format!("\r\nx-v: {}\r\n", String::from_utf8_lossy(&second)).as_bytes(),
+        );
+        for filler in 0..40 {
+            request.extend_from_slice(format!("x-f{filler}: {n}-{filler}\r\n").as_bytes());
+        }
+        request.extend_from_slice(b"\r\n");
+        raw.send(&request);
+        let response = raw.read_response();
+        assert_eq!(response.status, 200, "{response:?}");
+        let mut expected = ::http::HeaderMap::new();
+        expected.append("x-v", ::http::HeaderValue::from_bytes(&first).unwrap());
+        expected.append("x-v", ::http::HeaderValue::from_bytes(&second).unwrap());
+        assert_eq!(response.text(), hex_values(&expected), "request {n}");
+        sent.push(expected);
+    }
+    let recorded = server.requests();
+    assert_eq!(recorded.len(), sent.len());
+    for (n, (entry, expected)) in recorded.iter().zip(&sent).enumerate() {
+        assert_eq!(
+            hex_values(entry.headers()),
+            hex_values(expected),
+            "journal entry {n}"
+        );
+        assert_eq!(
+            entry.headers()["x-f39"],
+            format!("{n}-39").as_str(),
+            "journal entry {n}"
+        );
+        assert_eq!(entry.headers().len(), 43, "journal entry {n}");
+    }
+}
+
 #[test]
 fn pipelined_requests_on_one_raw_connection_are_answered_in_order() {
     let server = setup_server([http::get("/item/:n", |args| {
