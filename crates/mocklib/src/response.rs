@@ -514,20 +514,30 @@ impl HttpResponse {
             // are no chunks, only a body that fails.
             headers.remove(header::CONTENT_LENGTH);
         }
-        let mut response = http::Response::new(body);
-        *response.status_mut() = status;
-        *response.headers_mut() = headers;
-        // Most responses keep their reason phrase: no extension to allocate.
-        if let Some(text) =
-            status_text.filter(|text| Some(text.as_str()) != status.canonical_reason())
-        {
-            response.extensions_mut().insert(StatusText(text));
-        }
-        if let Some(fault) = fault {
-            response.extensions_mut().insert(fault);
-        }
-        Ok(response)
+        Ok(assemble(status, status_text, headers, body, fault))
     }
+}
+
+/// The `http::Response` of finished parts.
+fn assemble(
+    status: StatusCode,
+    status_text: Option<String>,
+    headers: HeaderMap,
+    body: Body,
+    fault: Option<Fault>,
+) -> http::Response<Body> {
+    let mut response = http::Response::new(body);
+    *response.status_mut() = status;
+    *response.headers_mut() = headers;
+    // Most responses keep their reason phrase: no extension to allocate.
+    if let Some(text) = status_text.filter(|text| Some(text.as_str()) != status.canonical_reason())
+    {
+        response.extensions_mut().insert(StatusText(text));
+    }
+    if let Some(fault) = fault {
+        response.extensions_mut().insert(fault);
+    }
+    response
 }
 
 /// A `Content-Length` value in one allocation (`HeaderValue::from(usize)`
