@@ -11,7 +11,7 @@
 //!    connection: the client
 //!    puts a chunked response's connection back in its pool only after its
 //!    connection task wakes up, and a request sent sooner races that (it
-//!    waits, or connects anew), which made the streamed case 1.0× in some
+//!    waits for that wake-up; traced, no new connection is made), which made the streamed case 1.0× in some
 //!    runs and 1.5× in others.
 //! 2. **SSE throughput and memory.** One `sse` handler sends `EVENTS` events
 //!    (yielding to the runtime every 64, so the queue stays short: how a
