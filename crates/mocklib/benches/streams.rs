@@ -8,11 +8,10 @@
 //!    four chunks (`HttpResponse::stream`). Cases take turns in rounds; one
 //!    reqwest client per front door, built up front. Through the listener,
 //!    each request starts 1 ms after the previous one ended, on a settled
-//!    connection: the client
-//!    puts a chunked response's connection back in its pool only after its
-//!    connection task wakes up, and a request sent sooner races that (it
-//!    waits for that wake-up; traced, no new connection is made), which made the streamed case 1.0× in some
-//!    runs and 1.5× in others.
+//!    connection: the client puts a chunked response's connection back in
+//!    its pool only after its connection task wakes up, and a request sent
+//!    sooner waits for that wake-up (traced: no new connection is made),
+//!    which made the streamed case 1.0× in some runs and 1.5× in others.
 //! 2. **SSE throughput and memory.** One `sse` handler sends `EVENTS` events
 //!    (yielding to the runtime every 64, so the queue stays short: how a
 //!    resolver that produces faster than its client reads keeps memory
