@@ -2,12 +2,9 @@
 //!
 //! Layering: this file is the transport (sockets, TLS, tunnels, HTTP
 //! framing by hyper); what to answer is the engine's decision; performing a
-//! request for real is the upstream client's job.
-//!
-//! Injected [`Fault`]s are the one place the transport writes past hyper:
-//! on HTTP/1 the service plans the fault on the connection and fails, hyper
-//! drops the connection without a byte, and [`serve`] (or [`FaultIo`]'s
-//! drop, for a reset) performs it on the socket hyper let go of.
+//! request for real is the upstream client's job. Where a request is aimed
+//! is `target`'s to say; the connection and its injected faults are
+//! `connection`'s.
 
 use std::io;
 use std::pin::Pin;
@@ -26,6 +23,8 @@ use hyper_util::server::conn::auto;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf};
 use url::Url;
 
+use super::connection::{Connection, ConnectionFault, FaultIo, inject};
+use super::target::{Entry, came_through, is_own_address, request_url};
 use super::{CredentialScope, Port, Shared};
 use crate::engine::{Outcome, Passthrough};
 use crate::exchange::Tap;
@@ -42,23 +41,6 @@ type ResponseBody = BoxBody<Bytes, BoxError>;
 
 /// The TLS record type of a handshake: the first byte a TLS client sends.
 const TLS_HANDSHAKE: u8 = 0x16;
-
-/// How a connection reached the listener, which decides the request URLs
-/// and the scope.
-#[derive(Clone)]
-enum Entry {
-    /// Straight to the listener: origin-form (base URL mode), absolute-form
-    /// (forward proxy) or `CONNECT`. `scope` is set on a boundary's own port.
-    Direct { scope: Option<Arc<Scope>> },
-    /// Inside a `CONNECT host:port` tunnel: requests carry only a path, so
-    /// the URL is rebuilt from the tunnel's authority; the scope is the one
-    /// the `CONNECT` named.
-    Tunnel {
-        scheme: &'static str,
-        authority: Authority,
-        scope: Option<Arc<Scope>>,
-    },
-}
 
 /// Which server answers a connection's requests.
 #[derive(Clone)]
@@ -137,18 +119,6 @@ pub(super) async fn accept_loop(
     }
 }
 
-/// A connection the listener serves: TCP, a plain tunnel or TLS in a tunnel.
-trait Connection: AsyncRead + AsyncWrite + Unpin + Send + 'static {
-    /// The TCP stream itself, when this connection is one (not a tunnel).
-    fn as_tcp(&self) -> Option<&tokio::net::TcpStream>;
-}
-
-impl<I: AsyncRead + AsyncWrite + Unpin + Send + 'static> Connection for I {
-    fn as_tcp(&self) -> Option<&tokio::net::TcpStream> {
-        (self as &dyn std::any::Any).downcast_ref()
-    }
-}
-
 /// Serves HTTP/1.1 or HTTP/2 (told apart by the connection preface) on `io`.
 /// `outer` is the connection a `CONNECT` tunnel runs in, which a
 /// [`Fault::ConnectionReset`] inside the tunnel resets.
@@ -193,194 +163,8 @@ async fn serve(
     }
 }
 
-/// What an injected fault asks of a connection once hyper lets go of it
-/// (HTTP/1 only: an HTTP/2 connection carries other requests).
-#[derive(Default)]
-enum Planned {
-    #[default]
-    Nothing,
-    /// Close with a TCP reset.
-    Reset,
-    /// Write these bytes, then close; `io` is the connection, handed back by
-    /// [`FaultIo`] when hyper drops it.
-    Raw {
-        bytes: Bytes,
-        io: Option<Box<dyn Connection>>,
-    },
-}
-
-/// The fault planned for one connection. The service plans it, then fails
-/// so that hyper ends the connection without writing anything; [`FaultIo`]
-/// and [`serve`] carry it out.
-struct ConnectionFault {
-    planned: std::sync::Mutex<Planned>,
-    /// The tunnel's own connection, for a reset inside a `CONNECT` tunnel.
-    outer: Option<Arc<ConnectionFault>>,
-}
-
-impl ConnectionFault {
-    fn new(outer: Option<Arc<ConnectionFault>>) -> Self {
-        ConnectionFault {
-            planned: std::sync::Mutex::default(),
-            outer,
-        }
-    }
-
-    fn plan(&self) -> std::sync::MutexGuard<'_, Planned> {
-        self.planned
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-
-    /// Resets this connection, or the TCP connection a tunnel runs in.
-    fn reset(&self) {
-        match &self.outer {
-            Some(outer) => outer.reset(),
-            None => *self.plan() = Planned::Reset,
-        }
-    }
-
-    fn write_raw(&self, bytes: Bytes) {
-        *self.plan() = Planned::Raw { bytes, io: None };
-    }
-
-    /// The connection and the bytes to write on it, once hyper dropped it.
-    fn take_raw(&self) -> Option<(Box<dyn Connection>, Bytes)> {
-        match std::mem::take(&mut *self.plan()) {
-            Planned::Raw {
-                bytes,
-                io: Some(io),
-            } => Some((io, bytes)),
-            _ => None,
-        }
-    }
-}
-
-/// The connection as hyper sees it: the IO itself, which it hands back to
-/// [`serve`] (or resets) on drop when a fault is planned.
-struct FaultIo {
-    /// Always `Some` until dropped.
-    io: Option<Box<dyn Connection>>,
-    fault: Arc<ConnectionFault>,
-}
-
-impl FaultIo {
-    fn io(&mut self) -> io::Result<Pin<&mut dyn Connection>> {
-        match self.io.as_deref_mut() {
-            Some(io) => Ok(Pin::new(io)),
-            None => Err(io::ErrorKind::NotConnected.into()),
-        }
-    }
-}
-
-impl Drop for FaultIo {
-    fn drop(&mut self) {
-        let Some(io) = self.io.take() else { return };
-        match &mut *self.fault.plan() {
-            Planned::Nothing => {}
-            // SO_LINGER 0: closing sends RST instead of FIN. (Tokio warns
-            // that lingering blocks on drop; a zero linger never does.)
-            Planned::Reset => {
-                // Not `io.as_tcp()`: the box itself is a `Connection` too.
-                if let Some(Err(error)) = (*io).as_tcp().map(|tcp| tcp.set_zero_linger()) {
-                    tracing::debug!(target: "mocklib", %error, "cannot reset the connection");
-                }
-            }
-            Planned::Raw { io: slot, .. } => *slot = Some(io),
-        }
-    }
-}
-
-impl AsyncRead for FaultIo {
-    fn poll_read(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<io::Result<()>> {
-        self.io()?.poll_read(cx, buf)
-    }
-}
-
-impl AsyncWrite for FaultIo {
-    fn poll_write(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        data: &[u8],
-    ) -> Poll<io::Result<usize>> {
-        self.io()?.poll_write(cx, data)
-    }
-
-    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        self.io()?.poll_flush(cx)
-    }
-
-    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        self.io()?.poll_shutdown(cx)
-    }
-
-    fn poll_write_vectored(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        bufs: &[io::IoSlice<'_>],
-    ) -> Poll<io::Result<usize>> {
-        self.io()?.poll_write_vectored(cx, bufs)
-    }
-
-    fn is_write_vectored(&self) -> bool {
-        self.io.as_ref().is_some_and(|io| io.is_write_vectored())
-    }
-}
-
-/// Carries out an injected fault on an HTTP/1 connection: plans what
-/// [`serve`] does once hyper lets go of it, and returns the error that makes
-/// hyper let go without writing a byte. On HTTP/2 the error alone resets the
-/// request's stream, and the connection goes on serving the others.
-fn inject(
-    fault: Fault,
-    head: Option<&http::response::Parts>,
-    version: Version,
-    on: &ConnectionFault,
-) -> BoxError {
-    if version < Version::HTTP_2 {
-        match fault {
-            Fault::ConnectionReset => on.reset(),
-            // No bytes, but a clean close (TLS close_notify, then FIN):
-            // `HttpResponse::error()` just drops the connection.
-            Fault::EmptyResponse => on.write_raw(Bytes::new()),
-            Fault::Garbage => on.write_raw(Bytes::from_static(Fault::GARBAGE)),
-            Fault::MalformedChunk => on.write_raw(malformed_chunk(head)),
-        }
-    }
-    format!("injected fault: {fault}").into()
-}
-
-/// A response head in HTTP/1.1 (the status and headers of `head`, chunked),
-/// then a chunk whose size line is not hexadecimal.
-fn malformed_chunk(head: Option<&http::response::Parts>) -> Bytes {
-    let mut raw = Vec::new();
-    let status = head.map_or(StatusCode::OK, |head| head.status);
-    let reason = head
-        .and_then(|head| head.extensions.get::<StatusText>())
-        .map_or_else(
-            || status.canonical_reason().unwrap_or(""),
-            |text| text.0.as_str(),
-        );
-    raw.extend_from_slice(format!("HTTP/1.1 {} {reason}\r\n", status.as_str()).as_bytes());
-    for (name, value) in head.iter().flat_map(|head| head.headers.iter()) {
-        if name != http::header::TRANSFER_ENCODING && name != http::header::CONTENT_LENGTH {
-            raw.extend_from_slice(name.as_str().as_bytes());
-            raw.extend_from_slice(b": ");
-            raw.extend_from_slice(value.as_bytes());
-            raw.extend_from_slice(b"\r\n");
-        }
-    }
-    raw.extend_from_slice(b"transfer-encoding: chunked\r\nconnection: close\r\n\r\n");
-    raw.extend_from_slice(Fault::MALFORMED_CHUNK);
-    raw.into()
-}
-
-/// The answer of the server that holds the connection's port now.
-/// Takes in one request, then answers it. Everything that reads the request
+/// The answer of the server that holds the connection's port now: takes in
+/// one request, then answers it. Everything that reads the request
 /// head happens here, before the future: hyper reads on (to notice a client
 /// that goes away) while that future runs, and a head still alive then would
 /// keep its read buffer from being reused, costing a new 8 KiB buffer per
@@ -684,145 +468,6 @@ async fn perform_for_real(
 
 /// The absolute URL of a request, and the base URL relative predicates
 /// match against (only in base URL mode: the listener's own origin).
-fn request_url(
-    shared: &Shared,
-    entry: &Entry,
-    parts: &http::request::Parts,
-) -> Result<(Url, Option<Url>), String> {
-    let path = parts.uri.path_and_query().map_or("/", |p| p.as_str());
-    if path == "*" {
-        return Err("mocklib: asterisk-form requests (`OPTIONS *`) are not supported\n".to_owned());
-    }
-    let parse = |text: String| {
-        Url::parse(&text)
-            .map_err(|e| format!("mocklib: cannot read the request target {text:?}: {e}\n"))
-    };
-    match entry {
-        Entry::Tunnel {
-            scheme, authority, ..
-        } => Ok((parse(format!("{scheme}://{authority}{path}"))?, None)),
-        // Absolute form over HTTP/1: a forward-proxy request. (HTTP/2 always
-        // carries scheme and authority, so it cannot mean "proxy" here.)
-        Entry::Direct { .. } if parts.uri.scheme().is_some() && parts.version < Version::HTTP_2 => {
-            Ok((parse(parts.uri.to_string())?, None))
-        }
-        // Addressed to the listener itself, whatever name the client used for
-        // it, so that name's origin is the base URL.
-        // The usual case, read without parsing: the Host header is exactly
-        // the listener's own `127.0.0.1:<port>`.
-        Entry::Direct { .. } if parts.uri.authority().is_none() && host_is_own(shared, parts) => {
-            Ok((under(&shared.origin, path), Some(shared.origin.clone())))
-        }
-        Entry::Direct { .. } => {
-            let authority = match parts.uri.authority() {
-                Some(authority) => authority.clone(),
-                None => host_authority(shared, parts)?,
-            };
-            if is_own_origin(&shared.origin, &authority) {
-                return Ok((under(&shared.origin, path), Some(shared.origin.clone())));
-            }
-            let url = parse(format!("http://{authority}{path}"))?;
-            // The origin, without parsing a second URL (this is per request).
-            let mut base = url.clone();
-            base.set_path("/");
-            base.set_query(None);
-            Ok((url, Some(base)))
-        }
-    }
-}
-
-/// Whether `authority` is written exactly as the listener's own origin
-/// (`127.0.0.1:<port>`, what `server.url()` gives).
-fn is_own_origin(origin: &Url, authority: &Authority) -> bool {
-    Some(authority.host()) == origin.host_str() && authority.port_u16() == origin.port()
-}
-
-/// `origin` with the request target's path and query: what parsing
-/// `http://<origin><path_and_query>` gives (the same parser steps for the
-/// path and the query), without parsing the host again.
-fn under(origin: &Url, path_and_query: &str) -> Url {
-    let (path, query) = match path_and_query.split_once('?') {
-        Some((path, query)) => (path, Some(query)),
-        None => (path_and_query, None),
-    };
-    let mut url = origin.clone();
-    url.set_path(path);
-    url.set_query(query);
-    url
-}
-
-/// The authority named by the `Host` header, which must be a single valid
-/// `host[:port]` (RFC 9112 §3.2); HTTP/1.0 may omit it.
-/// Whether the request has one Host header, written exactly as the
-/// listener's own authority.
-fn host_is_own(shared: &Shared, parts: &http::request::Parts) -> bool {
-    let mut hosts = parts.headers.get_all(http::header::HOST).iter();
-    matches!(
-        (hosts.next(), hosts.next()),
-        (Some(host), None) if host.as_bytes() == shared.origin.authority().as_bytes()
-    )
-}
-
-fn host_authority(shared: &Shared, parts: &http::request::Parts) -> Result<Authority, String> {
-    let mut hosts = parts.headers.get_all(http::header::HOST).iter();
-    let host = match (hosts.next(), hosts.next()) {
-        (None, _) if parts.version < Version::HTTP_11 => return Ok(own_authority(shared)),
-        (None, _) => return Err("mocklib: the request has no Host header\n".to_owned()),
-        (Some(_), Some(_)) => {
-            return Err("mocklib: the request has more than one Host header\n".to_owned());
-        }
-        (Some(host), None) => host,
-    };
-    let invalid = || format!("mocklib: the Host header {host:?} is not a valid host[:port]\n");
-    let authority: Authority = host
-        .to_str()
-        .ok()
-        .and_then(|h| h.parse().ok())
-        .ok_or_else(invalid)?;
-    if authority.as_str().contains('@') || authority.host().is_empty() {
-        return Err(invalid());
-    }
-    Ok(authority)
-}
-
-fn own_authority(shared: &Shared) -> Authority {
-    shared
-        .address
-        .to_string()
-        .parse()
-        .expect("a socket address is a valid authority")
-}
-
-/// Whether this listener's own `Via` entry is among the request's.
-fn came_through(shared: &Shared, headers: &http::HeaderMap) -> bool {
-    let own = shared.via.as_bytes();
-    // Whole entries only: `mocklib-1-80` must not match `mocklib-1-8080`.
-    headers
-        .get_all(http::header::VIA)
-        .iter()
-        .flat_map(|value| value.as_bytes().split(|&byte| byte == b','))
-        .any(|entry| entry.trim_ascii() == own)
-}
-
-/// Whether `url` points at this listener (performing it would loop).
-pub(super) fn is_own_address(shared: &Shared, url: &Url) -> bool {
-    let Some(port) = url.port_or_known_default() else {
-        return false;
-    };
-    if port != shared.address.port() && !shared.scopes.is_scope_port(port) {
-        return false;
-    }
-    match url.host() {
-        Some(url::Host::Ipv4(ip)) => ip.is_loopback() || ip.is_unspecified(),
-        Some(url::Host::Ipv6(ip)) => match ip.to_ipv4_mapped() {
-            Some(ip) => ip.is_loopback() || ip.is_unspecified(),
-            None => ip.is_loopback() || ip.is_unspecified(),
-        },
-        Some(url::Host::Domain(name)) => name.eq_ignore_ascii_case("localhost"),
-        None => false,
-    }
-}
-
 fn mocked(response: http::Response<crate::Body>) -> http::Response<ResponseBody> {
     let (mut parts, body) = response.into_parts();
     // HTTP/1.1 sends the status text as the reason phrase (hyper writes the
@@ -1015,49 +660,5 @@ impl<I: AsyncWrite + Unpin> AsyncWrite for Rewind<I> {
 
     fn is_write_vectored(&self) -> bool {
         self.inner.is_write_vectored()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Building a request's URL from the listener's parsed origin gives what
-    /// parsing its text does, for the request targets hyper lets through.
-    #[test]
-    fn urls_built_under_the_origin_equal_parsed_ones() {
-        let origin = Url::parse("http://127.0.0.1:4321/").unwrap();
-        for target in [
-            "/",
-            "/user",
-            "/a/../b",
-            "/a/./b/",
-            "/a/%2e%2E/b",
-            "//x//y",
-            "/a%2Fb",
-            "/%7E/%F0%9F%A6%80",
-            "/a?b=c&d",
-            "/a?",
-            "/a??b",
-            "/a?b='c'&d=\"e\"",
-            "/a/b;c=d/e",
-            "/a b",
-            "/a|b{c}`d",
-            "/a?b c",
-        ] {
-            let parsed = Url::parse(&format!("http://127.0.0.1:4321{target}")).unwrap();
-            assert_eq!(under(&origin, target), parsed, "{target}");
-        }
-        let authority: Authority = "127.0.0.1:4321".parse().unwrap();
-        assert!(is_own_origin(&origin, &authority));
-        for other in [
-            "localhost:4321",
-            "127.0.0.1:4322",
-            "127.0.0.1",
-            "127.000.0.1:4321",
-        ] {
-            let authority: Authority = other.parse().unwrap();
-            assert!(!is_own_origin(&origin, &authority), "{other}");
-        }
     }
 }

@@ -60,9 +60,11 @@
 //! [`env`](super::Server::env).
 
 pub(crate) mod child_env;
+mod connection;
 mod crypto;
 mod listener;
 mod private_dir;
+mod target;
 mod tls;
 mod upstream;
 #[cfg(feature = "ws")]

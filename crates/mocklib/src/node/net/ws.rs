@@ -212,8 +212,8 @@ impl Connector for UpstreamConnector {
     ) -> crate::maybe_send::BoxFuture<Result<Connected, String>> {
         // The real server of a WebSocket addressed to this listener is this
         // listener again: refuse rather than loop.
-        let own = super::listener::is_own_address(&self.shared, &crate::ws::ws_url(request.url()))
-            || super::listener::is_own_address(&self.shared, request.url());
+        let own = super::target::is_own_address(&self.shared, &crate::ws::ws_url(request.url()))
+            || super::target::is_own_address(&self.shared, request.url());
         let tls = self
             .shared
             .upstream

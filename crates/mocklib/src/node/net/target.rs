@@ -1,0 +1,212 @@
+//! Where a request is aimed: how its connection reached the listener
+//! ([`Entry`]), and the URL and base URL that makes of its request target
+//! and `Host` header.
+
+use std::sync::Arc;
+
+use http::Version;
+use http::uri::Authority;
+use url::Url;
+
+use super::Shared;
+use crate::handlers::Scope;
+
+/// How a connection reached the listener, which decides the request URLs
+/// and the scope.
+#[derive(Clone)]
+pub(super) enum Entry {
+    /// Straight to the listener: origin-form (base URL mode), absolute-form
+    /// (forward proxy) or `CONNECT`. `scope` is set on a boundary's own port.
+    Direct { scope: Option<Arc<Scope>> },
+    /// Inside a `CONNECT host:port` tunnel: requests carry only a path, so
+    /// the URL is rebuilt from the tunnel's authority; the scope is the one
+    /// the `CONNECT` named.
+    Tunnel {
+        scheme: &'static str,
+        authority: Authority,
+        scope: Option<Arc<Scope>>,
+    },
+}
+
+pub(super) fn request_url(
+    shared: &Shared,
+    entry: &Entry,
+    parts: &http::request::Parts,
+) -> Result<(Url, Option<Url>), String> {
+    let path = parts.uri.path_and_query().map_or("/", |p| p.as_str());
+    if path == "*" {
+        return Err("mocklib: asterisk-form requests (`OPTIONS *`) are not supported\n".to_owned());
+    }
+    let parse = |text: String| {
+        Url::parse(&text)
+            .map_err(|e| format!("mocklib: cannot read the request target {text:?}: {e}\n"))
+    };
+    match entry {
+        Entry::Tunnel {
+            scheme, authority, ..
+        } => Ok((parse(format!("{scheme}://{authority}{path}"))?, None)),
+        // Absolute form over HTTP/1: a forward-proxy request. (HTTP/2 always
+        // carries scheme and authority, so it cannot mean "proxy" here.)
+        Entry::Direct { .. } if parts.uri.scheme().is_some() && parts.version < Version::HTTP_2 => {
+            Ok((parse(parts.uri.to_string())?, None))
+        }
+        // Addressed to the listener itself, whatever name the client used for
+        // it, so that name's origin is the base URL.
+        // The usual case, read without parsing: the Host header is exactly
+        // the listener's own `127.0.0.1:<port>`.
+        Entry::Direct { .. } if parts.uri.authority().is_none() && host_is_own(shared, parts) => {
+            Ok((under(&shared.origin, path), Some(shared.origin.clone())))
+        }
+        Entry::Direct { .. } => {
+            let authority = match parts.uri.authority() {
+                Some(authority) => authority.clone(),
+                None => host_authority(shared, parts)?,
+            };
+            if is_own_origin(&shared.origin, &authority) {
+                return Ok((under(&shared.origin, path), Some(shared.origin.clone())));
+            }
+            let url = parse(format!("http://{authority}{path}"))?;
+            // The origin, without parsing a second URL (this is per request).
+            let mut base = url.clone();
+            base.set_path("/");
+            base.set_query(None);
+            Ok((url, Some(base)))
+        }
+    }
+}
+
+/// Whether `authority` is written exactly as the listener's own origin
+/// (`127.0.0.1:<port>`, what `server.url()` gives).
+fn is_own_origin(origin: &Url, authority: &Authority) -> bool {
+    Some(authority.host()) == origin.host_str() && authority.port_u16() == origin.port()
+}
+
+/// `origin` with the request target's path and query: what parsing
+/// `http://<origin><path_and_query>` gives (the same parser steps for the
+/// path and the query), without parsing the host again.
+fn under(origin: &Url, path_and_query: &str) -> Url {
+    let (path, query) = match path_and_query.split_once('?') {
+        Some((path, query)) => (path, Some(query)),
+        None => (path_and_query, None),
+    };
+    let mut url = origin.clone();
+    url.set_path(path);
+    url.set_query(query);
+    url
+}
+
+/// The authority named by the `Host` header, which must be a single valid
+/// `host[:port]` (RFC 9112 §3.2); HTTP/1.0 may omit it.
+/// Whether the request has one Host header, written exactly as the
+/// listener's own authority.
+fn host_is_own(shared: &Shared, parts: &http::request::Parts) -> bool {
+    let mut hosts = parts.headers.get_all(http::header::HOST).iter();
+    matches!(
+        (hosts.next(), hosts.next()),
+        (Some(host), None) if host.as_bytes() == shared.origin.authority().as_bytes()
+    )
+}
+
+fn host_authority(shared: &Shared, parts: &http::request::Parts) -> Result<Authority, String> {
+    let mut hosts = parts.headers.get_all(http::header::HOST).iter();
+    let host = match (hosts.next(), hosts.next()) {
+        (None, _) if parts.version < Version::HTTP_11 => return Ok(own_authority(shared)),
+        (None, _) => return Err("mocklib: the request has no Host header\n".to_owned()),
+        (Some(_), Some(_)) => {
+            return Err("mocklib: the request has more than one Host header\n".to_owned());
+        }
+        (Some(host), None) => host,
+    };
+    let invalid = || format!("mocklib: the Host header {host:?} is not a valid host[:port]\n");
+    let authority: Authority = host
+        .to_str()
+        .ok()
+        .and_then(|h| h.parse().ok())
+        .ok_or_else(invalid)?;
+    if authority.as_str().contains('@') || authority.host().is_empty() {
+        return Err(invalid());
+    }
+    Ok(authority)
+}
+
+fn own_authority(shared: &Shared) -> Authority {
+    shared
+        .address
+        .to_string()
+        .parse()
+        .expect("a socket address is a valid authority")
+}
+
+/// Whether this listener's own `Via` entry is among the request's.
+pub(super) fn came_through(shared: &Shared, headers: &http::HeaderMap) -> bool {
+    let own = shared.via.as_bytes();
+    // Whole entries only: `mocklib-1-80` must not match `mocklib-1-8080`.
+    headers
+        .get_all(http::header::VIA)
+        .iter()
+        .flat_map(|value| value.as_bytes().split(|&byte| byte == b','))
+        .any(|entry| entry.trim_ascii() == own)
+}
+
+/// Whether `url` points at this listener (performing it would loop).
+pub(super) fn is_own_address(shared: &Shared, url: &Url) -> bool {
+    let Some(port) = url.port_or_known_default() else {
+        return false;
+    };
+    if port != shared.address.port() && !shared.scopes.is_scope_port(port) {
+        return false;
+    }
+    match url.host() {
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback() || ip.is_unspecified(),
+        Some(url::Host::Ipv6(ip)) => match ip.to_ipv4_mapped() {
+            Some(ip) => ip.is_loopback() || ip.is_unspecified(),
+            None => ip.is_loopback() || ip.is_unspecified(),
+        },
+        Some(url::Host::Domain(name)) => name.eq_ignore_ascii_case("localhost"),
+        None => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Building a request's URL from the listener's parsed origin gives what
+    /// parsing its text does, for the request targets hyper lets through.
+    #[test]
+    fn urls_built_under_the_origin_equal_parsed_ones() {
+        let origin = Url::parse("http://127.0.0.1:4321/").unwrap();
+        for target in [
+            "/",
+            "/user",
+            "/a/../b",
+            "/a/./b/",
+            "/a/%2e%2E/b",
+            "//x//y",
+            "/a%2Fb",
+            "/%7E/%F0%9F%A6%80",
+            "/a?b=c&d",
+            "/a?",
+            "/a??b",
+            "/a?b='c'&d=\"e\"",
+            "/a/b;c=d/e",
+            "/a b",
+            "/a|b{c}`d",
+            "/a?b c",
+        ] {
+            let parsed = Url::parse(&format!("http://127.0.0.1:4321{target}")).unwrap();
+            assert_eq!(under(&origin, target), parsed, "{target}");
+        }
+        let authority: Authority = "127.0.0.1:4321".parse().unwrap();
+        assert!(is_own_origin(&origin, &authority));
+        for other in [
+            "localhost:4321",
+            "127.0.0.1:4322",
+            "127.0.0.1",
+            "127.000.0.1:4321",
+        ] {
+            let authority: Authority = other.parse().unwrap();
+            assert!(!is_own_origin(&origin, &authority), "{other}");
+        }
+    }
+}
