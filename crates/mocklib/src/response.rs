@@ -84,7 +84,18 @@ pub enum ResponseBodyError {
 }
 
 /// The status text of a mocked response, kept in the `http::Response`'s
-/// extensions for front doors that can send a custom reason phrase.
+/// extensions for front doors that can send a custom reason phrase — only
+/// when it differs from the status's own reason phrase, so read it with
+/// [`StatusText::of`]:
+///
+/// ```
+/// use mocklib::{HttpResponse, StatusText};
+///
+/// let usual = HttpResponse::text("gone").status(404).into_http().unwrap();
+/// assert_eq!(StatusText::of(&usual), "Not Found");
+/// let custom = HttpResponse::text("tea").status(418).status_text("Brewing").into_http().unwrap();
+/// assert_eq!(StatusText::of(&custom), "Brewing");
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StatusText(pub String);
 
