@@ -211,7 +211,11 @@ enum Admitted {
 struct Resolve {
     shared: Arc<Shared>,
     scope: Option<Arc<Scope>>,
-    head: (Method, Url, Version, http::HeaderMap),
+    method: Method,
+    url: Url,
+    version: Version,
+    /// Their values copied out of the read buffer.
+    headers: http::HeaderMap,
     base_url: Option<Url>,
     body: Incoming,
     fault: Arc<ConnectionFault>,
@@ -219,6 +223,8 @@ struct Resolve {
     on_upgrade: Option<hyper::upgrade::OnUpgrade>,
 }
 
+/// Reads a request's head: a loop, an ended scope, a `CONNECT` or a target
+/// that names no URL is answered at once; anything else is to be resolved.
 fn admit(
     shared: Arc<Shared>,
     entry: &Entry,
@@ -252,7 +258,10 @@ fn admit(
     Admitted::Resolve(Resolve {
         shared,
         scope,
-        head: (parts.method, url, parts.version, parts.headers),
+        method: parts.method,
+        url,
+        version: parts.version,
+        headers: parts.headers,
         base_url,
         body,
         fault: Arc::clone(fault),
@@ -263,7 +272,7 @@ fn admit(
 
 impl Resolve {
     async fn run(self) -> Result<http::Response<ResponseBody>, BoxError> {
-        let (method, url, version, headers) = self.head;
+        let (method, url, version, headers) = (self.method, self.url, self.version, self.headers);
         let body = self.body.collect().await?.to_bytes();
         // A small body is a slice of the connection's read buffer: copied,
         // the request owns all its bytes and the journal may keep it as is.
