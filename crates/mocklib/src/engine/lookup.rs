@@ -1,0 +1,388 @@
+//! One request's resolution: the walk down the scope's handler list, the
+//! resolver calls, and what an unhandled request prints.
+
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+
+use url::Url;
+
+use crate::body::Body;
+use crate::events::{EventKind, Events, LifeCycleEvent, ObservedResponse};
+#[cfg(feature = "har")]
+use crate::exchange::ExchangeSink;
+use crate::finalize::{FinalizeGuard, Finalizers};
+use crate::handler::{Handler, Invocation, LookupContext};
+use crate::handlers::Scope;
+use crate::index::RequestKeys;
+use crate::journal::{Answer, DEFAULT_CAPACITY};
+use crate::request::Request;
+use crate::resolver::{CallContext, RequestId, Resolution, ResolverCall, ResolverError};
+use crate::response::{HttpResponse, Kind};
+#[cfg(feature = "har")]
+use std::time::{Instant, SystemTime};
+
+use super::{
+    InterceptOptions, NetworkError, NetworkErrorKind, Outcome, Passthrough, UnhandledRequest,
+    panic_message,
+};
+
+/// One resolution: the scope, the events and the options it runs with.
+pub(super) struct Lookup {
+    pub(super) scope: Arc<Scope>,
+    pub(super) events: Events,
+    pub(super) options: Arc<InterceptOptions>,
+    /// The base URL the lookup matched with (the front door's, else the
+    /// options'), kept with each journal entry for `requests_matching`.
+    pub(super) base_url: Option<Url>,
+    #[cfg(feature = "har")]
+    pub(super) recorder: Option<Arc<dyn ExchangeSink>>,
+}
+
+impl Lookup {
+    /// Writes the request into the scope's journal.
+    fn record(&self, request: &Request, handler: Option<&Handler>, answer: Answer) {
+        let capacity = self.options.journal_capacity.unwrap_or(DEFAULT_CAPACITY);
+        self.scope
+            .record(capacity, request, handler, answer, self.base_url.as_ref());
+    }
+
+    fn emit(&self, kind: EventKind, request: &Request, request_id: RequestId) {
+        self.events.emit(kind, || LifeCycleEvent {
+            kind,
+            request: request.clone(),
+            request_id,
+            response: None,
+            error: None,
+        });
+    }
+
+    fn passthrough(self, request: Request, request_id: RequestId) -> Outcome {
+        Outcome::Passthrough(Passthrough {
+            request,
+            request_id: Some(request_id),
+            events: self.events,
+            #[cfg(feature = "har")]
+            recording: self
+                .recorder
+                .map(|sink| (sink, SystemTime::now(), Instant::now())),
+        })
+    }
+
+    pub(super) async fn resolve(mut self, request: Request, door_base_url: Option<Url>) -> Outcome {
+        let request_id = RequestId::next();
+        self.emit(EventKind::RequestStart, &request, request_id);
+
+        let base_url = door_base_url.or_else(|| self.options.base_url.clone());
+        self.base_url.clone_from(&base_url);
+        let context = LookupContext::new(&request, request_id, base_url.as_ref());
+        let handlers = self.scope.snapshot();
+        let mut matched = false;
+        let keys = RequestKeys::new(request.method(), request.url());
+        for handler in handlers.candidates(
+            &keys,
+            #[cfg(feature = "graphql")]
+            &context,
+        ) {
+            if self.scope.is_used(handler) {
+                continue;
+            }
+            let Some(invocation) = handler.logic().try_match(&context) else {
+                continue;
+            };
+            // Two concurrent requests may both match a once-handler: the one
+            // that claims it first runs it, the other looks further.
+            if handler.is_once() && !self.scope.claim_once(handler) {
+                continue;
+            }
+            let call = CallContext {
+                previous_calls: self.scope.count_call(handler),
+                finalizers: Finalizers::default(),
+            };
+            // Runs the cleanup when dropped: at once unless a mocked body
+            // takes it, also when this future is dropped mid-resolver.
+            let finalize = call.finalizers.guard();
+            let resolution = run_resolver(invocation, call).await;
+            if !matches!(resolution, Resolution::Exhausted) {
+                self.scope.count_use(handler);
+            }
+            match resolution {
+                Resolution::Exhausted => self.scope.exhaust(handler),
+                Resolution::Fallthrough => matched = true,
+                Resolution::Failed(error) => return self.fail(request, request_id, handler, error),
+                Resolution::Respond(response) => {
+                    return self.respond(request, request_id, handler, response, finalize);
+                }
+                #[cfg(feature = "ws")]
+                Resolution::Upgrade(upgrade) => {
+                    self.record(&request, Some(handler), Answer::WebSocket);
+                    self.emit(EventKind::RequestMatch, &request, request_id);
+                    self.emit(EventKind::RequestEnd, &request, request_id);
+                    return Outcome::WebSocket(upgrade);
+                }
+            }
+        }
+        if matched && !self.options.fallthrough_is_unhandled {
+            // Matched, but nobody answered: performed as it is, still handled.
+            self.record(&request, None, Answer::Passthrough);
+            self.emit(EventKind::RequestEnd, &request, request_id);
+            return self.passthrough(request, request_id);
+        }
+        self.unhandled(request, request_id, &handlers, matched)
+    }
+
+    fn respond(
+        self,
+        request: Request,
+        request_id: RequestId,
+        handler: &Handler,
+        response: HttpResponse,
+        finalize: FinalizeGuard,
+    ) -> Outcome {
+        match response.kind() {
+            Kind::Passthrough => {
+                self.record(&request, Some(handler), Answer::Passthrough);
+                self.emit(EventKind::RequestEnd, &request, request_id);
+                self.passthrough(request, request_id)
+            }
+            Kind::NetworkError => {
+                self.record(&request, Some(handler), Answer::NetworkError);
+                self.emit(EventKind::RequestMatch, &request, request_id);
+                self.emit(EventKind::RequestEnd, &request, request_id);
+                Outcome::NetworkError(NetworkError {
+                    kind: NetworkErrorKind::Mocked,
+                    fault: response.injected_fault(),
+                    message: format!(
+                        "network error for {} {} ({} from handler {})",
+                        request.method(),
+                        request.url(),
+                        response.network_error_origin(),
+                        handler.header()
+                    ),
+                })
+            }
+            Kind::Mock => match response.into_http() {
+                Ok(mut response) => {
+                    // A real HEAD response never has a body; its headers
+                    // (Content-Length included) describe the GET response.
+                    if request.method() == http::Method::HEAD {
+                        *response.body_mut() = Body::empty();
+                    }
+                    response.body_mut().finalize_with(finalize);
+                    self.record(&request, Some(handler), Answer::Mocked(response.status()));
+                    self.emit(EventKind::RequestMatch, &request, request_id);
+                    self.emit(EventKind::RequestEnd, &request, request_id);
+                    self.emit_response(EventKind::ResponseMocked, &request, request_id, &response);
+                    Outcome::Mocked(response)
+                }
+                Err(message) => {
+                    let error = ResolverError {
+                        name: "InvalidResponse".to_owned(),
+                        message,
+                    };
+                    self.fail(request, request_id, handler, error)
+                }
+            },
+        }
+    }
+
+    /// A resolver failed: 500 "Unhandled Exception" with `{name, message}`.
+    fn fail(
+        self,
+        request: Request,
+        request_id: RequestId,
+        handler: &Handler,
+        error: ResolverError,
+    ) -> Outcome {
+        crate::log::error(&format!(
+            "the resolver of {} failed for {} {}: {error}. The request gets a 500 response.",
+            handler.header(),
+            request.method(),
+            request.url()
+        ));
+        self.events
+            .emit(EventKind::UnhandledException, || LifeCycleEvent {
+                kind: EventKind::UnhandledException,
+                request: request.clone(),
+                request_id,
+                response: None,
+                error: Some(error.clone()),
+            });
+        let response = HttpResponse::json(&error)
+            .status(500)
+            .status_text("Unhandled Exception")
+            .into_http()
+            .expect("a ResolverError always serializes");
+        self.record(&request, Some(handler), Answer::Mocked(response.status()));
+        self.emit_response(EventKind::ResponseMocked, &request, request_id, &response);
+        Outcome::Mocked(response)
+    }
+
+    fn emit_response(
+        &self,
+        kind: EventKind,
+        request: &Request,
+        request_id: RequestId,
+        response: &http::Response<Body>,
+    ) {
+        self.events.emit(kind, || LifeCycleEvent {
+            kind,
+            request: request.clone(),
+            request_id,
+            response: Some(ObservedResponse {
+                status: response.status(),
+                headers: response.headers().clone(),
+                body: response.body().as_bytes().cloned(),
+            }),
+            error: None,
+        });
+    }
+
+    /// Strict mode: `message` is kept for `verify()`, with how the request
+    /// differs from the handlers closest to it.
+    fn record_strict_failure(
+        &self,
+        request: &Request,
+        handlers: &crate::handlers::HandlerChain,
+        message: &str,
+    ) {
+        let closest = crate::suggest::closest_handlers(request, handlers.iter());
+        let mut failure = message.to_owned();
+        if !closest.is_empty() {
+            let base_url = self.options.base_url.as_ref();
+            failure.push_str("\n\n");
+            failure.push_str(&crate::verify::closest_handler_differences(
+                request, &closest, base_url,
+            ));
+        }
+        self.scope.record_failure(failure);
+    }
+
+    /// No handler answered: `matched` when some matched but returned nothing
+    /// (and the options make that count as unhandled).
+    fn unhandled(
+        self,
+        request: Request,
+        request_id: RequestId,
+        handlers: &crate::handlers::HandlerChain,
+        matched: bool,
+    ) -> Outcome {
+        self.record(&request, None, Answer::Unhandled);
+        #[cfg(feature = "har")]
+        if self.recorder.is_some() {
+            // Recording: what no handler answers is what is to be recorded.
+            self.emit(EventKind::RequestUnhandled, &request, request_id);
+            self.emit(EventKind::RequestEnd, &request, request_id);
+            return self.passthrough(request, request_id);
+        }
+        let failure = match &self.options.on_unhandled_request {
+            UnhandledRequest::Bypass => None,
+            UnhandledRequest::Warn => {
+                crate::log::warn(&unhandled_message(&request, handlers, matched));
+                None
+            }
+            UnhandledRequest::Error => {
+                let message = unhandled_message(&request, handlers, matched);
+                crate::log::error(&message);
+                Some(message)
+            }
+            UnhandledRequest::Strict => {
+                let message = unhandled_message(&request, handlers, matched);
+                crate::log::error(&message);
+                self.record_strict_failure(&request, handlers, &message);
+                Some(message)
+            }
+            UnhandledRequest::Custom(callback) => {
+                match std::panic::catch_unwind(AssertUnwindSafe(|| callback(&request))) {
+                    Ok(()) => None,
+                    Err(panic) => Some(format!(
+                        "the on_unhandled_request callback panicked for {} {}: {}",
+                        request.method(),
+                        request.url(),
+                        panic_message(&*panic)
+                    )),
+                }
+            }
+        };
+        self.emit(EventKind::RequestUnhandled, &request, request_id);
+        self.emit(EventKind::RequestEnd, &request, request_id);
+        match failure {
+            None => self.passthrough(request, request_id),
+            Some(message) => Outcome::NetworkError(NetworkError {
+                kind: NetworkErrorKind::Unhandled,
+                fault: None,
+                message,
+            }),
+        }
+    }
+}
+
+/// Runs a matched handler's resolver; a panic becomes a failure.
+async fn run_resolver(invocation: Invocation, call: CallContext) -> Resolution {
+    let call = match std::panic::catch_unwind(AssertUnwindSafe(|| invocation(call))) {
+        Ok(call) => call,
+        Err(panic) => return panicked(&*panic),
+    };
+    match call {
+        ResolverCall::Ready(resolution) => resolution,
+        ResolverCall::Pending(future) => match crate::log::catch_unwind(future).await {
+            Ok(resolution) => resolution,
+            Err(panic) => panicked(&*panic),
+        },
+    }
+}
+
+fn panicked(panic: &(dyn std::any::Any + Send)) -> Resolution {
+    Resolution::Failed(ResolverError {
+        name: "Panic".to_owned(),
+        message: panic_message(panic),
+    })
+}
+
+const MAX_BODY_IN_MESSAGE: usize = 1024;
+
+fn unhandled_message(
+    request: &Request,
+    handlers: &crate::handlers::HandlerChain,
+    matched: bool,
+) -> String {
+    let what = if matched {
+        "that request handlers matched but none answered (their resolvers returned nothing)"
+    } else {
+        "without a matching request handler"
+    };
+    let mut message = format!(
+        "intercepted a request {what}:\n\n  • {} {}\n",
+        request.method(),
+        request.url()
+    );
+    if !request.body().is_empty() {
+        let body = String::from_utf8_lossy(
+            &request.body()[..request.body().len().min(MAX_BODY_IN_MESSAGE)],
+        );
+        let ellipsis = if request.body().len() > MAX_BODY_IN_MESSAGE {
+            "…"
+        } else {
+            ""
+        };
+        message.push_str(&format!("\n  body: {body}{ellipsis}\n"));
+    }
+    let closest = crate::suggest::closest_handlers(request, handlers.iter());
+    match closest.as_slice() {
+        [] => {}
+        [only] => message.push_str(&format!(
+            "\nDid you mean to request \"{}\" instead?\n",
+            only.header()
+        )),
+        several => {
+            message
+                .push_str("\nDid you mean to request one of the following resources instead?\n\n");
+            for handler in several {
+                message.push_str(&format!("  • {}\n", handler.header()));
+            }
+        }
+    }
+    message.push_str(
+        "\nIf you still wish to intercept this unhandled request, create a request handler for it.",
+    );
+    message
+}

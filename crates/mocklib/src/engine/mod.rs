@@ -1,0 +1,256 @@
+//! The engine: resolves one request against the handler list of its scope.
+//!
+//! Every front door (tower, reqwest-middleware, the loopback listener, the
+//! browser) hands the engine a canonical [`Request`] and turns the
+//! [`Outcome`] back into what its client expects. The engine does no I/O.
+//!
+//! The lookup walks the scope's list in order:
+//!
+//! 1. a handler whose predicate does not match (or a used once-handler) is skipped;
+//! 2. a matching handler runs its resolver; if it returns nothing, the lookup
+//!    goes on (fall-through);
+//! 3. the first response wins: a mocked response, a network error, or
+//!    `passthrough()` (perform the request as it is, stop the lookup);
+//! 4. if handlers matched but none responded, the request is performed as it
+//!    is and counts as handled;
+//! 5. if none matched, the unhandled-request strategy decides.
+
+mod lookup;
+mod outcome;
+
+use lookup::Lookup;
+pub use outcome::{NetworkError, NetworkErrorKind, Outcome, Passthrough};
+
+use std::sync::{Arc, PoisonError, RwLock};
+
+use crate::maybe_send::MaybeSend;
+use url::Url;
+
+use crate::boundary::{self, Scoped};
+use crate::events::Events;
+#[cfg(feature = "har")]
+use crate::exchange::ExchangeSink;
+use crate::handler::Handler;
+use crate::handlers::Scope;
+use crate::request::{Performer, Request};
+
+/// What the engine needs of a front door's options while intercepting: the
+/// front door's own options (the listener's port, say) stay with it.
+#[derive(Clone, Default, Debug)]
+pub(crate) struct InterceptOptions {
+    pub(crate) on_unhandled_request: UnhandledRequest,
+    pub(crate) base_url: Option<Url>,
+    /// Requests each scope's journal keeps; `None`: the default.
+    pub(crate) journal_capacity: Option<usize>,
+    /// A request that handlers matched but none answered goes to the
+    /// unhandled-request strategy instead of being performed as it is.
+    pub(crate) fallthrough_is_unhandled: bool,
+}
+
+/// What happens to a request that no handler matches.
+#[derive(Clone, Default)]
+#[non_exhaustive]
+pub enum UnhandledRequest {
+    /// Print a warning naming the request and the closest handlers, then
+    /// perform the request as it is.
+    #[default]
+    Warn,
+    /// Print an error and make the request fail at the requester.
+    Error,
+    /// As [`Error`](Self::Error), and also record the request as a failure
+    /// that [`verify`](crate::SetupApi::verify) reports, so a test fails
+    /// even when the code under test swallows the client's error. See
+    /// [`ListenOptions::strict`](crate::ListenOptions::strict).
+    Strict,
+    /// Perform the request as it is, silently.
+    Bypass,
+    /// Call this function with the request, then perform the request as it
+    /// is. If the function panics, the request fails as with `Error`.
+    Custom(Arc<dyn Fn(&Request) + Send + Sync>),
+}
+
+impl UnhandledRequest {
+    /// A custom strategy from a closure.
+    pub fn custom(callback: impl Fn(&Request) + Send + Sync + 'static) -> Self {
+        UnhandledRequest::Custom(Arc::new(callback))
+    }
+}
+
+impl std::fmt::Debug for UnhandledRequest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            UnhandledRequest::Warn => "Warn",
+            UnhandledRequest::Error => "Error",
+            UnhandledRequest::Strict => "Strict",
+            UnhandledRequest::Bypass => "Bypass",
+            UnhandledRequest::Custom(_) => "Custom(..)",
+        })
+    }
+}
+
+/// One server's (or worker's) state: handler lists, events, options.
+pub(crate) struct Engine {
+    id: u64,
+    root: Arc<Scope>,
+    events: Events,
+    /// `Some` while listening.
+    listening: RwLock<Option<Arc<InterceptOptions>>>,
+    performer: RwLock<Option<Arc<dyn Performer>>>,
+    /// Where requests performed for real are recorded, if anywhere.
+    #[cfg(feature = "har")]
+    recorder: RwLock<Option<Arc<dyn ExchangeSink>>>,
+}
+
+impl Engine {
+    pub(crate) fn new(handlers: Vec<Handler>) -> Arc<Self> {
+        use std::sync::atomic::{AtomicU64, Ordering};
+        static NEXT: AtomicU64 = AtomicU64::new(1);
+        let id = NEXT.fetch_add(1, Ordering::Relaxed);
+        Arc::new(Engine {
+            id,
+            root: Arc::new(Scope::root(id, handlers)),
+            events: Events::default(),
+            listening: RwLock::new(None),
+            performer: RwLock::new(None),
+            #[cfg(feature = "har")]
+            recorder: RwLock::new(None),
+        })
+    }
+
+    /// Sets how `bypass()` performs requests for this engine.
+    #[cfg(any(feature = "net", target_arch = "wasm32"))]
+    pub(crate) fn set_performer(&self, performer: Arc<dyn Performer>) {
+        *self
+            .performer
+            .write()
+            .unwrap_or_else(PoisonError::into_inner) = Some(performer);
+    }
+
+    pub(crate) fn events(&self) -> &Events {
+        &self.events
+    }
+
+    /// Records every request performed for real into `recorder` (`None`:
+    /// stops recording); while one is set, unhandled requests are performed
+    /// for real without the unhandled-request strategy.
+    #[cfg(feature = "har")]
+    pub(crate) fn set_recorder(&self, recorder: Option<Arc<dyn ExchangeSink>>) {
+        *self
+            .recorder
+            .write()
+            .unwrap_or_else(PoisonError::into_inner) = recorder;
+    }
+
+    pub(crate) fn listen(&self, options: InterceptOptions) {
+        *self
+            .listening
+            .write()
+            .unwrap_or_else(PoisonError::into_inner) = Some(Arc::new(options));
+        self.events.set_enabled(true);
+    }
+
+    pub(crate) fn close(&self) {
+        *self
+            .listening
+            .write()
+            .unwrap_or_else(PoisonError::into_inner) = None;
+        self.events.set_enabled(false);
+    }
+
+    pub(crate) fn listen_options(&self) -> Option<Arc<InterceptOptions>> {
+        self.listening
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// The scope the calling code runs in: its innermost boundary, or the root.
+    pub(crate) fn current_scope(&self) -> Arc<Scope> {
+        boundary::current(self.id).unwrap_or_else(|| Arc::clone(&self.root))
+    }
+
+    /// The server's own scope, outside any boundary.
+    pub(crate) fn root_scope(&self) -> &Arc<Scope> {
+        &self.root
+    }
+
+    /// The current scope's handlers in lookup order (`list_handlers`).
+    pub(crate) fn list_handlers(&self) -> Vec<Handler> {
+        self.current_scope().snapshot().iter().cloned().collect()
+    }
+
+    /// Whether `scope` is this engine's root (no boundary).
+    #[cfg(all(feature = "net", not(target_arch = "wasm32")))]
+    pub(crate) fn is_root(&self, scope: &Arc<Scope>) -> bool {
+        Arc::ptr_eq(scope, &self.root)
+    }
+
+    /// A function creating a fresh boundary scope from the caller's scope.
+    #[cfg(not(target_arch = "wasm32"))] // no boundaries in the browser yet
+    pub(crate) fn boundary_factory(self: &Arc<Self>) -> boundary::NewScope {
+        let engine = Arc::clone(self);
+        boundary::NewScope(Arc::new(move || Arc::new(engine.current_scope().child())))
+    }
+
+    /// Resolves `request` in the caller's current scope. `base_url` is the
+    /// front door's own origin, if it has one.
+    ///
+    /// The scope is taken now, at the call, and the returned future runs its
+    /// resolvers inside it wherever it is polled.
+    pub(crate) fn handle(
+        &self,
+        request: Request,
+        base_url: Option<Url>,
+    ) -> impl std::future::Future<Output = Outcome> + MaybeSend + 'static + use<> {
+        self.handle_in(self.current_scope(), request, base_url)
+    }
+
+    /// Resolves `request` in `scope` (taken earlier, in the caller's task).
+    pub(crate) fn handle_in(
+        &self,
+        scope: Arc<Scope>,
+        request: Request,
+        base_url: Option<Url>,
+    ) -> impl std::future::Future<Output = Outcome> + MaybeSend + 'static + use<> {
+        let options = self.listen_options();
+        let events = self.events.clone();
+        #[cfg(feature = "har")]
+        let recorder = self
+            .recorder
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        if let Some(performer) = &*self
+            .performer
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+        {
+            request.set_performer(Arc::clone(performer));
+        }
+        Scoped::new(Arc::clone(&scope), async move {
+            match options {
+                None => Outcome::Passthrough(Passthrough {
+                    request,
+                    request_id: None,
+                    events,
+                    #[cfg(feature = "har")]
+                    recording: None,
+                }),
+                Some(options) => {
+                    Lookup {
+                        scope,
+                        events,
+                        options,
+                        base_url: None,
+                        #[cfg(feature = "har")]
+                        recorder,
+                    }
+                    .resolve(request, base_url)
+                    .await
+                }
+            }
+        })
+    }
+}
+
+pub(crate) use crate::log::panic_message;
