@@ -9,14 +9,12 @@ use super::batch;
 #[cfg(all(feature = "ws", not(target_arch = "wasm32")))]
 use super::over_ws;
 use super::parse::{self, ParsedGraphql};
-
+use super::{GraphqlPredicate, GraphqlResolverArgs, OperationInfo, OperationType};
 use crate::handler::{Handler, HandlerLogic, Invocation, LookupContext};
 use crate::matching::Predicate;
 use crate::request::Request;
 use crate::resolver::{Resolution, ResolverCall, ResolverOutput};
 use crate::response::Kind;
-
-use super::{GraphqlPredicate, GraphqlResolverArgs, OperationInfo, OperationType};
 
 pub(super) const GRAPHQL_RESPONSE_JSON: &str = "application/graphql-response+json";
 

@@ -479,14 +479,12 @@ async fn perform_for_real(
 /// match against (only in base URL mode: the listener's own origin).
 fn mocked(response: http::Response<crate::Body>) -> http::Response<ResponseBody> {
     let (mut parts, body) = response.into_parts();
-    // HTTP/1.1 sends the status text as the reason phrase (hyper writes the
-    // status's own when the response names none).
-    let reason = parts
+    // HTTP/1.1 sends the status text as the reason phrase; `into_http` sets
+    // one only when it is not the status's own, which hyper writes itself.
+    if let Some(phrase) = parts
         .extensions
         .remove::<StatusText>()
-        .filter(|text| Some(text.0.as_str()) != parts.status.canonical_reason());
-    if let Some(phrase) =
-        reason.and_then(|text| hyper::ext::ReasonPhrase::try_from(text.0.into_bytes()).ok())
+        .and_then(|text| hyper::ext::ReasonPhrase::try_from(text.0.into_bytes()).ok())
     {
         parts.extensions.insert(phrase);
     }
