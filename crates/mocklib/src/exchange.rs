@@ -1,30 +1,35 @@
-//! Capturing requests performed for real, with their whole responses, for
-//! recording (see [`crate::har`]).
+//! Recording requests performed for real, with their whole responses: the
+//! hook behind [`har`](crate::har) recording, open to front doors and
+//! recorders outside mocklib.
 //!
-//! The engine hands each front door a [`Passthrough`](crate::Passthrough);
-//! when a recording is on, the front door wraps the real response's body in
-//! a [`Tap`] (or feeds a [`Capture`] itself), which copies the bytes as the
-//! client reads them and hands the finished exchange to the recorder when
-//! the body ends. A body that fails or is abandoned is not recorded: a
-//! recording never holds a response the client did not get whole.
-
-// Without the `har` feature nothing records: the front doors' taps never
-// capture, and the recorder's side of this module goes unused; without a
-// native front door that performs requests (or in the browser), the taps
-// go unused.
-#![cfg_attr(
-    any(
-        not(feature = "har"),
-        target_arch = "wasm32",
-        not(any(
-            feature = "net",
-            feature = "reqwest",
-            feature = "reqwest-0-12",
-            feature = "tower"
-        ))
-    ),
-    allow(dead_code)
-)]
+//! While a recorder is set ([`SetupApi::record_exchanges`](crate::SetupApi::record_exchanges),
+//! or `record` with a HAR file), the engine hands each front door a
+//! [`Passthrough`](crate::Passthrough) whose [`capture`](crate::Passthrough::capture)
+//! is `Some`. The front door that performs the request wraps the real
+//! response's body in a [`Tap`] (or feeds the [`Capture`] itself), which
+//! copies the bytes as the client reads them and hands the finished
+//! [`Exchange`] to the recorder when the body ends. A body that fails or is
+//! abandoned is not recorded: a recording never holds a response the client
+//! did not get whole.
+//!
+//! ```
+//! use std::sync::{Arc, Mutex};
+//! use mocklib::exchange::{Exchange, ExchangeSink};
+//!
+//! /// Keeps the status of every exchange performed for real.
+//! #[derive(Debug, Default)]
+//! struct Statuses(Mutex<Vec<u16>>);
+//!
+//! impl ExchangeSink for Statuses {
+//!     fn record(&self, exchange: Exchange) {
+//!         self.0.lock().unwrap().push(exchange.status().as_u16());
+//!     }
+//! }
+//!
+//! let server = mocklib::node::setup_server([]);
+//! let statuses = Arc::new(Statuses::default());
+//! server.record_exchanges(statuses.clone());
+//! ```
 
 use std::pin::Pin;
 use std::sync::Arc;
@@ -39,7 +44,7 @@ use crate::request::Request;
 
 /// A request performed for real and the response it got, complete.
 #[derive(Debug, Clone)]
-pub(crate) struct Exchange {
+pub struct Exchange {
     pub(crate) request: Request,
     pub(crate) started: SystemTime,
     pub(crate) elapsed: Duration,
@@ -49,13 +54,55 @@ pub(crate) struct Exchange {
     pub(crate) body: Bytes,
 }
 
-/// Where finished exchanges go (a HAR recorder).
-pub(crate) trait ExchangeSink: std::fmt::Debug + Send + Sync + 'static {
+impl Exchange {
+    /// The request as it was performed.
+    pub fn request(&self) -> &Request {
+        &self.request
+    }
+
+    /// When the request was handed to the front door to perform.
+    pub fn started(&self) -> SystemTime {
+        self.started
+    }
+
+    /// From `started` to the end of the response body.
+    pub fn elapsed(&self) -> Duration {
+        self.elapsed
+    }
+
+    /// The response's status.
+    pub fn status(&self) -> StatusCode {
+        self.status
+    }
+
+    /// The response's HTTP version.
+    pub fn version(&self) -> Version {
+        self.version
+    }
+
+    /// The response's headers.
+    pub fn headers(&self) -> &HeaderMap {
+        &self.headers
+    }
+
+    /// The whole response body, as the client read it (still encoded when
+    /// the response was compressed).
+    pub fn body(&self) -> &Bytes {
+        &self.body
+    }
+}
+
+/// Where finished exchanges go: a HAR recorder, or one of your own (see
+/// the [module docs](self)). Called from the task that read the body's end;
+/// keep it quick.
+pub trait ExchangeSink: std::fmt::Debug + Send + Sync + 'static {
+    /// Takes one finished exchange.
     fn record(&self, exchange: Exchange);
 }
 
-/// An exchange whose response body is being read.
-pub(crate) struct Capture {
+/// An exchange whose response body is being read: what
+/// [`Passthrough::capture`](crate::Passthrough::capture) hands a front door.
+pub struct Capture {
     sink: Arc<dyn ExchangeSink>,
     exchange: Exchange,
     started_at: Instant,
@@ -87,12 +134,14 @@ impl Capture {
         }
     }
 
-    pub(crate) fn data(&mut self, data: &[u8]) {
+    /// The client read these bytes of the body.
+    pub fn data(&mut self, data: &[u8]) {
         self.body.extend_from_slice(data);
     }
 
-    /// The body ended: the exchange goes to the recorder.
-    pub(crate) fn finish(self) {
+    /// The body ended: the exchange goes to the recorder. (Dropping a
+    /// capture unfinished records nothing.)
+    pub fn finish(self) {
         let Capture {
             sink,
             mut exchange,
@@ -105,17 +154,44 @@ impl Capture {
     }
 }
 
+impl std::fmt::Debug for Capture {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Capture")
+            .field(
+                "request",
+                &format_args!(
+                    "{} {}",
+                    self.exchange.request.method(),
+                    self.exchange.request.url()
+                ),
+            )
+            .field("status", &self.exchange.status)
+            .field("read", &self.body.len())
+            .finish_non_exhaustive()
+    }
+}
+
 pin_project_lite::pin_project! {
-    /// A response body that records itself once read to its end.
-    pub(crate) struct Tap<B> {
+    /// A response body that records itself once read to its end; an error
+    /// or an early drop records nothing.
+    pub struct Tap<B> {
         #[pin]
         inner: B,
         capture: Option<Capture>,
     }
 }
 
+impl<B> std::fmt::Debug for Tap<B> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tap")
+            .field("capture", &self.capture)
+            .finish_non_exhaustive()
+    }
+}
+
 impl<B: Body> Tap<B> {
-    pub(crate) fn new(inner: B, capture: Option<Capture>) -> Self {
+    /// Wraps `inner`, feeding `capture` (when recording) as it is read.
+    pub fn new(inner: B, capture: Option<Capture>) -> Self {
         let mut tap = Tap { inner, capture };
         // An empty body may never be polled at all.
         tap.finish_if_ended();

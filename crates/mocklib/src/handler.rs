@@ -1,9 +1,80 @@
-//! [`Handler`]: a predicate paired with a resolver.
+//! [`Handler`]: a predicate paired with a resolver — and the public surface
+//! a new kind of handler is built on.
 //!
-//! Handlers are created by the namespaces ([`http`](crate::http), later
-//! `graphql`), are cheap to clone (one reference count) and immutable: the
-//! same handler may sit in several handler lists and boundaries at once.
-//! `once` state lives in the scope that uses the handler, not in the handler.
+//! Handlers are created by the namespaces ([`http`](crate::http),
+//! [`graphql`](crate::graphql), [`sse`](crate::sse), `ws`), are cheap to
+//! clone (one reference count) and immutable: the same handler may sit in
+//! several handler lists and boundaries at once. `once` state lives in the
+//! scope that uses the handler, not in the handler.
+//!
+//! # A handler kind of your own
+//!
+//! Every namespace is built on the same small trait, [`HandlerKind`], and a
+//! crate outside mocklib can implement it too (as `tower-service` lets any
+//! crate write a service). A kind says which requests it takes
+//! ([`try_match`](HandlerKind::try_match)), gets a [`MatchContext`] with
+//! what the lookup knows of the request, and answers with a [`Matched`]
+//! call that runs its resolver. [`Handler::new`] makes it a handler like
+//! any other: `use_handlers`, boundaries, `once`, `times`/`verify`, the
+//! journal and life-cycle events all apply.
+//!
+//! ```
+//! use mocklib::handler::{HandlerKind, IndexHint, MatchContext, Matched};
+//! use mocklib::resolver::ResolverCall;
+//! use mocklib::{Handler, HttpResponse, Predicate, node::setup_server};
+//!
+//! /// Answers every request that carries `x-feature: <name>` under a path.
+//! struct FeatureFlag {
+//!     path: Predicate,
+//!     name: &'static str,
+//!     header: String,
+//! }
+//!
+//! impl HandlerKind for FeatureFlag {
+//!     fn header(&self) -> &str {
+//!         &self.header
+//!     }
+//!
+//!     fn index_hint(&self) -> IndexHint {
+//!         // The index may skip this handler for URLs outside the path.
+//!         IndexHint::of_predicate(&self.path)
+//!     }
+//!
+//!     fn try_match(&self, context: &MatchContext<'_>) -> Option<Matched> {
+//!         self.path.matches(context.request(), context.base_url())?;
+//!         let flag = context.request().headers().get("x-feature")?;
+//!         (flag == self.name).then(|| {
+//!             Matched::new(|_call| ResolverCall::new(HttpResponse::text("flag on")))
+//!         })
+//!     }
+//! }
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let server = setup_server([Handler::new(FeatureFlag {
+//!     path: Predicate::path("https://api.example.com/*")?,
+//!     name: "beta",
+//!     header: "feature beta under https://api.example.com/*".to_owned(),
+//! })]);
+//! server.listen();
+//! let client = reqwest_middleware::ClientBuilder::new(reqwest::Client::new())
+//!     .with(server.middleware())
+//!     .build();
+//! let response = client
+//!     .get("https://api.example.com/home")
+//!     .header("x-feature", "beta")
+//!     .send()
+//!     .await?;
+//! assert_eq!(response.text().await?, "flag on");
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! A kind that needs per-request work shared by all its handlers (a parse
+//! of the body, say) keeps it in [`MatchContext::state`]; a kind whose
+//! handlers are told apart by a key other than the URL (GraphQL's operation
+//! name) lets the index find them by that key with [`IndexHint::key`] and a
+//! [`KeySource`], so lookup stays flat in the number of handlers.
 
 use std::any::Any;
 use std::sync::{Arc, OnceLock};
@@ -11,6 +82,7 @@ use std::sync::{Arc, OnceLock};
 use url::Url;
 
 use crate::cookies::Cookies;
+use crate::matching::Predicate;
 use crate::request::Request;
 use crate::resolver::{CallContext, RequestId, ResolverCall};
 use crate::times::Times;
@@ -24,7 +96,7 @@ pub struct Handler {
     id: HandlerId,
     once: bool,
     expected: Option<Times>,
-    logic: Arc<dyn HandlerLogic>,
+    logic: Arc<dyn HandlerKind>,
 }
 
 /// Identity of a handler (a `.once()` copy gets a new one).
@@ -40,12 +112,14 @@ impl HandlerId {
 }
 
 impl Handler {
-    pub(crate) fn new(logic: Arc<dyn HandlerLogic>) -> Self {
+    /// A handler of a kind of your own (see the [module docs](self)); the
+    /// namespaces' functions (`http::get`, …) make theirs the same way.
+    pub fn new(kind: impl HandlerKind) -> Self {
         Handler {
             id: HandlerId::next(),
             once: false,
             expected: None,
-            logic,
+            logic: Arc::new(kind),
         }
     }
 
@@ -157,14 +231,15 @@ impl Handler {
         self.id
     }
 
-    pub(crate) fn logic(&self) -> &dyn HandlerLogic {
+    /// The kind behind this handler.
+    pub fn kind(&self) -> &dyn HandlerKind {
         &*self.logic
     }
 
     /// Whether this handler's predicate matches `request` (its resolver is
     /// not run).
     pub(crate) fn matches(&self, request: &Request, base_url: Option<&Url>) -> bool {
-        let context = LookupContext::new(request, RequestId::next(), base_url);
+        let context = MatchContext::new(request, RequestId::next(), base_url);
         self.logic.try_match(&context).is_some()
     }
 }
@@ -190,80 +265,161 @@ impl std::fmt::Display for Handler {
 }
 
 /// What the lookup knows about the request being resolved; shared by every
-/// handler it tries, so per-request work (cookie parsing) happens once.
-pub(crate) struct LookupContext<'a> {
-    pub request: &'a Request,
-    pub request_id: RequestId,
-    pub base_url: Option<&'a Url>,
+/// handler it tries, so per-request work (cookie parsing, a namespace's
+/// parse of the body) happens once.
+pub struct MatchContext<'a> {
+    pub(crate) request: &'a Request,
+    pub(crate) request_id: RequestId,
+    pub(crate) base_url: Option<&'a Url>,
     cookies: OnceLock<Cookies>,
-    /// Per-request state of a namespace, made on first use (GraphQL keeps
-    /// its once-per-request parse here). Typed by the namespace, so this
-    /// layer knows none of them.
-    namespace_state: OnceLock<Box<dyn Any + Send + Sync>>,
+    /// Per-request state of the handler kinds, one value per type, made on
+    /// first use.
+    state: OnceLock<Box<StateSlot>>,
 }
 
-impl<'a> LookupContext<'a> {
+/// One value of [`MatchContext::state`] and the link to the next: a list
+/// that only grows, so a reference handed out stays valid without a lock.
+struct StateSlot {
+    value: Box<dyn Any + Send + Sync>,
+    next: OnceLock<Box<StateSlot>>,
+}
+
+impl<'a> MatchContext<'a> {
     pub(crate) fn new(
         request: &'a Request,
         request_id: RequestId,
         base_url: Option<&'a Url>,
     ) -> Self {
-        LookupContext {
+        MatchContext {
             request,
             request_id,
             base_url,
             cookies: OnceLock::new(),
-            namespace_state: OnceLock::new(),
+            state: OnceLock::new(),
         }
     }
 
-    pub(crate) fn cookies(&self) -> &Cookies {
+    /// The request being resolved.
+    pub fn request(&self) -> &'a Request {
+        self.request
+    }
+
+    /// The request's id (the one life-cycle events and resolvers see).
+    pub fn request_id(&self) -> RequestId {
+        self.request_id
+    }
+
+    /// The base URL relative predicates resolve against: the front door's
+    /// origin (the listener's), else [`ListenOptions`](crate::ListenOptions)'s.
+    pub fn base_url(&self) -> Option<&'a Url> {
+        self.base_url
+    }
+
+    /// The request's cookies, parsed on first use.
+    pub fn cookies(&self) -> &Cookies {
         self.cookies
             .get_or_init(|| Cookies::from_headers(self.request.headers()))
     }
 
-    /// The per-request state of type `T`, created on first use. One
-    /// namespace keeps state per request today (GraphQL); a second one
-    /// would need a map here instead of one slot.
-    #[cfg_attr(not(feature = "graphql"), allow(dead_code))]
-    pub(crate) fn namespace_state<T: Any + Default + Send + Sync>(&self) -> &T {
-        self.namespace_state
-            .get_or_init(|| Box::new(T::default()))
-            .downcast_ref()
-            .expect("one namespace keeps per-request state")
+    /// This request's value of type `T`, made with `T::default()` on first
+    /// use: how a handler kind shares per-request work among its handlers
+    /// (GraphQL parses a request's document once, however many GraphQL
+    /// handlers look at it). Use a type private to your kind.
+    pub fn state<T: Any + Default + Send + Sync>(&self) -> &T {
+        let mut slot = &self.state;
+        loop {
+            let node = slot.get_or_init(|| {
+                Box::new(StateSlot {
+                    value: Box::new(T::default()),
+                    next: OnceLock::new(),
+                })
+            });
+            if let Some(value) = node.value.downcast_ref::<T>() {
+                return value;
+            }
+            slot = &node.next;
+        }
     }
 }
 
-/// A matched handler, ready to run its resolver.
-pub(crate) type Invocation = Box<dyn FnOnce(CallContext) -> ResolverCall + Send>;
+impl std::fmt::Debug for MatchContext<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MatchContext")
+            .field(
+                "request",
+                &format_args!("{} {}", self.request.method(), self.request.url()),
+            )
+            .field("request_id", &self.request_id)
+            .field("base_url", &self.base_url.map(Url::as_str))
+            .finish_non_exhaustive()
+    }
+}
 
-/// The behaviour behind a [`Handler`]; one implementation per namespace.
-pub(crate) trait HandlerLogic: Send + Sync + 'static {
-    /// The one-line description shown by `list_handlers`.
+/// A matched handler's call, ready to run its resolver: what
+/// [`HandlerKind::try_match`] returns for a request it takes. The engine
+/// calls it with the [`CallContext`] of this call (how many calls came
+/// before in the scope, where cleanups go), catching a panic as a 500.
+pub struct Matched(pub(crate) Box<dyn FnOnce(CallContext) -> ResolverCall + Send>);
+
+impl Matched {
+    /// The call that runs `resolve`: build the resolver's arguments from
+    /// what `try_match` found and the [`CallContext`], and return its
+    /// [`ResolverCall`].
+    pub fn new(resolve: impl FnOnce(CallContext) -> ResolverCall + Send + 'static) -> Self {
+        Matched(Box::new(resolve))
+    }
+}
+
+impl std::fmt::Debug for Matched {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Matched").finish_non_exhaustive()
+    }
+}
+
+/// The behaviour behind a [`Handler`]: one implementation per kind of
+/// handler (`http`, `graphql`, `sse`, `ws` each have theirs). Made a handler
+/// with [`Handler::new`]; see the [module docs](self) for an example.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a handler kind",
+    note = "implement `mocklib::handler::HandlerKind` (`header` and `try_match`) to make a handler with `Handler::new`"
+)]
+pub trait HandlerKind: Send + Sync + 'static {
+    /// The one-line description shown by `list_handlers`, in unhandled
+    /// warnings and in verification reports (`GET https://api.example.com/user`).
     fn header(&self) -> &str;
 
-    /// The request method this handler is limited to, if any (for suggestions).
-    fn method(&self) -> Option<&http::Method>;
+    /// Whether the request matches; if so, the call that runs the
+    /// resolver. Called for every request the index cannot rule out: keep
+    /// it cheap, and leave the resolver's work to the [`Matched`] call.
+    fn try_match(&self, context: &MatchContext<'_>) -> Option<Matched>;
 
-    /// The predicate as text to compare with request URLs (for suggestions).
-    fn suggestion_text(&self) -> Option<&str>;
+    /// The request method this handler is limited to, if any: the index
+    /// skips it for other methods, and suggestions compare it.
+    fn method(&self) -> Option<&http::Method> {
+        None
+    }
 
-    /// Whether the request matches; if so, the call that runs the resolver.
-    fn try_match(&self, context: &LookupContext<'_>) -> Option<Invocation>;
+    /// The predicate as URL text, for "did you mean" suggestions and
+    /// verification reports (see [`Predicate::describe`]); `None`: none.
+    fn suggestion_text(&self) -> Option<&str> {
+        None
+    }
 
-    /// What the handler index may assume about the URLs this handler
-    /// matches. The default, "always ask", is always correct.
+    /// What the handler index may assume about the requests this handler
+    /// matches. The default, [`IndexHint::always`], is always correct.
     fn index_hint(&self) -> IndexHint {
-        IndexHint::Always
+        IndexHint::always()
     }
 }
 
-// What the handler index may know of a handler and of a request, in terms
-// no namespace owns (the index itself sits above the namespaces).
+/// What a handler tells the index about the requests it can match, so a
+/// lookup skips it for the others without asking (see [`HandlerKind::index_hint`]).
+/// A hint must never rule out a request the handler would take.
+#[derive(Clone)]
+pub struct IndexHint(pub(crate) Hint);
 
-/// What a handler tells the index about the URLs it can match.
-#[derive(Debug, Clone)]
-pub(crate) enum IndexHint {
+#[derive(Clone)]
+pub(crate) enum Hint {
     /// No literal prefix is known: always a candidate.
     Always,
     /// Every matching URL starts with this text (lowercased).
@@ -273,33 +429,85 @@ pub(crate) enum IndexHint {
         /// The literal path prefix.
         path: String,
     },
-    /// A GraphQL handler for the operation with exactly this name, at this
-    /// endpoint (`None`: any URL).
-    #[cfg(feature = "graphql")]
-    Operation {
-        name: String,
-        endpoint: Option<std::sync::Arc<crate::matching::Predicate>>,
+    /// A candidate only for requests whose keys under `source` include `key`.
+    Key {
+        source: Arc<dyn KeySource>,
+        key: String,
     },
 }
 
-/// What the index may learn about a request's GraphQL operations; provided
-/// by the lookup, which parses the request at most once.
-#[cfg(feature = "graphql")]
-pub(crate) trait OperationSource {
-    /// Whether a GraphQL endpoint predicate matches the request.
-    fn endpoint_applies(&self, endpoint: &std::sync::Arc<crate::matching::Predicate>) -> bool;
-    /// The request's operations (parsing it if needed; prints nothing).
-    fn operations(&self) -> Operations<'_>;
+impl IndexHint {
+    /// No hint: the handler is asked about every request.
+    pub fn always() -> Self {
+        IndexHint(Hint::Always)
+    }
+
+    /// Every URL the handler matches starts with `origin` (`scheme://host[:port]`,
+    /// when it is fixed) followed by the path prefix `path`. Compared
+    /// without regard to case.
+    pub fn url_prefix(origin: Option<&str>, path: &str) -> Self {
+        IndexHint(Hint::Prefix {
+            origin: origin.map(str::to_ascii_lowercase),
+            path: path.to_ascii_lowercase(),
+        })
+    }
+
+    /// The hint for a handler that matches only URLs `predicate` matches:
+    /// its literal prefix, or none for a regex or a closure.
+    pub fn of_predicate(predicate: &Predicate) -> Self {
+        match predicate.url_prefix() {
+            Some(key) => IndexHint(Hint::Prefix {
+                origin: key.origin,
+                path: key.path_prefix,
+            }),
+            None => IndexHint::always(),
+        }
+    }
+
+    /// The handler matches only requests whose keys under `source` include
+    /// `key` (GraphQL: operations named `key` sent to one endpoint). The
+    /// handlers of one source must share its `Arc`: the index groups them
+    /// by it and asks the source once per request for all of them.
+    pub fn key(source: Arc<dyn KeySource>, key: impl Into<String>) -> Self {
+        IndexHint(Hint::Key {
+            source,
+            key: key.into(),
+        })
+    }
 }
 
-/// The request's GraphQL operations as far as the index cares.
-#[cfg(feature = "graphql")]
-pub(crate) enum Operations<'a> {
-    /// Not GraphQL: no operation handler can match.
-    NotGraphql,
-    /// Every operation handler must look (an invalid document or an
-    /// anonymous operation: the first to look prints one warning).
-    AskEveryone,
-    /// These operation names.
+impl std::fmt::Debug for IndexHint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.0 {
+            Hint::Always => f.write_str("IndexHint::Always"),
+            Hint::Prefix { origin, path } => f
+                .debug_struct("IndexHint::Prefix")
+                .field("origin", origin)
+                .field("path", path)
+                .finish(),
+            Hint::Key { key, .. } => f.debug_struct("IndexHint::Key").field("key", key).finish(),
+        }
+    }
+}
+
+/// Where the index learns a request's keys for the handlers that declared
+/// [`IndexHint::key`] with this source: a namespace-defined lane beside the
+/// URL tries (GraphQL's operation names). Asked at most once per request and
+/// index chunk; keep what it computes in [`MatchContext::state`] so the
+/// handlers' own `try_match` reuses it.
+pub trait KeySource: Send + Sync + 'static {
+    /// The request's keys under this source.
+    fn keys<'a>(&self, context: &'a MatchContext<'_>) -> Keys<'a>;
+}
+
+/// A request's keys, as a [`KeySource`] sees them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Keys<'a> {
+    /// No handler of this source can match the request.
+    NotApplicable,
+    /// The keys cannot be known cheaply (or at all): every handler of this
+    /// source is asked.
+    Unknown,
+    /// These keys: only the handlers declaring one of them are asked.
     Named(Vec<&'a str>),
 }

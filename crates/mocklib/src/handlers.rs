@@ -32,9 +32,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-#[cfg(feature = "graphql")]
-use crate::handler::OperationSource;
-use crate::handler::{Handler, HandlerId};
+use crate::handler::{Handler, HandlerId, MatchContext};
 use crate::index::{ChunkIndex, MIN_INDEXED, RequestKeys};
 use crate::journal::{Answer, Journal, RecordedRequest};
 use crate::request::Request;
@@ -96,7 +94,7 @@ impl HandlerChain {
     pub(crate) fn candidates(
         &self,
         keys: &RequestKeys<'_>,
-        #[cfg(feature = "graphql")] operations: &dyn OperationSource,
+        context: &MatchContext<'_>,
     ) -> Vec<&Handler> {
         let mut candidates = Vec::new();
         let mut positions = Vec::new();
@@ -104,12 +102,7 @@ impl HandlerChain {
             match &link.index {
                 None => candidates.extend(link.handlers.iter()),
                 Some(index) => {
-                    index.candidates(
-                        keys,
-                        #[cfg(feature = "graphql")]
-                        operations,
-                        &mut positions,
-                    );
+                    index.candidates(keys, context, &mut positions);
                     candidates.extend(positions.iter().map(|&p| &link.handlers[p as usize]));
                 }
             }
@@ -402,7 +395,7 @@ mod tests {
         use url::Url;
 
         use super::super::HandlerChain;
-        use crate::handler::LookupContext;
+        use crate::handler::MatchContext;
         use crate::index::RequestKeys;
         use crate::matching::Predicate;
         use crate::resolver::RequestId;
@@ -612,17 +605,17 @@ mod tests {
                             Request::from_parts(::http::Method::POST, url.clone(), headers, BODIES[body].into())
                         }
                     };
-                    let context = LookupContext::new(&request, RequestId::next(), base.as_ref());
+                    let context = MatchContext::new(&request, RequestId::next(), base.as_ref());
                     let scanned: Vec<_> = chain
                         .iter()
-                        .filter(|h| h.logic().try_match(&context).is_some())
+                        .filter(|h| h.kind().try_match(&context).is_some())
                         .map(|h| h.header().to_owned())
                         .collect();
                     let keys = RequestKeys::new(request.method(), &url);
                     let candidates = chain.candidates(&keys, &context);
                     let indexed: Vec<_> = candidates
                         .iter()
-                        .filter(|h| h.logic().try_match(&context).is_some())
+                        .filter(|h| h.kind().try_match(&context).is_some())
                         .map(|h| h.header().to_owned())
                         .collect();
                     prop_assert_eq!(&indexed, &scanned, "{} {}", METHODS[method], url);

@@ -34,7 +34,9 @@ use std::sync::Arc;
 
 use http::Method;
 
-use crate::handler::{Handler, HandlerLogic, Invocation, LookupContext};
+// Only mocklib's public surface: a handler kind outside the crate is
+// written the same way (see `crate::handler`).
+use crate::handler::{Handler, HandlerKind, IndexHint, MatchContext, Matched};
 use crate::matching::{IntoPredicate, PatternError, Predicate};
 use crate::resolver::{ResolverArgs, ResolverCall, ResolverOutput};
 
@@ -47,7 +49,7 @@ struct HttpHandler {
     header: String,
 }
 
-impl HandlerLogic for HttpHandler {
+impl HandlerKind for HttpHandler {
     fn header(&self) -> &str {
         &self.header
     }
@@ -60,35 +62,27 @@ impl HandlerLogic for HttpHandler {
         self.predicate.suggestion_text()
     }
 
-    fn index_hint(&self) -> crate::handler::IndexHint {
-        match self.predicate.url_prefix() {
-            Some(key) => crate::handler::IndexHint::Prefix {
-                origin: key.origin,
-                path: key.path_prefix,
-            },
-            None => crate::handler::IndexHint::Always,
-        }
+    fn index_hint(&self) -> IndexHint {
+        IndexHint::of_predicate(&self.predicate)
     }
 
-    fn try_match(&self, context: &LookupContext<'_>) -> Option<Invocation> {
+    fn try_match(&self, context: &MatchContext<'_>) -> Option<Matched> {
         if let Some(method) = &self.method {
-            if method != context.request.method() {
+            if method != context.request().method() {
                 return None;
             }
         }
-        let params = self.predicate.matches(context.request, context.base_url)?;
-        let request = context.request.clone();
+        let params = self
+            .predicate
+            .matches(context.request(), context.base_url())?;
+        let request = context.request().clone();
         let cookies = context.cookies().clone();
-        let request_id = context.request_id;
+        let request_id = context.request_id();
         let resolver = Arc::clone(&self.resolver);
-        Some(Box::new(move |call| {
-            resolver(ResolverArgs {
-                request,
-                params,
-                cookies,
-                request_id,
-                call,
-            })
+        Some(Matched::new(move |call| {
+            resolver(ResolverArgs::new(
+                request, params, cookies, request_id, call,
+            ))
         }))
     }
 }
@@ -106,7 +100,7 @@ where
     R: ResolverOutput<M>,
 {
     let predicate = predicate.into_predicate()?;
-    let resolver = Arc::new(move |args| resolver(args).into_call().0);
+    let resolver = Arc::new(move |args| ResolverCall::new(resolver(args)));
     Ok(labeled_handler("", method, predicate, resolver))
 }
 
@@ -124,12 +118,12 @@ pub(crate) fn labeled_handler(
         method.as_ref().map_or("ALL", Method::as_str),
         predicate.describe()
     );
-    Handler::new(Arc::new(HttpHandler {
+    Handler::new(HttpHandler {
         method,
         predicate,
         resolver,
         header,
-    }))
+    })
 }
 
 /// A handler for requests with `method` (any method when `None`); for methods

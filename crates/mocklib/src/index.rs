@@ -5,45 +5,38 @@
 //!
 //! Every handler declares an [`IndexHint`]: "ask me always" (regex and
 //! closure predicates, GraphQL handlers without an exact operation name),
-//! an exact GraphQL operation name (with its endpoint, if scoped by a link),
-//! or the literal
-//! text every URL it matches starts with — `scheme://host[:port]` plus the
-//! path up to the first parameter or wildcard when the origin is literal, or
-//! the path prefix alone. The index keeps those prefixes in two byte tries;
-//! a lookup walks the request's own key down each trie (one step per byte)
-//! and collects the handlers met on the way, keeping those whose method (if
-//! they are limited to one) is the request's. The candidates are then tried in
-//! list order, so the first handler to respond is the same one a plain scan
-//! would find — the index only skips handlers that cannot match.
+//! a key under a [`KeySource`] (GraphQL: an exact operation name at an
+//! endpoint), or the literal text every URL it matches starts with —
+//! `scheme://host[:port]` plus the path up to the first parameter or
+//! wildcard when the origin is literal, or the path prefix alone. The index
+//! keeps those prefixes in two byte tries; a lookup walks the request's own
+//! key down each trie (one step per byte) and collects the handlers met on
+//! the way, keeping those whose method (if they are limited to one) is the
+//! request's. The candidates are then tried in list order, so the first
+//! handler to respond is the same one a plain scan would find — the index
+//! only skips handlers that cannot match.
 //!
-//! With the `graphql` feature, GraphQL handlers with an exact operation name
-//! are grouped by endpoint and
-//! keyed by name; the request's operation names come from the lookup's
-//! once-per-request parse, asked for only when a group's endpoint matches (a
-//! handler whose endpoint does not match never parses either). An invalid
-//! document or an anonymous operation makes every named handler a candidate,
-//! so the one warning such a request gets is printed exactly as before.
+//! Keyed handlers are grouped by their source (one `Arc`) and by key; the
+//! source is asked for the request's keys once per group, and may answer
+//! "unknown" (every handler of the group is a candidate) or "not applicable"
+//! (none is). GraphQL's source answers from the lookup's once-per-request
+//! parse, and only parses when its endpoint matches.
 //!
 //! Keys are lowercased: path and host matching is case-insensitive, and
 //! percent-encoded text compares equal whatever the case of its hex digits.
 
-#[cfg(feature = "graphql")]
-use std::{collections::HashMap, sync::Arc};
+use std::collections::HashMap;
+use std::sync::Arc;
 
 use url::Url;
 
-use crate::handler::{Handler, IndexHint};
-#[cfg(feature = "graphql")]
-use crate::handler::{OperationSource, Operations};
-#[cfg(feature = "graphql")]
-use crate::matching::Predicate;
+use crate::handler::{Handler, Hint, KeySource, Keys, MatchContext};
 
-/// Exact-name GraphQL handlers of one endpoint (handlers of one link share
-/// their endpoint), so the endpoint is checked once.
-#[cfg(feature = "graphql")]
-struct OperationGroup {
-    endpoint: Option<Arc<Predicate>>,
-    by_name: HashMap<String, Vec<u32>>,
+/// The keyed handlers of one source (handlers of one GraphQL link share
+/// theirs), so the source is asked once.
+struct KeyGroup {
+    source: Arc<dyn KeySource>,
+    by_key: HashMap<String, Vec<u32>>,
     all: Vec<u32>,
 }
 
@@ -97,8 +90,7 @@ pub(crate) struct ChunkIndex {
     by_origin_and_path: Trie,
     by_path: Trie,
     always: Vec<u32>,
-    #[cfg(feature = "graphql")]
-    operations: Vec<OperationGroup>,
+    keyed: Vec<KeyGroup>,
     /// The method each handler is limited to (`None`: any), by position.
     methods: Vec<Option<http::Method>>,
 }
@@ -109,18 +101,17 @@ impl ChunkIndex {
             by_origin_and_path: Trie::new(),
             by_path: Trie::new(),
             always: Vec::new(),
-            #[cfg(feature = "graphql")]
-            operations: Vec::new(),
+            keyed: Vec::new(),
             methods: handlers
                 .iter()
-                .map(|h| h.logic().method().cloned())
+                .map(|h| h.kind().method().cloned())
                 .collect(),
         };
         for (position, handler) in handlers.iter().enumerate() {
             let position = u32::try_from(position).expect("a chunk holds fewer than 2^32 handlers");
-            match handler.logic().index_hint() {
-                IndexHint::Always => index.always.push(position),
-                IndexHint::Prefix {
+            match handler.kind().index_hint().0 {
+                Hint::Always => index.always.push(position),
+                Hint::Prefix {
                     origin: Some(origin),
                     path,
                 } => {
@@ -128,37 +119,29 @@ impl ChunkIndex {
                         .by_origin_and_path
                         .insert(origin.bytes().chain(path.bytes()), position);
                 }
-                IndexHint::Prefix { origin: None, path } => {
-                    index.by_path.insert(path.bytes(), position)
-                }
-                #[cfg(feature = "graphql")]
-                IndexHint::Operation { name, endpoint } => {
-                    index.add_operation(name, endpoint, position)
-                }
+                Hint::Prefix { origin: None, path } => index.by_path.insert(path.bytes(), position),
+                Hint::Key { source, key } => index.add_keyed(source, key, position),
             }
         }
         index
     }
 
-    #[cfg(feature = "graphql")]
-    fn add_operation(&mut self, name: String, endpoint: Option<Arc<Predicate>>, position: u32) {
-        let same = |group: &OperationGroup| match (&group.endpoint, &endpoint) {
-            (None, None) => true,
-            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
-            _ => false,
-        };
-        let group = match self.operations.iter().position(same) {
-            Some(found) => &mut self.operations[found],
+    fn add_keyed(&mut self, source: Arc<dyn KeySource>, key: String, position: u32) {
+        // The data pointer alone: two vtables of one type may differ.
+        let same =
+            |group: &KeyGroup| std::ptr::addr_eq(Arc::as_ptr(&group.source), Arc::as_ptr(&source));
+        let group = match self.keyed.iter().position(same) {
+            Some(found) => &mut self.keyed[found],
             None => {
-                self.operations.push(OperationGroup {
-                    endpoint,
-                    by_name: HashMap::new(),
+                self.keyed.push(KeyGroup {
+                    source,
+                    by_key: HashMap::new(),
                     all: Vec::new(),
                 });
-                self.operations.last_mut().expect("just pushed")
+                self.keyed.last_mut().expect("just pushed")
             }
         };
-        group.by_name.entry(name).or_default().push(position);
+        group.by_key.entry(key).or_default().push(position);
         group.all.push(position);
     }
 
@@ -166,7 +149,7 @@ impl ChunkIndex {
     pub(crate) fn candidates(
         &self,
         keys: &RequestKeys<'_>,
-        #[cfg(feature = "graphql")] source: &dyn OperationSource,
+        context: &MatchContext<'_>,
         out: &mut Vec<u32>,
     ) {
         out.clear();
@@ -174,40 +157,26 @@ impl ChunkIndex {
         self.by_origin_and_path
             .walk(keys.origin_and_path().as_bytes(), out);
         self.by_path.walk(keys.path().as_bytes(), out);
-        #[cfg(feature = "graphql")]
-        self.operation_candidates(source, out);
+        self.keyed_candidates(context, out);
         out.retain(|&p| {
             self.methods[p as usize]
                 .as_ref()
                 .is_none_or(|m| m == keys.method)
         });
         out.sort_unstable();
-        // A batch may name one operation twice.
+        // A request may have one key twice (a GraphQL batch naming one operation twice).
         out.dedup();
     }
 
-    /// Adds the exact-name GraphQL handlers the request's operations may
-    /// match (the GraphQL lane).
-    #[cfg(feature = "graphql")]
-    fn operation_candidates(&self, source: &dyn OperationSource, out: &mut Vec<u32>) {
-        for group in &self.operations {
-            // A handler whose endpoint does not match never parses the
-            // request: neither does the index on its behalf.
-            if group
-                .endpoint
-                .as_ref()
-                .is_some_and(|endpoint| !source.endpoint_applies(endpoint))
-            {
-                continue;
-            }
-            match source.operations() {
-                Operations::NotGraphql => {}
-                Operations::AskEveryone => out.extend_from_slice(&group.all),
-                Operations::Named(names) => {
-                    for name in names {
-                        out.extend_from_slice(
-                            group.by_name.get(name).map_or(&[][..], Vec::as_slice),
-                        );
+    /// Adds the keyed handlers the request's keys may match.
+    fn keyed_candidates(&self, context: &MatchContext<'_>, out: &mut Vec<u32>) {
+        for group in &self.keyed {
+            match group.source.keys(context) {
+                Keys::NotApplicable => {}
+                Keys::Unknown => out.extend_from_slice(&group.all),
+                Keys::Named(keys) => {
+                    for key in keys {
+                        out.extend_from_slice(group.by_key.get(key).map_or(&[][..], Vec::as_slice));
                     }
                 }
             }

@@ -55,6 +55,9 @@
 //! | scoping overrides to one test | [`boundary`] |
 //! | observing requests | [`events`] |
 //! | slow responses | [`delay()`] |
+//! | a handler kind of your own | [`handler`]: [`HandlerKind`](handler::HandlerKind), [`MatchContext`](handler::MatchContext), [`IndexHint`](handler::IndexHint) |
+//! | a front door of your own (another client) | [`front_door`]: [`FrontDoor`](front_door::FrontDoor), [`Outcome`] |
+//! | recording what is performed for real | [`exchange`]: [`ExchangeSink`](exchange::ExchangeSink), [`Tap`](exchange::Tap) |
 //!
 //! ## Features
 //!
@@ -139,14 +142,15 @@ mod date;
 mod delay;
 mod engine;
 pub mod events;
-mod exchange;
+pub mod exchange;
 mod fault;
 mod finalize;
 mod form_data;
+pub mod front_door;
 #[cfg(feature = "graphql")]
 #[cfg_attr(docsrs, doc(cfg(feature = "graphql")))]
 pub mod graphql;
-mod handler;
+pub mod handler;
 mod handlers;
 #[cfg(feature = "har")]
 #[cfg_attr(docsrs, doc(cfg(feature = "har")))]
@@ -201,7 +205,8 @@ pub use node::ListenOptions;
 pub use params::{ParamValue, Params};
 pub use request::{BodyError, InvalidRequest, Request, UnsendableRequest};
 pub use resolver::{
-    CallHistory, IntoResolution, RequestId, ResolverArgs, ResolverError, sequence, sequence_once,
+    CallHistory, IntoResolution, RequestId, Resolution, ResolverArgs, ResolverError, sequence,
+    sequence_once,
 };
 pub use response::{HttpResponse, ResponseBodyError, StatusText, passthrough};
 pub use setup_api::SetupApi;

@@ -287,15 +287,15 @@ impl Request {
 
     /// The URL cut to a length fit for a message: hostile requests can
     /// have URLs of tens of kilobytes.
-    #[cfg(all(any(feature = "net", feature = "tower"), not(target_arch = "wasm32")))]
     pub(crate) fn url_for_message(&self) -> std::borrow::Cow<'_, str> {
         abbreviate(self.inner.url.as_str())
     }
 
-    /// What a front door answers, with [`UnsendableRequest::status_code`],
-    /// to a request it should pass on but cannot.
-    #[cfg(all(any(feature = "net", feature = "tower"), not(target_arch = "wasm32")))]
-    pub(crate) fn unsendable_message(&self, error: &UnsendableRequest) -> String {
+    /// The body of what a front door answers, with
+    /// [`UnsendableRequest::status_code`], to this request when it should
+    /// pass it on but cannot (see [`to_http`](Self::to_http)). The URL is
+    /// cut short: hostile requests have URLs of tens of kilobytes.
+    pub fn unsendable_message(&self, error: &UnsendableRequest) -> String {
         format!(
             "mocklib: cannot perform {} {} as it is: {error}\n",
             self.inner.method,
@@ -622,7 +622,6 @@ mod tests {
     }
 
     #[test]
-    #[cfg(all(any(feature = "net", feature = "tower"), not(target_arch = "wasm32")))]
     fn long_urls_are_abbreviated_in_messages() {
         let url = Url::parse(&format!("http://x/{}", "a".repeat(500))).unwrap();
         let shown = Request::new(Method::GET, url)

@@ -63,6 +63,25 @@ pub struct ResolverArgs {
 }
 
 impl ResolverArgs {
+    /// The arguments of one call of an HTTP resolver. The `http` namespace
+    /// makes them; a handler kind of your own that answers with HTTP
+    /// resolvers makes them in its [`Matched`](crate::handler::Matched) call.
+    pub fn new(
+        request: Request,
+        params: Params,
+        cookies: Cookies,
+        request_id: RequestId,
+        call: CallContext,
+    ) -> Self {
+        ResolverArgs {
+            request,
+            params,
+            cookies,
+            request_id,
+            call,
+        }
+    }
+
     /// Registers `cleanup` to run once this answer is over: after a mocked
     /// body (streamed or not) is sent in full or abandoned by its client,
     /// or, for any other answer, when the resolver returns. Cleanups run in
@@ -82,7 +101,7 @@ impl ResolverArgs {
     /// });
     /// ```
     pub fn finalize(&self, cleanup: impl FnOnce() + Send + 'static) {
-        self.call.finalizers.push(Box::new(cleanup));
+        self.call.finalize(cleanup);
     }
 
     /// How many times this handler's resolver ran before this call, in the
@@ -282,14 +301,30 @@ where
     }
 }
 
-/// What the engine tells a resolver call about itself; namespaces put it
-/// into their resolver arguments.
+/// What the engine tells one resolver call about itself: how many times the
+/// handler ran before in the current scope, and where cleanups go. A handler
+/// kind hands it to its resolver's arguments (see [`crate::handler`]), as
+/// [`ResolverArgs`] does.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct CallContext {
+pub struct CallContext {
     /// How many times the handler's resolver ran before in this scope.
     pub(crate) previous_calls: usize,
     /// Where the resolver registers its `finalize` cleanup.
     pub(crate) finalizers: Finalizers,
+}
+
+impl CallContext {
+    /// How many times this handler's resolver ran before this call, in the
+    /// current scope (0 on the first call); see [`ResolverArgs::previous_calls`].
+    pub fn previous_calls(&self) -> usize {
+        self.previous_calls
+    }
+
+    /// Registers `cleanup` to run once this answer is over; see
+    /// [`ResolverArgs::finalize`].
+    pub fn finalize(&self, cleanup: impl FnOnce() + Send + 'static) {
+        self.finalizers.push(Box::new(cleanup));
+    }
 }
 
 /// Identifies one intercepted request across resolvers and life-cycle events.
@@ -431,11 +466,58 @@ fn short_type_name<T: ?Sized>() -> &'static str {
 /// A boxed resolver future.
 pub(crate) type BoxResolution = crate::maybe_send::BoxFuture<Resolution>;
 
-/// The result of calling a resolver: ready at once (sync resolvers, no
-/// allocation) or a future to await.
-pub(crate) enum ResolverCall {
+/// One call of a resolver: its [`Resolution`] at once (sync resolvers, no
+/// allocation) or a future of one. Made from anything a resolver may return
+/// with [`ResolverCall::new`], or from a resolution with [`ResolverCall::ready`].
+pub struct ResolverCall(pub(crate) CallState);
+
+pub(crate) enum CallState {
     Ready(Resolution),
     Pending(BoxResolution),
+}
+
+impl ResolverCall {
+    /// The call of a resolver that returned `output`: a value, or a future
+    /// of one (see [`ResolverOutput`]).
+    pub fn new<R: ResolverOutput<M>, M>(output: R) -> Self {
+        output.into_call()
+    }
+
+    /// A call that decided at once.
+    pub fn ready(resolution: Resolution) -> Self {
+        ResolverCall(CallState::Ready(resolution))
+    }
+
+    pub(crate) fn pending(future: BoxResolution) -> Self {
+        ResolverCall(CallState::Pending(future))
+    }
+
+    /// The resolution, awaited if the resolver returned a future.
+    pub async fn resolve(self) -> Resolution {
+        match self.0 {
+            CallState::Ready(resolution) => resolution,
+            CallState::Pending(future) => future.await,
+        }
+    }
+
+    /// This call with `f` applied to its resolution when it is there.
+    pub fn map(self, f: impl FnOnce(Resolution) -> Resolution + MaybeSend + 'static) -> Self {
+        match self.0 {
+            CallState::Ready(resolution) => ResolverCall::ready(f(resolution)),
+            CallState::Pending(future) => {
+                ResolverCall::pending(Box::pin(async move { f(future.await) }))
+            }
+        }
+    }
+}
+
+impl fmt::Debug for ResolverCall {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self.0 {
+            CallState::Ready(_) => "ResolverCall::Ready",
+            CallState::Pending(_) => "ResolverCall::Pending",
+        })
+    }
 }
 
 /// Marker types that let [`ResolverOutput`] accept both plain values and
@@ -467,23 +549,13 @@ pub mod marker {
             `HttpResponse::empty().status(404)`, `HttpResponse::text(\"..\")`"
 )]
 pub trait ResolverOutput<M>: MaybeSend + 'static {
-    #[doc(hidden)]
-    fn into_call(self) -> ResolverCallBox;
-}
-
-/// Opaque result of [`ResolverOutput::into_call`].
-#[doc(hidden)]
-pub struct ResolverCallBox(pub(crate) ResolverCall);
-
-impl fmt::Debug for ResolverCallBox {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ResolverCallBox").finish_non_exhaustive()
-    }
+    /// The call this output makes (see [`ResolverCall::new`]).
+    fn into_call(self) -> ResolverCall;
 }
 
 impl<T: IntoResolution + MaybeSend + 'static> ResolverOutput<marker::Sync> for T {
-    fn into_call(self) -> ResolverCallBox {
-        ResolverCallBox(ResolverCall::Ready(self.into_resolution()))
+    fn into_call(self) -> ResolverCall {
+        ResolverCall::ready(self.into_resolution())
     }
 }
 
@@ -492,10 +564,8 @@ where
     F: Future + MaybeSend + 'static,
     F::Output: IntoResolution,
 {
-    fn into_call(self) -> ResolverCallBox {
-        ResolverCallBox(ResolverCall::Pending(Box::pin(async move {
-            self.await.into_resolution()
-        })))
+    fn into_call(self) -> ResolverCall {
+        ResolverCall::pending(Box::pin(async move { self.await.into_resolution() }))
     }
 }
 

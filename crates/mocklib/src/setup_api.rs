@@ -33,6 +33,13 @@ impl SetupApi {
         }
     }
 
+    /// The way in for a front door of your own: it resolves requests
+    /// against this instance's handlers, in the caller's scope (see
+    /// [`crate::front_door`]). mocklib's own front doors use it too.
+    pub fn front_door(&self) -> crate::front_door::FrontDoor {
+        crate::front_door::FrontDoor::new(Arc::clone(&self.engine))
+    }
+
     /// Prepends runtime handlers, ahead of every existing handler and in the
     /// order given (MSW: `server.use(...handlers)`; `use` is a Rust keyword).
     /// Inside a boundary only that boundary's list changes.
@@ -259,9 +266,17 @@ impl SetupApi {
         Ok(())
     }
 
-    /// Stops recording (the file keeps what was recorded).
-    #[cfg(feature = "har")]
-    #[cfg_attr(docsrs, doc(cfg(feature = "har")))]
+    /// Hands every request performed for real, with its whole response, to
+    /// `sink` (see [`crate::exchange`]); replaces any recording. While a
+    /// recorder is set, unhandled requests are performed for real without
+    /// the unhandled-request strategy: they are what is being recorded.
+    /// Not in the browser (whose front door performs requests in the page).
+    #[cfg(not(target_arch = "wasm32"))]
+    pub fn record_exchanges(&self, sink: Arc<dyn crate::exchange::ExchangeSink>) {
+        self.engine.set_recorder(Some(sink));
+    }
+
+    /// Stops recording (a HAR file keeps what was recorded).
     pub fn stop_recording(&self) {
         self.engine.set_recorder(None);
     }

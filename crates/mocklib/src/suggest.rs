@@ -42,14 +42,14 @@ pub(crate) fn closest_requests<'a>(
 /// path, twice, plus one for another method); `None` when too far to be a
 /// likely mistake or the handler has no URL to compare.
 fn distance(handler: &Handler, request: &Request) -> Option<usize> {
-    let text = handler.logic().suggestion_text()?;
+    let text = handler.kind().suggestion_text()?;
     let target = comparable_url(request, text);
     let instantiated = with_params_from(text, &target);
     let distance = levenshtein(
         &target.to_ascii_lowercase(),
         &instantiated.to_ascii_lowercase(),
     );
-    let method_penalty = match handler.logic().method() {
+    let method_penalty = match handler.kind().method() {
         Some(method) if method != request.method() => 1,
         _ => 0,
     };

@@ -237,7 +237,7 @@ pub(crate) fn closest_handler_differences(
 /// URL with the part where they part ways marked.
 fn mismatch(handler: &Handler, request: &Request, base_url: Option<&url::Url>) -> Vec<String> {
     let mut lines = Vec::new();
-    if let Some(method) = handler.logic().method()
+    if let Some(method) = handler.kind().method()
         && method != request.method()
     {
         lines.push(format!(
@@ -248,7 +248,7 @@ fn mismatch(handler: &Handler, request: &Request, base_url: Option<&url::Url>) -
             return lines; // the URL is not what differs
         }
     }
-    if let Some(text) = handler.logic().suggestion_text() {
+    if let Some(text) = handler.kind().suggestion_text() {
         let received = crate::suggest::comparable_url(request, text);
         if !received.eq_ignore_ascii_case(text) {
             lines.push(format!("      expected {text}"));

@@ -8,17 +8,15 @@ use url::Url;
 
 use crate::body::Body;
 use crate::events::{EventKind, Events, LifeCycleEvent, ObservedResponse};
-#[cfg(feature = "har")]
 use crate::exchange::ExchangeSink;
 use crate::finalize::{FinalizeGuard, Finalizers};
-use crate::handler::{Handler, Invocation, LookupContext};
+use crate::handler::{Handler, MatchContext, Matched};
 use crate::handlers::Scope;
 use crate::index::RequestKeys;
 use crate::journal::{Answer, DEFAULT_CAPACITY};
 use crate::request::Request;
-use crate::resolver::{CallContext, RequestId, Resolution, ResolverCall, ResolverError};
+use crate::resolver::{CallContext, CallState, RequestId, Resolution, ResolverError};
 use crate::response::{HttpResponse, Kind};
-#[cfg(feature = "har")]
 use std::time::{Instant, SystemTime};
 
 use super::{
@@ -34,7 +32,6 @@ pub(super) struct Lookup {
     /// The base URL the lookup matched with (the front door's, else the
     /// options'), kept with each journal entry for `requests_matching`.
     pub(super) base_url: Option<Url>,
-    #[cfg(feature = "har")]
     pub(super) recorder: Option<Arc<dyn ExchangeSink>>,
 }
 
@@ -61,7 +58,6 @@ impl Lookup {
             request,
             request_id: Some(request_id),
             events: self.events,
-            #[cfg(feature = "har")]
             recording: self
                 .recorder
                 .map(|sink| (sink, SystemTime::now(), Instant::now())),
@@ -74,19 +70,15 @@ impl Lookup {
 
         let base_url = door_base_url.or_else(|| self.options.base_url.clone());
         self.base_url.clone_from(&base_url);
-        let context = LookupContext::new(&request, request_id, base_url.as_ref());
+        let context = MatchContext::new(&request, request_id, base_url.as_ref());
         let handlers = self.scope.snapshot();
         let mut matched = false;
         let keys = RequestKeys::new(request.method(), request.url());
-        for handler in handlers.candidates(
-            &keys,
-            #[cfg(feature = "graphql")]
-            &context,
-        ) {
+        for handler in handlers.candidates(&keys, &context) {
             if self.scope.is_used(handler) {
                 continue;
             }
-            let Some(invocation) = handler.logic().try_match(&context) else {
+            let Some(found) = handler.kind().try_match(&context) else {
                 continue;
             };
             // Two concurrent requests may both match a once-handler: the one
@@ -101,7 +93,7 @@ impl Lookup {
             // Runs the cleanup when dropped: at once unless a mocked body
             // takes it, also when this future is dropped mid-resolver.
             let finalize = call.finalizers.guard();
-            let resolution = run_resolver(invocation, call).await;
+            let resolution = run_resolver(found, call).await;
             if !matches!(resolution, Resolution::Exhausted) {
                 self.scope.count_use(handler);
             }
@@ -267,7 +259,6 @@ impl Lookup {
         matched: bool,
     ) -> Outcome {
         self.record(&request, None, Answer::Unhandled);
-        #[cfg(feature = "har")]
         if self.recorder.is_some() {
             // Recording: what no handler answers is what is to be recorded.
             self.emit(EventKind::RequestUnhandled, &request, request_id);
@@ -317,14 +308,14 @@ impl Lookup {
 }
 
 /// Runs a matched handler's resolver; a panic becomes a failure.
-async fn run_resolver(invocation: Invocation, call: CallContext) -> Resolution {
-    let call = match std::panic::catch_unwind(AssertUnwindSafe(|| invocation(call))) {
+async fn run_resolver(matched: Matched, call: CallContext) -> Resolution {
+    let call = match std::panic::catch_unwind(AssertUnwindSafe(|| (matched.0)(call))) {
         Ok(call) => call,
         Err(panic) => return panicked(&*panic),
     };
-    match call {
-        ResolverCall::Ready(resolution) => resolution,
-        ResolverCall::Pending(future) => match crate::log::catch_unwind(future).await {
+    match call.0 {
+        CallState::Ready(resolution) => resolution,
+        CallState::Pending(future) => match crate::log::catch_unwind(future).await {
             Ok(resolution) => resolution,
             Err(panic) => panicked(&*panic),
         },

@@ -28,7 +28,6 @@ use url::Url;
 
 use crate::boundary::{self, Scoped};
 use crate::events::Events;
-#[cfg(feature = "har")]
 use crate::exchange::ExchangeSink;
 use crate::handler::Handler;
 use crate::handlers::Scope;
@@ -97,7 +96,6 @@ pub(crate) struct Engine {
     listening: RwLock<Option<Arc<InterceptOptions>>>,
     performer: RwLock<Option<Arc<dyn Performer>>>,
     /// Where requests performed for real are recorded, if anywhere.
-    #[cfg(feature = "har")]
     recorder: RwLock<Option<Arc<dyn ExchangeSink>>>,
 }
 
@@ -112,7 +110,6 @@ impl Engine {
             events: Events::default(),
             listening: RwLock::new(None),
             performer: RwLock::new(None),
-            #[cfg(feature = "har")]
             recorder: RwLock::new(None),
         })
     }
@@ -133,7 +130,6 @@ impl Engine {
     /// Records every request performed for real into `recorder` (`None`:
     /// stops recording); while one is set, unhandled requests are performed
     /// for real without the unhandled-request strategy.
-    #[cfg(feature = "har")]
     pub(crate) fn set_recorder(&self, recorder: Option<Arc<dyn ExchangeSink>>) {
         *self
             .recorder
@@ -214,7 +210,6 @@ impl Engine {
     ) -> impl std::future::Future<Output = Outcome> + MaybeSend + 'static + use<> {
         let options = self.listen_options();
         let events = self.events.clone();
-        #[cfg(feature = "har")]
         let recorder = self
             .recorder
             .read()
@@ -233,7 +228,6 @@ impl Engine {
                     request,
                     request_id: None,
                     events,
-                    #[cfg(feature = "har")]
                     recording: None,
                 }),
                 Some(options) => {
@@ -242,7 +236,6 @@ impl Engine {
                         events,
                         options,
                         base_url: None,
-                        #[cfg(feature = "har")]
                         recorder,
                     }
                     .resolve(request, base_url)

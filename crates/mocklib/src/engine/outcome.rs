@@ -1,23 +1,18 @@
 //! What the engine answers a front door: a response to send, a request to
 //! perform for real, a network error, or an accepted WebSocket.
 
-#[cfg(feature = "har")]
 use std::sync::Arc;
 
 use http::HeaderMap;
 
 use crate::body::Body;
 use crate::events::{EventKind, Events, LifeCycleEvent, ObservedResponse};
-#[cfg(not(target_arch = "wasm32"))]
-use crate::exchange::Capture;
-#[cfg(feature = "har")]
-use crate::exchange::ExchangeSink;
+use crate::exchange::{Capture, ExchangeSink};
 use crate::fault::Fault;
 use crate::request::Request;
 use crate::resolver::RequestId;
 #[cfg(feature = "ws")]
 use crate::upgrade::WebSocketUpgrade;
-#[cfg(feature = "har")]
 use std::time::{Instant, SystemTime};
 
 /// How the engine answered a request.
@@ -44,39 +39,23 @@ pub struct Passthrough {
     pub(super) request_id: Option<RequestId>,
     pub(super) events: Events,
     /// Where the exchange goes when a recording is on, and when it started.
-    #[cfg(feature = "har")]
-    #[cfg_attr(
-        any(
-            target_arch = "wasm32",
-            not(any(feature = "net", feature = "reqwest", feature = "reqwest-0-12", feature = "tower"))
-        ),
-        allow(dead_code) // read by the native front doors that perform requests
-    )]
     pub(super) recording: Option<(Arc<dyn ExchangeSink>, SystemTime, Instant)>,
 }
 
 impl Passthrough {
-    /// A capture of the real response when a recording is on: the front
-    /// door feeds it the body (see [`crate::exchange::Tap`]).
-    #[cfg(not(target_arch = "wasm32"))]
-    #[cfg_attr(
-        not(any(feature = "net", feature = "reqwest", feature = "reqwest-0-12", feature = "tower")),
-        allow(dead_code) // called by the native front doors that perform requests
-    )]
-    pub(crate) fn capture(
+    /// A capture of the real response when a recording is on (`None`
+    /// otherwise): the front door that performed the request feeds it the
+    /// response body as its client reads it, most simply by wrapping the
+    /// body in a [`Tap`](crate::exchange::Tap), and the exchange is recorded
+    /// once the body ended. Call it with the real response's head, before
+    /// [`report_response`](Self::report_response).
+    pub fn capture(
         &self,
         status: http::StatusCode,
         version: http::Version,
         headers: &HeaderMap,
     ) -> Option<Capture> {
-        #[cfg(not(feature = "har"))]
-        return {
-            let _ = (self, status, version, headers);
-            None
-        };
-        #[cfg(feature = "har")]
         let (sink, started, at) = self.recording.as_ref()?;
-        #[cfg(feature = "har")]
         Some(Capture::new(
             Arc::clone(sink),
             self.request.clone(),
@@ -158,13 +137,12 @@ impl NetworkError {
         self.fault
     }
 
-    /// A WebSocket `upgrade` reached `front_door`, which cannot accept it.
-    #[cfg(all(
-        feature = "ws",
-        not(target_arch = "wasm32"),
-        any(feature = "reqwest", feature = "reqwest-0-12", feature = "tower")
-    ))]
-    pub(crate) fn cannot_upgrade(upgrade: &WebSocketUpgrade, front_door: &str) -> Self {
+    /// The error of a front door (named `front_door` in the message, "the
+    /// tower service") that cannot carry the WebSocket a handler accepted
+    /// with `upgrade`: an in-process one. Logs why, once.
+    #[cfg(feature = "ws")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "ws")))]
+    pub fn cannot_upgrade(upgrade: &WebSocketUpgrade, front_door: &str) -> Self {
         crate::log::error(&format!(
             "a WebSocket handler matched {}, but {front_door} cannot carry a WebSocket; \
              connect through the listener (server.url() or the proxy) instead",

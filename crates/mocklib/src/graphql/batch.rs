@@ -26,7 +26,7 @@ use serde_json::Value;
 use super::parse::ParsedGraphql;
 use super::{GraphqlHandler, GraphqlResolverArgs, OperationInfo};
 use crate::cookies::Cookies;
-use crate::handler::{Invocation, LookupContext};
+use crate::handler::{MatchContext, Matched};
 use crate::request::Request;
 use crate::resolver::{CallContext, RequestId, Resolution, ResolverCall, ResolverError};
 use crate::response::{HttpResponse, Kind};
@@ -106,9 +106,9 @@ impl Drop for BatchState {
 /// matches at least one operation not answered yet.
 pub(super) fn try_match(
     handler: &GraphqlHandler,
-    context: &LookupContext<'_>,
+    context: &MatchContext<'_>,
     parsed: &Arc<ParsedGraphql>,
-) -> Option<Invocation> {
+) -> Option<Matched> {
     let batch = parsed.batch.as_ref()?;
     let pending: Vec<usize> = {
         let answers = batch.lock();
@@ -130,8 +130,8 @@ pub(super) fn try_match(
     let request = context.request.clone();
     let cookies = context.cookies().clone();
     let request_id = context.request_id;
-    Some(Box::new(move |call| {
-        ResolverCall::Pending(Box::pin(resolve(
+    Some(Matched::new(move |call| {
+        ResolverCall::pending(Box::pin(resolve(
             resolver, parsed, pending, request, cookies, request_id, call,
         )))
     }))
@@ -159,10 +159,7 @@ async fn resolve(
             request_id,
             call.clone(),
         );
-        let resolution = match resolver(args) {
-            ResolverCall::Ready(resolution) => resolution,
-            ResolverCall::Pending(future) => future.await,
-        };
+        let resolution = resolver(args).resolve().await;
         if let Some(decided) = record(batch, index, resolution) {
             return decided;
         }

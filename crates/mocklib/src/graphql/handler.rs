@@ -10,7 +10,7 @@ use super::batch;
 use super::over_ws;
 use super::parse::{self, ParsedGraphql};
 use super::{GraphqlPredicate, GraphqlResolverArgs, OperationInfo, OperationType};
-use crate::handler::{Handler, HandlerLogic, Invocation, LookupContext};
+use crate::handler::{Handler, HandlerKind, IndexHint, KeySource, Keys, MatchContext, Matched};
 use crate::matching::Predicate;
 use crate::request::Request;
 use crate::resolver::{Resolution, ResolverCall, ResolverOutput};
@@ -18,7 +18,7 @@ use crate::response::Kind;
 
 pub(super) const GRAPHQL_RESPONSE_JSON: &str = "application/graphql-response+json";
 
-/// The GraphQL state of one lookup, kept in its `LookupContext` and shared
+/// The GraphQL state of one lookup, kept in its `MatchContext` and shared
 /// by every handler the lookup tries.
 #[derive(Default)]
 pub(crate) struct LookupCache {
@@ -43,7 +43,7 @@ impl LookupCache {
     }
 
     /// Whether `endpoint` matches the request, remembering the last answer.
-    fn endpoint_matches(&self, endpoint: &Arc<Predicate>, context: &LookupContext<'_>) -> bool {
+    fn endpoint_matches(&self, endpoint: &Arc<Predicate>, context: &MatchContext<'_>) -> bool {
         // An `Arc`'s allocation is aligned to at least 4, so bit 0 is free.
         let key = Arc::as_ptr(endpoint) as usize;
         let cached = self.last_endpoint.load(Ordering::Relaxed);
@@ -70,12 +70,64 @@ pub(super) enum Accepts {
     Any,
 }
 
+/// The index's source of a request's operation names, for the handlers of
+/// one endpoint (`None`: any). One per link, shared by its handlers, so the
+/// index asks it once for all of them.
+#[derive(Debug)]
+pub(super) struct OperationKeys {
+    endpoint: Option<Arc<Predicate>>,
+}
+
+impl OperationKeys {
+    pub(super) fn at(endpoint: Arc<Predicate>) -> Arc<Self> {
+        Arc::new(OperationKeys {
+            endpoint: Some(endpoint),
+        })
+    }
+
+    /// The source of every handler not scoped to an endpoint.
+    pub(super) fn anywhere() -> Arc<Self> {
+        static ANYWHERE: OnceLock<Arc<OperationKeys>> = OnceLock::new();
+        Arc::clone(ANYWHERE.get_or_init(|| Arc::new(OperationKeys { endpoint: None })))
+    }
+
+    pub(super) fn endpoint(&self) -> Option<&Arc<Predicate>> {
+        self.endpoint.as_ref()
+    }
+}
+
+impl KeySource for OperationKeys {
+    fn keys<'a>(&self, context: &'a MatchContext<'_>) -> Keys<'a> {
+        let cache = context.state::<LookupCache>();
+        // A handler whose endpoint does not match never parses the
+        // request: neither does the index on its behalf.
+        if let Some(endpoint) = &self.endpoint {
+            if !cache.endpoint_matches(endpoint, context) {
+                return Keys::NotApplicable;
+            }
+        }
+        match cache.outcome(context.request()) {
+            parse::ParseOutcome::NotGraphql => Keys::NotApplicable,
+            parse::ParseOutcome::Invalid { .. } => Keys::Unknown,
+            parse::ParseOutcome::Graphql(parsed) => {
+                let names: Option<Vec<&str>> = parsed
+                    .operations
+                    .iter()
+                    .map(|op| op.operation_name())
+                    .collect();
+                // An anonymous operation: named handlers warn about it, so they look.
+                names.map_or(Keys::Unknown, Keys::Named)
+            }
+        }
+    }
+}
+
 pub(crate) struct GraphqlHandler {
     accepts: Accepts,
     /// `None` for `operation()`: every operation, anonymous ones included.
     predicate: Option<GraphqlPredicate>,
-    /// `None`: any endpoint. Shared by the handlers of one link.
-    endpoint: Option<Arc<Predicate>>,
+    /// The endpoint (`None`: any), shared by the handlers of one link.
+    keys: Arc<OperationKeys>,
     pub(super) resolver: Arc<DynResolver>,
     header: String,
 }
@@ -84,15 +136,15 @@ impl GraphqlHandler {
     pub(super) fn handler<F, R, M>(
         accepts: Accepts,
         predicate: Option<GraphqlPredicate>,
-        endpoint: Option<Arc<Predicate>>,
+        keys: Arc<OperationKeys>,
         resolver: F,
     ) -> Handler
     where
         F: Fn(GraphqlResolverArgs) -> R + Send + Sync + 'static,
         R: ResolverOutput<M>,
     {
-        let origin = endpoint
-            .as_ref()
+        let origin = keys
+            .endpoint()
             .map_or("*".to_owned(), |endpoint| endpoint.describe());
         let header = match (accepts, &predicate) {
             (Accepts::Query, Some(predicate)) => {
@@ -106,13 +158,13 @@ impl GraphqlHandler {
             }
             _ => format!("operation (origin: {origin})"),
         };
-        Handler::new(Arc::new(GraphqlHandler {
+        Handler::new(GraphqlHandler {
             accepts,
             predicate,
-            endpoint,
-            resolver: Arc::new(move |args| resolver(args).into_call().0),
+            keys,
+            resolver: Arc::new(move |args| ResolverCall::new(resolver(args))),
             header,
-        }))
+        })
     }
 
     /// Whether this handler answers `operation` (endpoint aside).
@@ -137,51 +189,24 @@ impl GraphqlHandler {
     }
 }
 
-impl crate::handler::OperationSource for LookupContext<'_> {
-    fn endpoint_applies(&self, endpoint: &Arc<Predicate>) -> bool {
-        self.namespace_state::<LookupCache>()
-            .endpoint_matches(endpoint, self)
-    }
-
-    fn operations(&self) -> crate::handler::Operations<'_> {
-        use crate::handler::Operations;
-        match self.namespace_state::<LookupCache>().outcome(self.request) {
-            parse::ParseOutcome::NotGraphql => Operations::NotGraphql,
-            parse::ParseOutcome::Invalid { .. } => Operations::AskEveryone,
-            parse::ParseOutcome::Graphql(parsed) => {
-                let names: Option<Vec<&str>> = parsed
-                    .operations
-                    .iter()
-                    .map(|op| op.operation_name())
-                    .collect();
-                // An anonymous operation: named handlers warn about it, so they look.
-                names.map_or(Operations::AskEveryone, Operations::Named)
-            }
-        }
-    }
-}
-
-impl HandlerLogic for GraphqlHandler {
+impl HandlerKind for GraphqlHandler {
     fn header(&self) -> &str {
         &self.header
     }
 
-    fn index_hint(&self) -> crate::handler::IndexHint {
+    fn index_hint(&self) -> IndexHint {
         // A subscription handler also takes WebSocket upgrades, which carry
         // no operation for the index to see.
         if matches!(self.accepts, Accepts::Subscription) {
-            return crate::handler::IndexHint::Always;
+            return IndexHint::always();
         }
         match self
             .predicate
             .as_ref()
             .and_then(GraphqlPredicate::exact_name)
         {
-            Some(name) => crate::handler::IndexHint::Operation {
-                name: name.to_owned(),
-                endpoint: self.endpoint.clone(),
-            },
-            None => crate::handler::IndexHint::Always,
+            Some(name) => IndexHint::key(Arc::clone(&self.keys) as Arc<dyn KeySource>, name),
+            None => IndexHint::always(),
         }
     }
 
@@ -190,19 +215,19 @@ impl HandlerLogic for GraphqlHandler {
     }
 
     fn suggestion_text(&self) -> Option<&str> {
-        self.endpoint
-            .as_deref()
-            .and_then(Predicate::suggestion_text)
+        self.keys
+            .endpoint()
+            .and_then(|endpoint| endpoint.suggestion_text())
     }
 
-    fn try_match(&self, context: &LookupContext<'_>) -> Option<Invocation> {
+    fn try_match(&self, context: &MatchContext<'_>) -> Option<Matched> {
         #[cfg(all(feature = "ws", not(target_arch = "wasm32")))]
         if matches!(self.accepts, Accepts::Subscription) && context.request.is_websocket_upgrade() {
-            return over_ws::try_upgrade(self.endpoint.as_deref(), context);
+            return over_ws::try_upgrade(self.keys.endpoint().map(|e| &**e), context);
         }
         // The endpoint first: a request to another URL is not even parsed.
-        let cache = context.namespace_state::<LookupCache>();
-        if let Some(endpoint) = &self.endpoint {
+        let cache = context.state::<LookupCache>();
+        if let Some(endpoint) = self.keys.endpoint() {
             if !cache.endpoint_matches(endpoint, context) {
                 return None;
             }
@@ -221,7 +246,7 @@ impl HandlerLogic for GraphqlHandler {
         let request_id = context.request_id;
         let resolver = Arc::clone(&self.resolver);
         let prefers_graphql_response = parsed.prefers_graphql_response;
-        Some(Box::new(move |call| {
+        Some(Matched::new(move |call| {
             let args =
                 GraphqlResolverArgs::from_parts(&operation, request, cookies, request_id, call);
             let call = resolver(args);
@@ -259,10 +284,5 @@ fn with_graphql_content_type(call: ResolverCall) -> ResolverCall {
             response
         })
     }
-    match call {
-        ResolverCall::Ready(resolution) => ResolverCall::Ready(adjust(resolution)),
-        ResolverCall::Pending(future) => {
-            ResolverCall::Pending(Box::pin(async move { adjust(future.await) }))
-        }
-    }
+    call.map(adjust)
 }

@@ -221,7 +221,7 @@ where
     GraphqlHandler::handler(
         Accepts::Query,
         Some(predicate.into_graphql_predicate()),
-        None,
+        handler::OperationKeys::anywhere(),
         resolver,
     )
 }
@@ -239,7 +239,7 @@ where
     GraphqlHandler::handler(
         Accepts::Mutation,
         Some(predicate.into_graphql_predicate()),
-        None,
+        handler::OperationKeys::anywhere(),
         resolver,
     )
 }
@@ -252,7 +252,12 @@ where
     F: Fn(GraphqlResolverArgs) -> R + Send + Sync + 'static,
     R: ResolverOutput<M>,
 {
-    GraphqlHandler::handler(Accepts::Any, None, None, resolver)
+    GraphqlHandler::handler(
+        Accepts::Any,
+        None,
+        handler::OperationKeys::anywhere(),
+        resolver,
+    )
 }
 
 /// A handler for `subscription` operations whose name matches `predicate`,
@@ -289,7 +294,7 @@ where
     GraphqlHandler::handler(
         Accepts::Subscription,
         Some(predicate.into_graphql_predicate()),
-        None,
+        handler::OperationKeys::anywhere(),
         subscription::resolver(resolver),
     )
 }
@@ -318,6 +323,9 @@ where
 #[derive(Clone, Debug)]
 pub struct GraphqlLink {
     endpoint: Arc<Predicate>,
+    /// The index's operation source for this endpoint, shared by the
+    /// link's handlers.
+    keys: Arc<handler::OperationKeys>,
 }
 
 /// Handlers scoped to the endpoint `url`.
@@ -333,8 +341,10 @@ pub fn link(url: &str) -> GraphqlLink {
 /// panicking.
 pub fn try_link(url: &str) -> Result<GraphqlLink, PatternError> {
     let url = crate::matching::as_http_url(url);
+    let endpoint = Arc::new(Predicate::path(&url)?);
     Ok(GraphqlLink {
-        endpoint: Arc::new(Predicate::path(&url)?),
+        keys: handler::OperationKeys::at(Arc::clone(&endpoint)),
+        endpoint,
     })
 }
 
@@ -407,12 +417,7 @@ impl GraphqlLink {
         F: Fn(GraphqlResolverArgs) -> R + Send + Sync + 'static,
         R: ResolverOutput<M>,
     {
-        GraphqlHandler::handler(
-            accepts,
-            predicate,
-            Some(Arc::clone(&self.endpoint)),
-            resolver,
-        )
+        GraphqlHandler::handler(accepts, predicate, Arc::clone(&self.keys), resolver)
     }
 }
 

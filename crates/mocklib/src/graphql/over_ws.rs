@@ -14,7 +14,7 @@ use futures_util::stream::FuturesUnordered;
 use http::{HeaderMap, HeaderValue, Method};
 use serde_json::{Value, json};
 
-use crate::handler::{Invocation, LookupContext};
+use crate::handler::{MatchContext, Matched};
 use crate::matching::Predicate;
 use crate::maybe_send::BoxFuture;
 use crate::request::Request;
@@ -30,8 +30,8 @@ const PROTOCOL: &str = "graphql-transport-ws";
 /// `graphql-transport-ws`.
 pub(super) fn try_upgrade(
     endpoint: Option<&Predicate>,
-    context: &LookupContext<'_>,
-) -> Option<Invocation> {
+    context: &MatchContext<'_>,
+) -> Option<Matched> {
     let request = context.request;
     let offered = request.header("sec-websocket-protocol").unwrap_or_default();
     if !offered
@@ -44,7 +44,7 @@ pub(super) fn try_upgrade(
         endpoint.matches(request, context.base_url)?;
     }
     let request = request.clone();
-    Some(Box::new(move |_call| {
+    Some(Matched::new(move |_call| {
         let start = {
             let request = request.clone();
             Box::new(move |peer: Peer, services: Services| -> BoxFuture<()> {
@@ -52,7 +52,7 @@ pub(super) fn try_upgrade(
             })
         };
         let upgrade = WebSocketUpgrade::new(request, Some(PROTOCOL.to_owned()), start);
-        ResolverCall::Ready(Resolution::Upgrade(upgrade))
+        ResolverCall::ready(Resolution::Upgrade(upgrade))
     }))
 }
 

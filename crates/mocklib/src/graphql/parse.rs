@@ -1,7 +1,7 @@
 //! From an intercepted [`Request`] to the GraphQL operation(s) it carries.
 //!
 //! Done at most once per request: the lookup caches the result in its
-//! `LookupContext`, and every GraphQL handler it tries reads that one result.
+//! `MatchContext`, and every GraphQL handler it tries reads that one result.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -166,8 +166,9 @@ impl Predicate {
         }
     }
 
-    /// The text to compare with a request URL when suggesting close handlers.
-    pub(crate) fn suggestion_text(&self) -> Option<&str> {
+    /// The text to compare with a request URL when suggesting close
+    /// handlers ("did you mean"); `None` for a closure.
+    pub fn suggestion_text(&self) -> Option<&str> {
         match &self.kind {
             PredicateKind::Path(pattern) => Some(pattern.as_str()),
             #[cfg(feature = "regex")]
@@ -191,8 +192,21 @@ impl Predicate {
         }
     }
 
-    /// Whether `request` matches; its params if so.
-    pub(crate) fn matches(&self, request: &Request, base_url: Option<&Url>) -> Option<Params> {
+    /// Whether `request` matches, with relative patterns resolved against
+    /// `base_url`; the captured path parameters if so. What a handler kind
+    /// of your own calls to match URLs as `http` handlers do (see
+    /// [`crate::handler`]).
+    ///
+    /// ```
+    /// use mocklib::{Predicate, Request};
+    ///
+    /// let predicate = Predicate::path("https://api.example.com/users/:id")?;
+    /// let request = Request::new(http::Method::GET, "https://api.example.com/users/7".parse()?);
+    /// let params = predicate.matches(&request, None).expect("it matches");
+    /// assert_eq!(params.get("id"), Some("7"));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn matches(&self, request: &Request, base_url: Option<&Url>) -> Option<Params> {
         match &self.kind {
             PredicateKind::Path(pattern) => {
                 let raw = pattern.matches(request.url(), base_url)?;

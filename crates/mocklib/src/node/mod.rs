@@ -304,9 +304,11 @@ impl Server {
         Scoped::new((self.engine.boundary_factory().0)(), future)
     }
 
-    /// Resolves a request in the caller's current scope: the building block
-    /// of a front door of your own. `base_url` is your front door's own
-    /// origin, if it has one (relative predicates match against it).
+    /// Resolves a request in the caller's current scope, taken now: a
+    /// shorthand for `server.front_door().resolve(..)` (see
+    /// [`crate::front_door`] for writing a front door of your own).
+    /// `base_url` is your front door's own origin, if it has one (relative
+    /// predicates match against it).
     pub fn handle(
         &self,
         request: Request,

@@ -45,9 +45,11 @@ use http_body_util::{BodyExt, Full};
 use tower_layer::Layer;
 use tower_service::Service;
 
+// Only mocklib's public surface: a front door outside the crate is written
+// the same way (see `crate::front_door`).
 use super::Server;
-use crate::engine::Outcome;
 use crate::exchange::Tap;
+use crate::front_door::{FrontDoor, Outcome};
 use crate::request::Request;
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -59,7 +61,7 @@ impl Server {
     /// service.
     pub fn layer(&self) -> MockLayer {
         MockLayer {
-            server: self.clone(),
+            door: self.front_door(),
         }
     }
 
@@ -75,7 +77,7 @@ impl Server {
 #[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
 #[derive(Clone, Debug)]
 pub struct MockLayer {
-    server: Server,
+    door: FrontDoor,
 }
 
 impl<S> Layer<S> for MockLayer {
@@ -83,7 +85,7 @@ impl<S> Layer<S> for MockLayer {
 
     fn layer(&self, inner: S) -> MockService<S> {
         MockService {
-            server: self.server.clone(),
+            door: self.door.clone(),
             inner,
         }
     }
@@ -94,7 +96,7 @@ impl<S> Layer<S> for MockLayer {
 #[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
 #[derive(Clone, Debug)]
 pub struct MockService<S> {
-    server: Server,
+    door: FrontDoor,
     inner: S,
 }
 
@@ -124,14 +126,13 @@ where
 
     fn call(&mut self, request: http::Request<B>) -> Self::Future {
         // The scope is the caller's, taken now: `call` runs in the caller's task.
-        let engine = std::sync::Arc::clone(&self.server.engine);
-        let scope = engine.current_scope();
+        let scope = self.door.scope();
         let inner = self.inner.clone();
         Box::pin(async move {
             let (parts, body) = request.into_parts();
             let body = body.collect().await.map_err(Into::into)?.to_bytes();
             let request = Request::from_http(http::Request::from_parts(parts, body), "http")?;
-            match engine.handle_in(scope, request, None).await {
+            match scope.resolve(request, None).await {
                 Outcome::Mocked(response) => Ok(response.map(MockBody::mocked)),
                 Outcome::NetworkError(error) => Err(error.into()),
                 #[cfg(feature = "ws")]

@@ -192,7 +192,7 @@ where
 {
     let predicate = predicate.into_predicate()?;
     let resolver =
-        Arc::new(move |args| ResolverCall::Ready(Resolution::Respond(respond(&resolver, args))));
+        Arc::new(move |args| ResolverCall::ready(Resolution::Respond(respond(&resolver, args))));
     Ok(crate::http::labeled_handler(
         "sse",
         Some(method),

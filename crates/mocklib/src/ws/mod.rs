@@ -75,13 +75,12 @@ use std::sync::{Arc, Mutex, PoisonError};
 use http::Method;
 use url::Url;
 
-pub use crate::upgrade::{CloseFrame, Message};
+pub use crate::upgrade::{CloseFrame, Message, WebSocketUpgrade};
 pub use connection::{Direction, Messages, WsClient, WsConnection, WsError, WsServer, WsUpstream};
 
-use crate::handler::{Handler, HandlerLogic, IndexHint, Invocation, LookupContext};
+use crate::handler::{Handler, HandlerKind, IndexHint, MatchContext, Matched};
 use crate::matching::{IntoPredicate, PatternError, Predicate};
 use crate::resolver::{Resolution, ResolverCall, SessionOutput};
-use crate::upgrade::WebSocketUpgrade;
 
 /// The WebSocket URLs a handler intercepts, and every client connected
 /// through them (MSW: `ws.link(url)`). Cheap to clone; clones share the
@@ -142,11 +141,11 @@ impl WsLink {
         F: FnOnce(WsConnection) -> R + Clone + Send + Sync + 'static,
         R: SessionOutput<M>,
     {
-        Handler::new(Arc::new(WsHandler {
+        Handler::new(WsHandler {
             link: self.clone(),
             header: format!("ws {}", self.url),
             on_connection: Arc::new(move |connection| handler.clone()(connection).into_driver()),
-        }))
+        })
     }
 
     /// Sends `message` to every open client of this link (MSW: `broadcast`).
@@ -206,7 +205,7 @@ struct WsHandler {
     on_connection: Arc<OnConnection>,
 }
 
-impl HandlerLogic for WsHandler {
+impl HandlerKind for WsHandler {
     fn header(&self) -> &str {
         &self.header
     }
@@ -220,16 +219,10 @@ impl HandlerLogic for WsHandler {
     }
 
     fn index_hint(&self) -> IndexHint {
-        match self.link.predicate.url_prefix() {
-            Some(key) => IndexHint::Prefix {
-                origin: key.origin,
-                path: key.path_prefix,
-            },
-            None => IndexHint::Always,
-        }
+        IndexHint::of_predicate(&self.link.predicate)
     }
 
-    fn try_match(&self, context: &LookupContext<'_>) -> Option<Invocation> {
+    fn try_match(&self, context: &MatchContext<'_>) -> Option<Matched> {
         let request = context.request;
         if !request.is_websocket_upgrade() {
             return None;
@@ -246,14 +239,14 @@ impl HandlerLogic for WsHandler {
             protocol: protocol.clone(),
         };
         let (link, on_connection) = (self.link.clone(), Arc::clone(&self.on_connection));
-        Some(Box::new(move |_call| {
+        Some(Matched::new(move |_call| {
             let request = connection.request.clone();
             let start = Box::new(move |peer, services: crate::upgrade::Services| {
                 let connection = connection.into_connection(peer, services.connector);
                 link.register(&connection.client);
                 connection::run(connection, &*on_connection)
             });
-            ResolverCall::Ready(Resolution::Upgrade(WebSocketUpgrade::new(
+            ResolverCall::ready(Resolution::Upgrade(WebSocketUpgrade::new(
                 request, protocol, start,
             )))
         }))
