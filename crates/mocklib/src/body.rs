@@ -71,8 +71,13 @@ impl Default for Inner {
 }
 
 /// Why a streamed body could not be sent in full: the stream yielded an
-/// error, or a clone of the response had sent it already. The client sees a
-/// body that ends abruptly (a connection reset or an HTTP/2 stream reset).
+/// error, or a clone of the response had sent it already. The client gets
+/// the status, the headers and every chunk before the error, then a body
+/// that ends abruptly: over HTTP/1.1 the connection closes before the body's
+/// end (an error for any client, never a clean end), over HTTP/2 the stream
+/// is reset (`RST_STREAM`, `INTERNAL_ERROR`), possibly after an empty DATA
+/// frame. In process (tower, reqwest middleware) reading the body fails
+/// with this error.
 #[derive(Debug, thiserror::Error)]
 #[error("the streamed body of a mocked response failed: {source}")]
 pub struct StreamError {

@@ -214,9 +214,11 @@ impl HttpResponse {
     }
 
     /// Like [`stream`](Self::stream), for a stream of `Result`s: an `Err`
-    /// ends the body abruptly, as a server that fails mid-response does (the
-    /// client sees a connection or HTTP/2 stream reset after the chunks
-    /// before it).
+    /// ends the body abruptly, as a server that fails mid-response does. The
+    /// client gets the status, the headers and every chunk before it, even
+    /// when the `Err` comes first or right behind a chunk, then an error:
+    /// the connection closing mid-body on HTTP/1.1, a stream reset on
+    /// HTTP/2 (see [`StreamError`](crate::StreamError)).
     pub fn try_stream<S, B, E>(stream: S) -> Self
     where
         S: futures_util::Stream<Item = Result<B, E>> + Send + 'static,

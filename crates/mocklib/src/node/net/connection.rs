@@ -16,6 +16,7 @@ use bytes::Bytes;
 use http::{StatusCode, Version};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
+use super::held_error::Latch;
 use crate::fault::Fault;
 use crate::response::StatusText;
 
@@ -56,6 +57,9 @@ pub(super) struct ConnectionFault {
     planned: std::sync::Mutex<Planned>,
     /// The tunnel's own connection, for a reset inside a `CONNECT` tunnel.
     outer: Option<Arc<ConnectionFault>>,
+    /// Released by each completed flush: an HTTP/1 body that failed waits
+    /// for one before failing the connection (see `held_error`).
+    pub(super) flushed: Arc<Latch>,
 }
 
 impl ConnectionFault {
@@ -63,6 +67,7 @@ impl ConnectionFault {
         ConnectionFault {
             planned: std::sync::Mutex::default(),
             outer,
+            flushed: Arc::default(),
         }
     }
 
@@ -151,7 +156,13 @@ impl AsyncWrite for FaultIo {
     }
 
     fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        self.io()?.poll_flush(cx)
+        let flushed = std::task::ready!(self.io()?.poll_flush(cx));
+        if flushed.is_ok() {
+            // hyper flushes its io only once its write buffer is empty:
+            // everything it wrote so far is on the socket now.
+            self.fault.flushed.release();
+        }
+        Poll::Ready(flushed)
     }
 
     fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {

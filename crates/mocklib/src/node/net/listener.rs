@@ -24,6 +24,7 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf};
 use url::Url;
 
 use super::connection::{Connection, ConnectionFault, FaultIo, inject};
+use super::held_error::{Hold, HoldError};
 use super::target::{Entry, came_through, is_own_address, request_url};
 use super::{CredentialScope, Port, Shared};
 use crate::engine::{Outcome, Passthrough};
@@ -366,7 +367,7 @@ async fn respond(
                 let (head, _) = response.into_parts();
                 Err(inject(injected, Some(&head), version, fault))
             }
-            None => Ok(mocked(response)),
+            None => Ok(mocked(response, hold_for(version, fault))),
         },
         Outcome::NetworkError(error) => match error.fault() {
             Some(injected) => Err(inject(injected, None, version, fault)),
@@ -378,7 +379,9 @@ async fn respond(
         Outcome::Passthrough(passthrough) if passthrough.request().is_websocket_upgrade() => {
             Ok(pass_websocket_through(shared, passthrough, delivery.on_upgrade).await)
         }
-        Outcome::Passthrough(passthrough) => Ok(perform_for_real(shared, passthrough).await),
+        Outcome::Passthrough(passthrough) => {
+            Ok(perform_for_real(shared, passthrough, hold_for(version, fault)).await)
+        }
         #[cfg(feature = "ws")]
         Outcome::WebSocket(upgrade) => {
             let accepted = super::ws::accept(
@@ -434,6 +437,7 @@ fn empty_body() -> ResponseBody {
 async fn perform_for_real(
     shared: &Shared,
     passthrough: Passthrough,
+    hold: Hold,
 ) -> http::Response<ResponseBody> {
     let request = passthrough.request();
     if is_own_address(shared, request.url()) {
@@ -468,16 +472,26 @@ async fn perform_for_real(
             super::strip_hop_by_hop(&mut parts.headers);
             let capture = passthrough.capture(parts.status, parts.version, &parts.headers);
             passthrough.report_response(parts.status, &parts.headers);
-            let body = Tap::new(body, capture).map_err(BoxError::from).boxed();
+            // The real server may fail mid-body: its error too comes after
+            // the chunks before it.
+            let body = HoldError::new(Tap::new(body, capture), hold).boxed();
             http::Response::from_parts(parts, body)
         }
         Err(error) => plain(StatusCode::BAD_GATEWAY, &format!("mocklib: {error}\n")),
     }
 }
 
-/// The absolute URL of a request, and the base URL relative predicates
-/// match against (only in base URL mode: the listener's own origin).
-fn mocked(response: http::Response<crate::Body>) -> http::Response<ResponseBody> {
+/// What a failing body of this connection waits for before failing it.
+fn hold_for(version: Version, fault: &ConnectionFault) -> Hold {
+    if version >= Version::HTTP_2 {
+        Hold::Marker
+    } else {
+        Hold::Flush(Arc::clone(&fault.flushed))
+    }
+}
+
+/// A mocked response as hyper sends it.
+fn mocked(response: http::Response<crate::Body>, hold: Hold) -> http::Response<ResponseBody> {
     let (mut parts, body) = response.into_parts();
     // HTTP/1.1 sends the status text as the reason phrase; `into_http` sets
     // one only when it is not the status's own, which hyper writes itself.
@@ -489,8 +503,13 @@ fn mocked(response: http::Response<crate::Body>) -> http::Response<ResponseBody>
         parts.extensions.insert(phrase);
     }
     // Streamed or not, hyper pulls the body frame by frame and drops it
-    // (ending the stream) when the client goes away.
-    http::Response::from_parts(parts, body.map_err(BoxError::from).boxed())
+    // (ending the stream) when the client goes away. Only a stream can fail.
+    let body = if body.is_stream() {
+        HoldError::new(body, hold).boxed()
+    } else {
+        body.map_err(BoxError::from).boxed()
+    };
+    http::Response::from_parts(parts, body)
 }
 
 /// A proxy credential for a boundary that has ended: say so instead of

@@ -62,6 +62,7 @@
 pub(crate) mod child_env;
 mod connection;
 mod crypto;
+mod held_error;
 mod listener;
 mod private_dir;
 mod scopes;
