@@ -19,10 +19,9 @@ use crate::resolver::{CallContext, CallState, RequestId, Resolution, ResolverErr
 use crate::response::{HttpResponse, Kind};
 use std::time::{Instant, SystemTime};
 
-use super::{
-    InterceptOptions, NetworkError, NetworkErrorKind, Outcome, Passthrough, UnhandledRequest,
-    panic_message,
-};
+use super::options::{InterceptOptions, UnhandledRequest};
+use super::outcome::{NetworkError, NetworkErrorKind, Outcome, Passthrough};
+use crate::log::panic_message;
 
 /// One resolution: the scope, the events and the options it runs with.
 pub(super) struct Lookup {

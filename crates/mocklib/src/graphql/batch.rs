@@ -16,6 +16,9 @@
 //! slot still empty, the batch is not mocked as a whole: it goes on like any
 //! request nobody answered (a later `http` handler may answer it; otherwise it
 //! is performed as it is) and a warning names the unanswered operations.
+//!
+//! This file keeps a batch's answers; the handler's side of the walk is in
+//! `handler.rs` (`try_match_batch`).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -23,12 +26,9 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use http::HeaderValue;
 use serde_json::Value;
 
-use super::parse::ParsedGraphql;
-use super::{GraphqlHandler, GraphqlResolverArgs, OperationInfo};
-use crate::cookies::Cookies;
-use crate::handler::{MatchContext, Matched};
-use crate::request::Request;
-use crate::resolver::{CallContext, RequestId, Resolution, ResolverCall, ResolverError};
+use super::OperationInfo;
+use super::operation::GRAPHQL_RESPONSE_JSON;
+use crate::resolver::{Resolution, ResolverError};
 use crate::response::{HttpResponse, Kind};
 
 /// The answers of one batched request, filled as the lookup goes.
@@ -58,6 +58,14 @@ impl BatchState {
                 .collect(),
             request_line,
         }
+    }
+
+    /// The positions of the operations no handler answered yet.
+    pub(super) fn unanswered(&self) -> Vec<usize> {
+        let answers = self.lock();
+        (0..answers.len())
+            .filter(|&i| answers[i].is_none())
+            .collect()
     }
 
     fn lock(&self) -> MutexGuard<'_, Vec<Option<Answer>>> {
@@ -102,75 +110,14 @@ impl Drop for BatchState {
     }
 }
 
-/// The lookup reached `handler` with a batched request: its invocation if it
-/// matches at least one operation not answered yet.
-pub(super) fn try_match(
-    handler: &GraphqlHandler,
-    context: &MatchContext<'_>,
-    parsed: &Arc<ParsedGraphql>,
-) -> Option<Matched> {
-    let batch = parsed.batch.as_ref()?;
-    let pending: Vec<usize> = {
-        let answers = batch.lock();
-        parsed
-            .operations
-            .iter()
-            .enumerate()
-            .filter(|(index, operation)| {
-                answers[*index].is_none() && handler.matches(operation, parsed)
-            })
-            .map(|(index, _)| index)
-            .collect()
-    };
-    if pending.is_empty() {
-        return None;
-    }
-    let resolver = Arc::clone(&handler.resolver);
-    let parsed = Arc::clone(parsed);
-    let request = context.request.clone();
-    let cookies = context.cookies().clone();
-    let request_id = context.request_id;
-    Some(Matched::new(move |call| {
-        ResolverCall::pending(Box::pin(resolve(
-            resolver, parsed, pending, request, cookies, request_id, call,
-        )))
-    }))
-}
-
-async fn resolve(
-    resolver: Arc<super::DynResolver>,
-    parsed: Arc<ParsedGraphql>,
-    pending: Vec<usize>,
-    request: Request,
-    cookies: Cookies,
-    request_id: RequestId,
-    call: CallContext,
-) -> Resolution {
-    let batch = parsed
-        .batch
-        .as_ref()
-        .expect("a batch invocation is only made for a batch");
-    for index in pending {
-        let operation = &parsed.operations[index];
-        let args = GraphqlResolverArgs::from_parts(
-            operation,
-            request.clone(),
-            cookies.clone(),
-            request_id,
-            call.clone(),
-        );
-        let resolution = resolver(args).resolve().await;
-        if let Some(decided) = record(batch, index, resolution) {
-            return decided;
-        }
-    }
-    combined(batch, parsed.prefers_graphql_response)
-}
-
 /// Files one operation's resolution in its slot. Returns what the whole
 /// request gets when the resolution decides for the batch: a failure, a
 /// network error or a passthrough.
-fn record(batch: &BatchState, index: usize, resolution: Resolution) -> Option<Resolution> {
+pub(super) fn record(
+    batch: &BatchState,
+    index: usize,
+    resolution: Resolution,
+) -> Option<Resolution> {
     let decided = match resolution {
         // A used-up handler answers no operation of this batch.
         Resolution::Fallthrough | Resolution::Exhausted => return None,
@@ -207,7 +154,7 @@ fn record(batch: &BatchState, index: usize, resolution: Resolution) -> Option<Re
 
 /// The array of answers once every operation has one; until then the
 /// request falls through to later handlers.
-fn combined(batch: &BatchState, prefers_graphql_response: bool) -> Resolution {
+pub(super) fn combined(batch: &BatchState, prefers_graphql_response: bool) -> Resolution {
     let answers = batch.lock();
     if answers.iter().any(Option::is_none) {
         return Resolution::Fallthrough;
@@ -225,7 +172,7 @@ fn combined(batch: &BatchState, prefers_graphql_response: bool) -> Resolution {
         }
     }
     if prefers_graphql_response {
-        response = response.header("content-type", super::GRAPHQL_RESPONSE_JSON);
+        response = response.header("content-type", GRAPHQL_RESPONSE_JSON);
     }
     Resolution::Respond(response)
 }

@@ -6,17 +6,17 @@ use std::sync::{Arc, OnceLock};
 use http::Method;
 
 use super::batch;
+use super::operation::GRAPHQL_RESPONSE_JSON;
 #[cfg(all(feature = "ws", not(target_arch = "wasm32")))]
 use super::over_ws;
 use super::parse::{self, ParsedGraphql};
 use super::{GraphqlPredicate, GraphqlResolverArgs, OperationInfo, OperationType};
+use crate::cookies::Cookies;
 use crate::handler::{Handler, HandlerKind, IndexHint, KeySource, Keys, MatchContext, Matched};
 use crate::matching::Predicate;
 use crate::request::Request;
-use crate::resolver::{Resolution, ResolverCall, ResolverOutput};
+use crate::resolver::{CallContext, RequestId, Resolution, ResolverCall, ResolverOutput};
 use crate::response::Kind;
-
-pub(super) const GRAPHQL_RESPONSE_JSON: &str = "application/graphql-response+json";
 
 /// The GraphQL state of one lookup, kept in its `MatchContext` and shared
 /// by every handler the lookup tries.
@@ -234,7 +234,7 @@ impl HandlerKind for GraphqlHandler {
         }
         let parsed = cache.parsed(context.request)?;
         if parsed.batch.is_some() {
-            return batch::try_match(self, context, parsed);
+            return try_match_batch(self, context, parsed);
         }
         let operation = &parsed.operations[0];
         if !self.matches(operation, parsed) {
@@ -257,6 +257,64 @@ impl HandlerKind for GraphqlHandler {
             }
         }))
     }
+}
+
+/// The lookup reached `handler` with a batched request: its call if it
+/// matches at least one operation not answered yet (see `batch.rs`).
+fn try_match_batch(
+    handler: &GraphqlHandler,
+    context: &MatchContext<'_>,
+    parsed: &Arc<ParsedGraphql>,
+) -> Option<Matched> {
+    let batch = parsed.batch.as_ref()?;
+    let pending: Vec<usize> = batch
+        .unanswered()
+        .into_iter()
+        .filter(|&index| handler.matches(&parsed.operations[index], parsed))
+        .collect();
+    if pending.is_empty() {
+        return None;
+    }
+    let resolver = Arc::clone(&handler.resolver);
+    let parsed = Arc::clone(parsed);
+    let request = context.request.clone();
+    let cookies = context.cookies().clone();
+    let request_id = context.request_id;
+    Some(Matched::new(move |call| {
+        ResolverCall::pending(Box::pin(resolve_batch(
+            resolver, parsed, pending, request, cookies, request_id, call,
+        )))
+    }))
+}
+
+async fn resolve_batch(
+    resolver: Arc<DynResolver>,
+    parsed: Arc<ParsedGraphql>,
+    pending: Vec<usize>,
+    request: Request,
+    cookies: Cookies,
+    request_id: RequestId,
+    call: CallContext,
+) -> Resolution {
+    let batch = parsed
+        .batch
+        .as_ref()
+        .expect("a batch invocation is only made for a batch");
+    for index in pending {
+        let operation = &parsed.operations[index];
+        let args = GraphqlResolverArgs::from_parts(
+            operation,
+            request.clone(),
+            cookies.clone(),
+            request_id,
+            call.clone(),
+        );
+        let resolution = resolver(args).resolve().await;
+        if let Some(decided) = batch::record(batch, index, resolution) {
+            return decided;
+        }
+    }
+    batch::combined(batch, parsed.prefers_graphql_response)
 }
 
 /// The resolver's response, sent as `application/graphql-response+json`

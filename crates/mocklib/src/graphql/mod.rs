@@ -163,8 +163,8 @@ mod predicate;
 mod subscription;
 
 pub use args::{GraphqlResolverArgs, GraphqlUpload, VariablesError};
-use handler::{Accepts, GRAPHQL_RESPONSE_JSON};
-pub(crate) use handler::{DynResolver, GraphqlHandler};
+use handler::Accepts;
+pub(crate) use handler::GraphqlHandler;
 pub use operation::{OperationInfo, OperationType};
 pub use predicate::{GraphqlPredicate, IntoGraphqlPredicate};
 pub use subscription::{Subscription, SubscriptionArgs};

@@ -2,6 +2,10 @@
 
 use serde_json::Value;
 
+/// The media type of GraphQL over HTTP's own responses (a client asks for
+/// it in `Accept`; mocklib answers with it then).
+pub(super) const GRAPHQL_RESPONSE_JSON: &str = "application/graphql-response+json";
+
 /// The type of a GraphQL operation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
 #[serde(rename_all = "lowercase")]

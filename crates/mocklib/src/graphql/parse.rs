@@ -10,6 +10,7 @@ use http::Method;
 use serde_json::{Map, Value};
 
 use super::batch::BatchState;
+use super::operation::GRAPHQL_RESPONSE_JSON;
 use super::{GraphqlUpload, OperationInfo};
 use crate::form_data::{FormData, FormValue};
 use crate::request::Request;
@@ -472,7 +473,7 @@ pub(crate) fn prefers_graphql_response(headers: &http::HeaderMap) -> bool {
             ranges.push((mime, quality));
         }
     }
-    let Some(graphql) = rank_of(&ranges, "application/graphql-response+json") else {
+    let Some(graphql) = rank_of(&ranges, GRAPHQL_RESPONSE_JSON) else {
         return false;
     };
     if graphql.0 == 0 {

@@ -62,7 +62,8 @@ mod replay;
 
 use std::path::{Path, PathBuf};
 
-pub use record::{REDACTED, RecordMode, Recording};
+pub use model::REDACTED;
+pub use record::{RecordMode, Recording};
 pub use replay::Replay;
 
 use crate::handler::Handler;

@@ -14,6 +14,10 @@
 
 use serde::{Deserialize, Serialize};
 
+/// What replaces a redacted value in a recording (and matches any value on
+/// replay).
+pub const REDACTED: &str = "[REDACTED]";
+
 /// A HAR file.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) struct Har {

@@ -6,14 +6,12 @@ use std::sync::{Arc, Mutex};
 
 use http::HeaderMap;
 
+use super::model::REDACTED;
 use super::model::{
     Content, Creator, Entry, Har, HarRequest, HarResponse, Log, NameValue, PostData, Timings,
 };
 use super::{HarError, Replay};
 use crate::exchange::{Exchange, ExchangeSink};
-
-/// What replaces a redacted value in a recording.
-pub const REDACTED: &str = "[REDACTED]";
 
 /// Headers redacted unless told otherwise: credentials and sessions.
 const SECRET_HEADERS: [&str; 4] = [

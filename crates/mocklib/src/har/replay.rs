@@ -8,8 +8,8 @@ use bytes::Bytes;
 use http::{HeaderName, HeaderValue, Method};
 use url::Url;
 
-use super::model::{Entry, Har, NameValue, body_bytes};
-use super::{HarError, REDACTED};
+use super::HarError;
+use super::model::{Entry, Har, NameValue, REDACTED, body_bytes};
 use crate::handler::Handler;
 use crate::matching::Predicate;
 use crate::request::Request;

@@ -144,17 +144,19 @@
 //! ```
 
 mod document;
+mod error;
 mod generate;
 mod operation;
 mod validate;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use serde_norway::Value;
 
 use crate::handler::Handler;
 use document::{Document, entries, scalar_text};
+pub use error::OpenApiError;
 
 /// The handlers answering every operation of the OpenAPI document at
 /// `path` (`.json` files are read as JSON, others as YAML), with no request
@@ -288,40 +290,4 @@ fn first_server(holder: &Value) -> Option<String> {
         }
     }
     Some(url.trim_end_matches('/').to_owned())
-}
-
-/// Why an OpenAPI document could not be read or served.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum OpenApiError {
-    /// The file could not be read.
-    #[error("could not read the OpenAPI document {}: {source}", path.display())]
-    Read {
-        /// The file.
-        path: PathBuf,
-        /// Why.
-        source: std::io::Error,
-    },
-    /// The text is not YAML or JSON.
-    #[error("{source_name} is not valid YAML or JSON (line {line}, column {column}): {message}")]
-    Parse {
-        /// The file, or "the OpenAPI text".
-        source_name: String,
-        /// Where, from 1 (0 when the parser could not tell).
-        line: usize,
-        /// Where in the line, from 1 (0 when the parser could not tell).
-        column: usize,
-        /// Why, from the parser.
-        message: String,
-    },
-    /// The document cannot be served as it is.
-    #[error("{source_name} cannot be served: at {}: {message}", if pointer.is_empty() { "the root" } else { pointer })]
-    Invalid {
-        /// The file, or "the OpenAPI text".
-        source_name: String,
-        /// A JSON pointer to the place (`/paths/~1pets~1{petId}/get`).
-        pointer: String,
-        /// What is wrong there.
-        message: String,
-    },
 }
