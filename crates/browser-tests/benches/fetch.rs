@@ -169,11 +169,7 @@ async fn mocked_fetch_round_trip() {
         (Mode::ServiceWorker, "service_worker_mode", 1),
     ] {
         let worker = setup_worker(handlers());
-        let options = StartOptions {
-            mode: Some(mode),
-            quiet: true,
-            ..StartOptions::default()
-        };
+        let options = StartOptions::new().mode(mode).quiet(true);
         assert_eq!(worker.start_with(options).await, Ok(mode));
         report(name, measure("/api/user", batch).await, real);
         worker.stop();

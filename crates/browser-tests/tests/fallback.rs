@@ -8,7 +8,7 @@ mod common;
 use std::sync::{Arc, Mutex};
 
 use common::*;
-use mocklib::browser::{Mode, StartOptions, setup_worker};
+use mocklib::browser::{Mode, setup_worker};
 use mocklib::{Delay, EventKind, HttpResponse, UnhandledRequest, delay, http};
 use serde_json::{Value, json};
 use wasm_bindgen::{JsCast, JsValue};
@@ -120,10 +120,7 @@ async fn passthrough_and_unhandled_requests_reach_the_real_server() {
 #[wasm_bindgen_test]
 async fn network_errors_reject_with_a_type_error() {
     let worker = setup_worker([http::get("/api/down", |_| HttpResponse::error())]);
-    let options = StartOptions {
-        on_unhandled_request: UnhandledRequest::Error,
-        ..quiet(MODE)
-    };
+    let options = quiet(MODE).on_unhandled_request(UnhandledRequest::Error);
     worker.start_with(options).await.unwrap();
     assert!(js_fetch_error("/api/down").await.starts_with("TypeError"));
     // The "error" strategy fails unhandled requests the same way.

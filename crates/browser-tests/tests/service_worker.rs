@@ -23,10 +23,7 @@ const MODE: Mode = Mode::ServiceWorker;
 #[wasm_bindgen_test]
 async fn start_picks_the_service_worker_when_the_script_is_there() {
     let worker = setup_worker([user_handler()]);
-    let quiet = StartOptions {
-        quiet: true,
-        ..StartOptions::default()
-    };
+    let quiet = StartOptions::new().quiet(true);
     assert_eq!(
         worker.start_with(quiet.clone()).await,
         Ok(Mode::ServiceWorker)
@@ -224,10 +221,7 @@ async fn graphql_handlers_work_through_the_worker() {
 #[wasm_bindgen_test]
 async fn a_missing_script_says_how_to_install_it() {
     let worker = setup_worker([]);
-    let options = StartOptions {
-        service_worker_url: "/no-such-folder/mocklib-worker.js".to_owned(),
-        ..quiet(MODE)
-    };
+    let options = quiet(MODE).service_worker_url("/no-such-folder/mocklib-worker.js");
     let error = worker.start_with(options).await.unwrap_err();
     assert_eq!(
         error,
@@ -243,11 +237,9 @@ async fn a_missing_script_says_how_to_install_it() {
 async fn a_script_from_an_older_mocklib_says_to_write_it_again() {
     let worker = setup_worker([]);
     // Without insisting on a mode: falling back would hide the stale file.
-    let options = StartOptions {
-        service_worker_url: "/tests/fixtures/outdated-worker.js".to_owned(),
-        quiet: true,
-        ..StartOptions::default()
-    };
+    let options = StartOptions::new()
+        .service_worker_url("/tests/fixtures/outdated-worker.js")
+        .quiet(true);
     let error = worker.start_with(options).await.unwrap_err();
     assert_eq!(
         error,

@@ -19,8 +19,9 @@
 use std::io::{self, Read};
 
 use bytes::Bytes;
+use mocklib::Request;
 use mocklib::front_door::{FrontDoor, Outcome, Passthrough};
-use mocklib::{Request, SetupApi};
+use mocklib::node::Server;
 use ureq::middleware::{Middleware, MiddlewareNext};
 use ureq::{Body, SendBody};
 
@@ -31,8 +32,8 @@ pub struct MockMiddleware {
 }
 
 impl MockMiddleware {
-    /// The middleware for `server` (a `Server`, which dereferences to `SetupApi`).
-    pub fn new(server: &SetupApi) -> Self {
+    /// The middleware for `server`.
+    pub fn new(server: &Server) -> Self {
         MockMiddleware {
             door: server.front_door(),
         }

@@ -55,10 +55,7 @@ fn a_handler_kind_from_outside_answers_and_is_journaled_and_verified() {
             |args| json!({ "of": args.params[0], "calls": args.previous_calls() }),
         ),
     ]);
-    server.listen_with(ListenOptions {
-        on_unhandled_request: UnhandledRequest::Error,
-        ..Default::default()
-    });
+    server.listen_with(ListenOptions::new().on_unhandled_request(UnhandledRequest::Error));
     let agent = agent(&server);
 
     let answer = call(&agent, "eth_blockNumber").unwrap();
@@ -207,10 +204,7 @@ impl ExchangeSink for Recorded {
 fn requests_no_handler_answers_are_performed_for_real_and_recorded() {
     let port = real_server();
     let server = setup_server([]);
-    server.listen_with(ListenOptions {
-        on_unhandled_request: UnhandledRequest::Bypass,
-        ..Default::default()
-    });
+    server.listen_with(ListenOptions::new().on_unhandled_request(UnhandledRequest::Bypass));
     let recorded = Arc::new(Recorded::default());
     server.record_exchanges(recorded.clone());
     let agent = agent(&server);

@@ -105,10 +105,9 @@ fn server(count: usize, others: Others) -> Server {
         .collect();
     handlers.push(target());
     let server = setup_server(handlers);
-    server.listen_with(mocklib::ListenOptions {
-        on_unhandled_request: mocklib::UnhandledRequest::Error,
-        ..Default::default()
-    });
+    server.listen_with(
+        mocklib::ListenOptions::new().on_unhandled_request(mocklib::UnhandledRequest::Error),
+    );
     server
 }
 

@@ -76,10 +76,7 @@ async fn run() {
     let quiet = setup_server([http::get("https://api.example.com/user", |_| {
         HttpResponse::text("John")
     })]);
-    quiet.listen_with(mocklib::ListenOptions {
-        journal_capacity: Some(0),
-        ..Default::default()
-    });
+    quiet.listen_with(mocklib::ListenOptions::new().journal_capacity(0));
     let unjournaled = measure_tower("mocklib tower service, 1 handler, journal off", &quiet).await;
 
     // A path parameter: matched in one pass (no regex) and captured.

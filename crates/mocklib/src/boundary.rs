@@ -99,7 +99,7 @@ impl<R> Scoped<R> {
     /// Verifies the boundary's expectations (and strict-mode failures) when
     /// it ends — when the future completes, or at
     /// [`into_inner`](Self::into_inner) — and panics with the report if they
-    /// fail, as [`SetupApi::verify`](crate::SetupApi::verify) would return
+    /// fail, as [`Server::verify`](crate::node::Server::verify) would return
     /// it.
     ///
     /// ```should_panic

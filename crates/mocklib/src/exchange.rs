@@ -2,7 +2,7 @@
 //! hook behind [`har`](crate::har) recording, open to front doors and
 //! recorders outside mocklib.
 //!
-//! While a recorder is set ([`SetupApi::record_exchanges`](crate::SetupApi::record_exchanges),
+//! While a recorder is set ([`Server::record_exchanges`](crate::node::Server::record_exchanges),
 //! or `record` with a HAR file), the engine hands each front door a
 //! [`Passthrough`](crate::Passthrough) whose [`capture`](crate::Passthrough::capture)
 //! is `Some`. The front door that performs the request wraps the real

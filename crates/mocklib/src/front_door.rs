@@ -7,7 +7,7 @@
 //! (a `ureq` agent's middleware, a hyper-util connector, an SDK's HTTP
 //! trait). A front door:
 //!
-//! 1. holds a [`FrontDoor`] ([`SetupApi::front_door`](crate::SetupApi::front_door));
+//! 1. holds a [`FrontDoor`] ([`Server::front_door`](crate::node::Server::front_door));
 //! 2. takes the caller's scope with [`FrontDoor::scope`] *in the caller's
 //!    task*, before any `await` (a boundary is task-local: a spawned task
 //!    or a connection task does not see it);
@@ -63,7 +63,7 @@ use crate::request::Request;
 pub use crate::engine::{NetworkError, NetworkErrorKind, Outcome, Passthrough};
 
 /// A server's (or worker's) way in for requests: what a front door holds.
-/// Cheap to clone; made by [`SetupApi::front_door`](crate::SetupApi::front_door).
+/// Cheap to clone; made by [`Server::front_door`](crate::node::Server::front_door).
 #[derive(Clone)]
 pub struct FrontDoor {
     engine: Arc<Engine>,

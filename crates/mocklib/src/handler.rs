@@ -89,7 +89,7 @@ use crate::times::Times;
 
 /// A request handler: created by [`http::get`](crate::http::get) and friends,
 /// passed to [`setup_server`](crate::node::setup_server) or
-/// [`use_handlers`](crate::SetupApi::use_handlers).
+/// [`use_handlers`](crate::node::Server::use_handlers).
 #[derive(Clone)]
 #[must_use = "a handler does nothing until it is passed to `setup_server` or `use_handlers`"]
 pub struct Handler {
@@ -124,7 +124,7 @@ impl Handler {
     }
 
     /// This handler, answering only the first request that matches it (per
-    /// scope; see [`restore_handlers`](crate::SetupApi::restore_handlers)
+    /// scope; see [`restore_handlers`](crate::node::Server::restore_handlers)
     /// to re-arm it). Once used, it is skipped and the next matching handler
     /// answers.
     ///
@@ -157,7 +157,7 @@ impl Handler {
     }
 
     /// This handler, expected to match `times` requests (a count or a
-    /// range, as wiremock-rs's `expect`): [`verify`](crate::SetupApi::verify)
+    /// range, as wiremock-rs's `expect`): [`verify`](crate::node::Server::verify)
     /// fails when it did not. Counted per scope, like [`once`](Self::once):
     /// every request whose lookup ran this handler's resolver counts.
     ///

@@ -527,11 +527,14 @@ mod tests {
                     }
                 }
                 Spec::AnyOperation => crate::graphql::operation(|_| HttpResponse::empty()),
-                Spec::Pattern(pattern, method) => crate::http::on(
-                    method.map(|m| METHODS[m].clone()),
-                    PATTERNS[*pattern],
-                    |_| HttpResponse::empty(),
-                ),
+                Spec::Pattern(pattern, Some(method)) => {
+                    crate::http::on(METHODS[*method].clone(), PATTERNS[*pattern], |_| {
+                        HttpResponse::empty()
+                    })
+                }
+                Spec::Pattern(pattern, None) => {
+                    crate::http::all(PATTERNS[*pattern], |_| HttpResponse::empty())
+                }
                 Spec::Regex => regex_handler(),
                 Spec::Custom => crate::http::all(
                     Predicate::custom(|request: &Request| request.url().path().len() % 2 == 0),

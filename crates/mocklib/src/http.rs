@@ -87,9 +87,23 @@ impl HandlerKind for HttpHandler {
     }
 }
 
-/// A handler for requests with `method` (any method when `None`), or the
-/// reason its predicate is invalid. The building block of every function here.
+/// Like [`on`], returning an invalid pattern as an error instead of panicking.
 pub fn try_on<P, F, R, M>(
+    method: Method,
+    predicate: P,
+    resolver: F,
+) -> Result<Handler, PatternError>
+where
+    P: IntoPredicate,
+    F: Fn(ResolverArgs) -> R + Send + Sync + 'static,
+    R: ResolverOutput<M>,
+{
+    try_with(Some(method), predicate, resolver)
+}
+
+/// A handler for requests with `method` (any method when `None`): the
+/// building block of every function here.
+fn try_with<P, F, R, M>(
     method: Option<Method>,
     predicate: P,
     resolver: F,
@@ -126,14 +140,23 @@ pub(crate) fn labeled_handler(
     })
 }
 
-/// A handler for requests with `method` (any method when `None`); for methods
-/// without a function of their own (`TRACE`, `PROPFIND`, …).
+/// A handler for requests with `method`: for methods without a function of
+/// their own (`TRACE`, `PROPFIND`, …); [`all`] takes every method. The same
+/// shape as [`sse::on`](crate::sse::on).
+///
+/// ```
+/// use mocklib::{http, HttpResponse};
+///
+/// let propfind = ::http::Method::from_bytes(b"PROPFIND").unwrap();
+/// let handler = http::on(propfind, "/dav/*", |_| HttpResponse::empty().status(207));
+/// assert_eq!(handler.header(), "PROPFIND /dav/*");
+/// ```
 ///
 /// # Panics
 /// When the predicate is an invalid pattern; the message names the pattern
 /// and the position.
 #[track_caller]
-pub fn on<P, F, R, M>(method: Option<Method>, predicate: P, resolver: F) -> Handler
+pub fn on<P, F, R, M>(method: Method, predicate: P, resolver: F) -> Handler
 where
     P: IntoPredicate,
     F: Fn(ResolverArgs) -> R + Send + Sync + 'static,
@@ -156,7 +179,7 @@ macro_rules! method_handlers {
             F: Fn(ResolverArgs) -> R + Send + Sync + 'static,
             R: ResolverOutput<M>,
         {
-            on($method, predicate, resolver)
+            $try_name(predicate, resolver).unwrap_or_else(|error| panic!("{error}"))
         }
 
         #[doc = concat!("Like [`", stringify!($name), "`], returning an invalid pattern as an error instead of panicking.")]
@@ -166,7 +189,7 @@ macro_rules! method_handlers {
             F: Fn(ResolverArgs) -> R + Send + Sync + 'static,
             R: ResolverOutput<M>,
         {
-            try_on($method, predicate, resolver)
+            try_with($method, predicate, resolver)
         }
     )*};
 }

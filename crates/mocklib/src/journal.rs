@@ -3,8 +3,8 @@
 //! Every request the engine resolves while listening is recorded in the
 //! scope it ran in (the server's, or a boundary's), in arrival order, with
 //! the handler that answered it and how. Tests read it through
-//! [`SetupApi::requests`](crate::SetupApi::requests) and
-//! [`requests_matching`](crate::SetupApi::requests_matching); verification
+//! [`Server::requests`](crate::node::Server::requests) and
+//! [`requests_matching`](crate::node::Server::requests_matching); verification
 //! uses it to show the requests closest to an unmet expectation.
 //!
 //! Memory is bounded: a scope keeps its last [`DEFAULT_CAPACITY`] requests

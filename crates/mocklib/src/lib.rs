@@ -72,6 +72,10 @@
 //! | `reqwest-0-12` | | the same middleware for reqwest 0.12 with reqwest-middleware 0.4; with `net`, `Server::reqwest_client_0_12` |
 //! | `tokio` | ✔ | `delay` sleeps on tokio's timer when a runtime is running (otherwise on a helper thread) |
 //! | `graphql` | ✔ | the [`graphql`] namespace and its document parser |
+//! | `regex` | | a `regex::Regex` as a handler predicate (`http` and `graphql`); path patterns, `:id(\d+)` included, need none |
+//! | `har` | | `har`: HAR files replayed as handlers, and `record` recording requests performed for real into them |
+//! | `openapi` | | `openapi`: OpenAPI 3.0/3.1 documents answered as handlers, requests optionally validated |
+//! | `cli` | | `mocklib serve` in the `mocklib` command; the library gains nothing from it |
 //!
 //! On docs.rs each item that needs a feature says which. With
 //! `--no-default-features` the core (handlers, matching, engine) builds for
@@ -209,6 +213,5 @@ pub use resolver::{
     sequence_once,
 };
 pub use response::{HttpResponse, ResponseBodyError, StatusText, passthrough};
-pub use setup_api::SetupApi;
 pub use times::Times;
 pub use verify::{UnmetExpectation, VerificationError};

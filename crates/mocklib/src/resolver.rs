@@ -106,7 +106,7 @@ impl ResolverArgs {
 
     /// How many times this handler's resolver ran before this call, in the
     /// current scope (0 on the first call). Counted per scope like `once`,
-    /// and reset by [`restore_handlers`](crate::SetupApi::restore_handlers);
+    /// and reset by [`restore_handlers`](crate::node::Server::restore_handlers);
     /// see [`sequence`] for the common use.
     pub fn previous_calls(&self) -> usize {
         self.call.previous_calls
@@ -135,7 +135,7 @@ impl CallHistory for ResolverArgs {
 ///
 /// Counting is per scope, like `once`: each boundary starts from its
 /// enclosing scope's count and does not advance it;
-/// [`restore_handlers`](crate::SetupApi::restore_handlers) starts the
+/// [`restore_handlers`](crate::node::Server::restore_handlers) starts the
 /// sequence over. For a sequence that then stops matching, see
 /// [`sequence_once`]. A streamed response answers once only (its stream is
 /// consumed); write a resolver that builds each stream instead.
@@ -357,7 +357,7 @@ pub enum Resolution {
     Failed(ResolverError),
     /// This handler is used up in the current scope: it stops matching from
     /// now on, like a used `.once()` handler, and the lookup goes on as if it
-    /// had not matched (until [`restore_handlers`](crate::SetupApi::restore_handlers)).
+    /// had not matched (until [`restore_handlers`](crate::node::Server::restore_handlers)).
     /// What [`sequence_once`] returns after its last response; a resolver
     /// keeping its own state may return it too.
     Exhausted,

@@ -4,7 +4,7 @@ use std::fmt;
 use std::ops::{Bound, RangeBounds};
 
 /// How many requests a handler must match for
-/// [`verify`](crate::SetupApi::verify) to pass: exactly, at least, at most,
+/// [`verify`](crate::node::Server::verify) to pass: exactly, at least, at most,
 /// or between two counts.
 ///
 /// Made by [`Handler::times`](crate::Handler::times) and its siblings, or

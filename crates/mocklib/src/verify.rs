@@ -14,7 +14,7 @@ use crate::journal::{Answer, RecordedRequest};
 use crate::request::Request;
 use crate::times::Times;
 
-/// Why [`verify`](crate::SetupApi::verify) failed: the expectations that
+/// Why [`verify`](crate::node::Server::verify) failed: the expectations that
 /// were not met and the requests strict mode recorded as unhandled.
 ///
 /// Its `Display` is the whole report, closest requests and differences

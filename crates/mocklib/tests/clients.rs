@@ -7,7 +7,7 @@ mod common;
 use std::process::Command;
 
 use mocklib::node::{Server, setup_server};
-use mocklib::{HttpResponse, ListenOptions, UnhandledRequest, http};
+use mocklib::{HttpResponse, UnhandledRequest, http};
 
 fn server() -> Server {
     let server = setup_server([http::get("https://api.example.com/user", |args| {
@@ -145,10 +145,10 @@ async fn passthrough_reaches_an_https_upstream_trusted_through_extra_roots() {
     let url = format!("https://localhost:{port}/secure");
 
     let trusting = setup_server([]);
-    trusting.listen_with(ListenOptions {
-        upstream_root_certificates: vec![upstream_ca],
-        ..common::on_unhandled(UnhandledRequest::Bypass)
-    });
+    trusting.listen_with(
+        common::on_unhandled(UnhandledRequest::Bypass)
+            .upstream_root_certificates(vec![upstream_ca]),
+    );
     let response = trusting.reqwest_client().get(&url).send().await.unwrap();
     assert_eq!(response.text().await.unwrap(), "secure answer");
 

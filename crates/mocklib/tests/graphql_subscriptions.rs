@@ -406,7 +406,7 @@ async fn real_graphql_server() -> std::net::SocketAddr {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_subscription_no_handler_answers_goes_to_the_real_server() {
     let real = real_graphql_server().await;
-    let api = graphql::link(&format!("ws://{real}/graphql"));
+    let api = graphql::link(format!("ws://{real}/graphql"));
     let server = setup_server([api.subscription("OnMocked", |args| {
         args.subscription.next_data(json!({ "mocked": true }));
     })]);

@@ -250,8 +250,8 @@ async fn replay_needs_no_network() {
 
 mod recording {
     use super::*;
+    use mocklib::UnhandledRequest;
     use mocklib::har::{RecordMode, Recording};
-    use mocklib::{ListenOptions, UnhandledRequest};
 
     /// A real HTTPS API: JSON with a secret, binary bytes, a gzip body, an echo.
     fn upstream_app() -> axum::Router {
@@ -289,10 +289,9 @@ mod recording {
 
     fn listening_with(ca: &str, strategy: UnhandledRequest) -> mocklib::node::Server {
         let server = setup_server([]);
-        server.listen_with(ListenOptions {
-            upstream_root_certificates: vec![ca.to_owned()],
-            ..common::on_unhandled(strategy)
-        });
+        server.listen_with(
+            common::on_unhandled(strategy).upstream_root_certificates(vec![ca.to_owned()]),
+        );
         server
     }
 

@@ -252,10 +252,7 @@ async fn the_bypass_strategy_is_silent_and_performs_the_request() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn base_url_makes_relative_predicates_match_one_origin_only() {
     let server = setup_server([http::get("/user", |_| HttpResponse::text("mocked"))]);
-    let options = ListenOptions {
-        base_url: Some("https://api.example.com".parse().unwrap()),
-        ..common::error_on_unhandled()
-    };
+    let options = common::error_on_unhandled().base_url("https://api.example.com".parse().unwrap());
     let client = TestClient::with_options(&server, options);
     assert_eq!(client.get(format!("{API}/user")).await, (200, "mocked"));
     client

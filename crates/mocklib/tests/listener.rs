@@ -192,10 +192,7 @@ async fn passthrough_and_unhandled_requests_reach_a_real_upstream() {
     let server = setup_server([http::get(format!("http://{upstream}/real"), |_| {
         passthrough()
     })]);
-    server.listen_with(ListenOptions {
-        on_unhandled_request: UnhandledRequest::Bypass,
-        ..Default::default()
-    });
+    server.listen_with(ListenOptions::new().on_unhandled_request(UnhandledRequest::Bypass));
     let client = server.reqwest_client();
     let real = client
         .get(format!("http://{upstream}/real"))
@@ -244,10 +241,7 @@ async fn bypass_fetches_the_real_response_for_the_resolver_to_patch() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_request_to_the_listener_itself_is_never_looped_back() {
     let server = setup_server([]);
-    server.listen_with(ListenOptions {
-        on_unhandled_request: UnhandledRequest::Bypass,
-        ..Default::default()
-    });
+    server.listen_with(ListenOptions::new().on_unhandled_request(UnhandledRequest::Bypass));
     let response = reqwest::get(server.url().join("/nothing-here").unwrap())
         .await
         .unwrap();

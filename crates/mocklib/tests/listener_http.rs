@@ -169,10 +169,7 @@ async fn spawn_upstream_with_peers(app: axum::Router) -> SocketAddr {
 }
 
 fn bypass_unhandled() -> ListenOptions {
-    ListenOptions {
-        on_unhandled_request: UnhandledRequest::Bypass,
-        ..Default::default()
-    }
+    ListenOptions::new().on_unhandled_request(UnhandledRequest::Bypass)
 }
 
 // ---------------------------------------------------------------------------
@@ -707,10 +704,9 @@ async fn h2c_in_base_url_mode_pins_relative_predicates_to_the_listener_origin() 
     // HTTP/2 carries the same request with `:scheme` and `:authority`, so
     // the listener should treat it the same way.
     let server = setup_server([http::get("/where", |_| HttpResponse::text("here"))]);
-    server.listen_with(ListenOptions {
-        base_url: Some("https://elsewhere.example/".parse().unwrap()),
-        ..common::error_on_unhandled()
-    });
+    server.listen_with(
+        common::error_on_unhandled().base_url("https://elsewhere.example/".parse().unwrap()),
+    );
     let url = format!("{}where", server.url());
 
     let http1 = reqwest::get(&url).await.unwrap();
@@ -974,10 +970,7 @@ async fn passthrough_over_tls_trusts_extra_upstream_roots_and_only_those() {
     for host in ["127.0.0.1", "localhost"] {
         let url = format!("https://{host}:{port}/secure");
         let trusting = setup_server([]);
-        trusting.listen_with(ListenOptions {
-            upstream_root_certificates: vec![ca_pem.clone()],
-            ..bypass_unhandled()
-        });
+        trusting.listen_with(bypass_unhandled().upstream_root_certificates(vec![ca_pem.clone()]));
         let response =
             tokio::time::timeout(EXCHANGE_GUARD, trusting.reqwest_client().get(&url).send())
                 .await

@@ -88,10 +88,7 @@ fn server_on(
     ];
     handlers.extend(last);
     let server = setup_server(handlers);
-    server.listen_with(mocklib::ListenOptions {
-        on_unhandled_request: strategy,
-        ..Default::default()
-    });
+    server.listen_with(mocklib::ListenOptions::new().on_unhandled_request(strategy));
     server
 }
 
@@ -1032,10 +1029,9 @@ async fn an_asterisk_form_request_keeps_its_host() {
 async fn a_passthrough_to_the_listener_by_an_ipv4_mapped_address_is_not_looped_back() {
     count_listener_panics();
     let server = setup_server([]);
-    server.listen_with(mocklib::ListenOptions {
-        on_unhandled_request: mocklib::UnhandledRequest::Bypass,
-        ..Default::default()
-    });
+    server.listen_with(
+        mocklib::ListenOptions::new().on_unhandled_request(mocklib::UnhandledRequest::Bypass),
+    );
     // Every pass through the listener is one request start.
     const LOOPING: usize = 10;
     let starts = std::sync::Arc::new(AtomicUsize::new(0));

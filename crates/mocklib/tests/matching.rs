@@ -14,7 +14,7 @@ mod common;
 
 use common::{TestResponse, listening, resolve, serve};
 use mocklib::node::{Server, setup_server};
-use mocklib::{HttpResponse, ListenOptions, ParamValue, Predicate, ResolverArgs, http};
+use mocklib::{HttpResponse, ParamValue, Predicate, ResolverArgs, http};
 use regex::Regex;
 use reqwest::Method;
 use serde_json::{Value, json};
@@ -68,10 +68,9 @@ async fn relative_path_matches_any_origin_without_a_base_url() {
 #[tokio::test]
 async fn relative_path_with_base_url_matches_only_that_origin() {
     let server = setup_server([http::get("/user", |_| HttpResponse::text("user"))]);
-    server.listen_with(ListenOptions {
-        base_url: Some(Url::parse("https://api.example.com").unwrap()),
-        ..common::error_on_unhandled()
-    });
+    server.listen_with(
+        common::error_on_unhandled().base_url(Url::parse("https://api.example.com").unwrap()),
+    );
 
     assert_eq!(
         matched(&server, "https://api.example.com/user").await,

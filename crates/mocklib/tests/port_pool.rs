@@ -92,10 +92,7 @@ fn ports_are_pooled_and_keep_alive_connections_follow_the_port() {
 
     // A port asked for by number is closed for real: it can be bound again.
     let numbered = server_answering("numbered");
-    numbered.listen_with(ListenOptions {
-        port: Some(port_nobody_uses()),
-        ..ListenOptions::default()
-    });
+    numbered.listen_with(ListenOptions::new().port(port_nobody_uses()));
     let number = numbered.url().port().unwrap();
     assert_eq!(Connection::open(number).get_over_socket("/who").0, 200);
     numbered.close();

@@ -369,13 +369,7 @@ async fn requests_matching_reads_like_a_handler() {
 #[tokio::test]
 async fn the_journal_is_bounded_and_can_be_switched_off() {
     let server = setup_server([http::all("*", |_| HttpResponse::empty())]);
-    let client = TestClient::with_options(
-        &server,
-        ListenOptions {
-            journal_capacity: Some(2),
-            ..Default::default()
-        },
-    );
+    let client = TestClient::with_options(&server, ListenOptions::new().journal_capacity(2));
     for path in ["/1", "/2", "/3"] {
         client.get(format!("http://localhost{path}")).await;
     }
@@ -393,10 +387,7 @@ async fn the_journal_is_bounded_and_can_be_switched_off() {
     assert_eq!(last.body().len(), mocklib::journal::MAX_BODY);
     assert_eq!(last.body_len(), mocklib::journal::MAX_BODY + 5);
 
-    server.listen_with(ListenOptions {
-        journal_capacity: Some(0),
-        ..Default::default()
-    });
+    server.listen_with(ListenOptions::new().journal_capacity(0));
     server.clear_requests();
     client.get("http://localhost/4").await;
     assert!(server.requests().is_empty());

@@ -41,11 +41,8 @@ fn handlers() -> Vec<mocklib::Handler> {
 #[wasm_bindgen(start)]
 pub async fn start() -> Result<(), JsValue> {
     let worker = setup_worker(handlers());
-    let options = StartOptions {
-        // notes.txt is served for real: let it through without a warning.
-        on_unhandled_request: UnhandledRequest::Bypass,
-        ..StartOptions::default()
-    };
+    // notes.txt is served for real: let it through without a warning.
+    let options = StartOptions::new().on_unhandled_request(UnhandledRequest::Bypass);
     let mode = worker
         .start_with(options)
         .await

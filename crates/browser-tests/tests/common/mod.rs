@@ -219,11 +219,7 @@ pub const PIXEL_PNG: &[u8] = &[
 
 /// Start options for `mode`, without the per-request console lines.
 pub fn quiet(mode: Mode) -> StartOptions {
-    StartOptions {
-        mode: Some(mode),
-        quiet: true,
-        ..StartOptions::default()
-    }
+    StartOptions::new().mode(mode).quiet(true)
 }
 
 /// A worker started in `mode` with `handlers`.
@@ -249,10 +245,7 @@ pub async fn bypassing(
     handlers: impl IntoIterator<Item = Handler>,
 ) -> (Worker, Bypassed) {
     let worker = setup_worker(handlers);
-    let options = StartOptions {
-        on_unhandled_request: UnhandledRequest::Bypass,
-        ..quiet(mode)
-    };
+    let options = quiet(mode).on_unhandled_request(UnhandledRequest::Bypass);
     worker.start_with(options).await.unwrap();
     let bypassed = Bypassed::default();
     let seen = Arc::clone(&bypassed);

@@ -5,7 +5,7 @@
 use futures_channel::mpsc::{UnboundedReceiver, UnboundedSender, unbounded};
 use futures_util::StreamExt;
 use mocklib::UnhandledRequest;
-use mocklib::browser::{Mode, StartOptions, setup_worker};
+use mocklib::browser::{Mode, setup_worker};
 use mocklib::ws::{self, CloseFrame, Direction, Message};
 use wasm_bindgen::prelude::*;
 use web_sys::{BinaryType, CloseEvent, MessageEvent, WebSocket};
@@ -424,10 +424,7 @@ pub async fn check_an_unhandled_socket_reaches_the_real_server(mode: Mode) {
 /// that could not open does.
 pub async fn check_an_unhandled_socket_fails_under_the_error_strategy(mode: Mode) {
     let worker = setup_worker([]);
-    let options = StartOptions {
-        on_unhandled_request: UnhandledRequest::Error,
-        ..quiet(mode)
-    };
+    let options = quiet(mode).on_unhandled_request(UnhandledRequest::Error);
     worker.start_with(options).await.unwrap();
     let mut page = PageSocket::open("/ws/nobody", &[]);
     assert_eq!(

@@ -158,30 +158,83 @@ impl std::fmt::Display for Mode {
     }
 }
 
-/// Options of [`Worker::start_with`](worker::Worker::start_with).
+/// Options of [`Worker::start_with`](worker::Worker::start_with), set
+/// with builder methods (as [`ListenOptions`](crate::ListenOptions)); every
+/// one has a default.
+///
+/// ```
+/// use mocklib::browser::{Mode, StartOptions};
+///
+/// let options = StartOptions::new().mode(Mode::Fallback).quiet(true);
+/// # let _ = options;
+/// ```
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct StartOptions {
+    pub(crate) service_worker_url: String,
+    pub(crate) scope: Option<String>,
+    pub(crate) mode: Option<Mode>,
+    pub(crate) quiet: bool,
+    pub(crate) on_unhandled_request: UnhandledRequest,
+    pub(crate) journal_capacity: Option<usize>,
+    pub(crate) fallthrough_is_unhandled: bool,
+}
+
+impl StartOptions {
+    /// The defaults: the Service Worker at `/mocklib-worker.js` when it can
+    /// run (else the `fetch` patch), a line per mocked request, warnings for
+    /// unhandled requests.
+    pub fn new() -> Self {
+        StartOptions::default()
+    }
+
     /// Where the page finds the worker script. Default `/mocklib-worker.js`.
     #[doc(alias = "serviceWorker")]
-    pub service_worker_url: String,
-    /// The Service Worker's scope; default: the script's folder.
-    pub scope: Option<String>,
-    /// `Some(mode)` insists on one mode: a Service Worker that cannot start is
-    /// then an error, not a fallback. `None` (default) picks the Service
-    /// Worker when it can run.
-    pub mode: Option<Mode>,
+    pub fn service_worker_url(mut self, url: impl Into<String>) -> Self {
+        self.service_worker_url = url.into();
+        self
+    }
+
+    /// The Service Worker's scope. Default: the script's folder.
+    pub fn scope(mut self, scope: impl Into<String>) -> Self {
+        self.scope = Some(scope.into());
+        self
+    }
+
+    /// Insists on one mode: a Service Worker that cannot start is then an
+    /// error, not a fallback. Default: the Service Worker when it can run.
+    pub fn mode(mut self, mode: Mode) -> Self {
+        self.mode = Some(mode);
+        self
+    }
+
     /// Don't print "Mocking enabled" and a line per mocked request.
-    pub quiet: bool,
+    pub fn quiet(mut self, quiet: bool) -> Self {
+        self.quiet = quiet;
+        self
+    }
+
     /// What to do with requests no handler matches. Default: warn.
     #[doc(alias = "onUnhandledRequest")]
-    pub on_unhandled_request: UnhandledRequest,
-    /// How many requests each scope's journal keeps; `None` (default): the
-    /// last [`journal::DEFAULT_CAPACITY`](crate::journal::DEFAULT_CAPACITY),
-    /// `Some(0)`: none (as `ListenOptions::journal_capacity`).
-    pub journal_capacity: Option<usize>,
+    pub fn on_unhandled_request(mut self, strategy: UnhandledRequest) -> Self {
+        self.on_unhandled_request = strategy;
+        self
+    }
+
+    /// How many requests each scope's journal keeps; `0`: none (as
+    /// `ListenOptions::journal_capacity`). Default:
+    /// [`journal::DEFAULT_CAPACITY`](crate::journal::DEFAULT_CAPACITY).
+    pub fn journal_capacity(mut self, requests: usize) -> Self {
+        self.journal_capacity = Some(requests);
+        self
+    }
+
     /// Handlers that match but return nothing leave the request unhandled
     /// (as `ListenOptions::fallthrough_is_unhandled`).
-    pub fallthrough_is_unhandled: bool,
+    pub fn fallthrough_is_unhandled(mut self, yes: bool) -> Self {
+        self.fallthrough_is_unhandled = yes;
+        self
+    }
 }
 
 impl Default for StartOptions {
@@ -207,7 +260,7 @@ pub enum StartError {
         "the mocklib Service Worker script was not found at {url} (404). Put it into your app's \
          public folder: run `mocklib init <public-dir>` (cargo install mocklib), or call \
          mocklib::browser::write_worker_script(\"<public-dir>\") from your build script; or start \
-         with StartOptions {{ mode: Some(Mode::Fallback), .. }} to patch fetch instead"
+         with StartOptions::new().mode(Mode::Fallback) to patch fetch instead"
     )]
     WorkerScriptMissing {
         /// The script URL that was tried.

@@ -29,10 +29,10 @@ pub fn setup_worker(handlers: impl IntoIterator<Item = Handler>) -> Worker {
 
 /// A set of request handlers intercepting the page's requests once started.
 ///
-/// The handler-list methods (`use_handlers`, `reset_handlers`,
-/// `list_handlers`, `events`, ...) are those of [`SetupApi`], which a
-/// `Worker` dereferences to. Cloning is cheap and every clone is the same
-/// worker.
+/// Its handler-list methods (`use_handlers`, `reset_handlers`,
+/// `list_handlers`, `events`, `verify`, ...) are the native `Server`'s too
+/// (MSW: the `SetupApi` both share). Cloning is cheap and every clone is the
+/// same worker.
 #[derive(Clone)]
 pub struct Worker {
     engine: Arc<Engine>,
@@ -195,12 +195,8 @@ impl Worker {
     }
 }
 
-impl std::ops::Deref for Worker {
-    type Target = SetupApi;
-
-    fn deref(&self) -> &SetupApi {
-        &self.api
-    }
+impl Worker {
+    crate::setup_api::shared_api!();
 }
 
 impl std::fmt::Debug for Worker {

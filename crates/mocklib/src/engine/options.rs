@@ -31,7 +31,7 @@ pub enum UnhandledRequest {
     /// Print an error and make the request fail at the requester.
     Error,
     /// As [`Error`](Self::Error), and also record the request as a failure
-    /// that [`verify`](crate::SetupApi::verify) reports, so a test fails
+    /// that [`verify`](crate::node::Server::verify) reports, so a test fails
     /// even when the code under test swallows the client's error. See
     /// [`ListenOptions::strict`](crate::ListenOptions::strict).
     Strict,

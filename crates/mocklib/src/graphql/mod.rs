@@ -322,7 +322,8 @@ where
 /// ```
 #[derive(Clone, Debug)]
 pub struct GraphqlLink {
-    endpoint: Arc<Predicate>,
+    /// The URL pattern as given.
+    url: String,
     /// The index's operation source for this endpoint, shared by the
     /// link's handlers.
     keys: Arc<handler::OperationKeys>,
@@ -333,25 +334,25 @@ pub struct GraphqlLink {
 /// # Panics
 /// When `url` is an invalid pattern (see [`try_link`]).
 #[track_caller]
-pub fn link(url: &str) -> GraphqlLink {
+pub fn link(url: impl AsRef<str>) -> GraphqlLink {
     try_link(url).unwrap_or_else(|error| panic!("{error}"))
 }
 
 /// Like [`link`], returning an invalid URL pattern as an error instead of
 /// panicking.
-pub fn try_link(url: &str) -> Result<GraphqlLink, PatternError> {
-    let url = crate::matching::as_http_url(url);
-    let endpoint = Arc::new(Predicate::path(&url)?);
+pub fn try_link(url: impl AsRef<str>) -> Result<GraphqlLink, PatternError> {
+    let url = url.as_ref().to_owned();
+    let endpoint = Predicate::path(&crate::matching::as_http_url(&url))?;
     Ok(GraphqlLink {
-        keys: handler::OperationKeys::at(Arc::clone(&endpoint)),
-        endpoint,
+        url,
+        keys: handler::OperationKeys::at(Arc::new(endpoint)),
     })
 }
 
 impl GraphqlLink {
-    /// The endpoint as given, as in handler headers.
-    pub fn url(&self) -> String {
-        self.endpoint.describe()
+    /// The endpoint's URL pattern as given (as [`WsLink::url`](crate::ws::WsLink::url)).
+    pub fn url(&self) -> &str {
+        &self.url
     }
 
     /// Like [`graphql::query`](query), for this endpoint only.

@@ -15,7 +15,7 @@
 //! matches headers by name and the body, or ignores the query. Repeated
 //! identical requests are answered in recorded order, the last answer
 //! repeating: the handlers of all but the last are `.once()`, so
-//! [`restore_handlers`](crate::SetupApi::restore_handlers) starts them over.
+//! [`restore_handlers`](crate::node::Server::restore_handlers) starts them over.
 //!
 //! # Bodies
 //!

@@ -40,7 +40,7 @@ pub enum RecordMode {
 }
 
 /// A recording: its file, mode and what to redact. Start it with
-/// [`SetupApi::record`](crate::SetupApi::record).
+/// [`Server::record`](crate::node::Server::record).
 ///
 /// Secrets never reach the file: the values of the `Authorization`,
 /// `Proxy-Authorization`, `Cookie` and `Set-Cookie` headers are replaced

@@ -257,7 +257,7 @@ impl Exchange {
         let predicate =
             Predicate::described(description, move |request| wanted.accepts(&on.key(request)));
         let response = self.response.clone();
-        crate::http::on(Some(method), predicate, move |_| response.clone())
+        crate::http::on(method, predicate, move |_| response.clone())
     }
 }
 

@@ -66,54 +66,102 @@ pub fn setup_server(handlers: impl IntoIterator<Item = Handler>) -> Server {
     }
 }
 
-/// Options for [`Server::listen_with`] (MSW: `server.listen(options)`).
+/// Options for [`Server::listen_with`] (MSW: `server.listen(options)`),
+/// set with builder methods; every one has a default.
 ///
 /// ```
 /// use mocklib::{ListenOptions, UnhandledRequest};
 ///
-/// let options = ListenOptions {
-///     on_unhandled_request: UnhandledRequest::Error,
-///     ..ListenOptions::default()
-/// };
+/// let options = ListenOptions::new()
+///     .on_unhandled_request(UnhandledRequest::Error)
+///     .journal_capacity(100);
 /// # let _ = options;
 /// ```
+///
+/// It is `#[non_exhaustive]` and built by methods, not a struct literal, so
+/// an option that exists only with a feature (`port` needs `net`) can never
+/// break a crate whose build turns that feature on from elsewhere.
 #[derive(Clone, Default, Debug)]
+#[non_exhaustive]
 pub struct ListenOptions {
-    /// What to do with a request no handler matches. Default: warn.
+    pub(crate) on_unhandled_request: UnhandledRequest,
+    pub(crate) base_url: Option<Url>,
+    #[cfg(feature = "net")]
+    pub(crate) port: Option<u16>,
+    #[cfg(feature = "net")]
+    pub(crate) upstream_root_certificates: Vec<String>,
+    pub(crate) journal_capacity: Option<usize>,
+    pub(crate) fallthrough_is_unhandled: bool,
+}
+
+impl ListenOptions {
+    /// The defaults: warn about unhandled requests, no base URL, any free
+    /// port, the system's root certificates, a journal of
+    /// [`journal::DEFAULT_CAPACITY`](crate::journal::DEFAULT_CAPACITY) requests.
+    pub fn new() -> Self {
+        ListenOptions::default()
+    }
+
+    /// What to do with a request no handler matches. Default:
+    /// [`UnhandledRequest::Warn`].
     #[doc(alias = "onUnhandledRequest")]
-    pub on_unhandled_request: UnhandledRequest,
+    pub fn on_unhandled_request(mut self, strategy: UnhandledRequest) -> Self {
+        self.on_unhandled_request = strategy;
+        self
+    }
+
     /// The origin relative predicates (`/posts`) match against when a front
     /// door knows none of its own. Without one, relative predicates match the
     /// path of a request to any origin.
     #[doc(alias = "baseUrl")]
-    pub base_url: Option<Url>,
-    /// The loopback port of the listener; `None` takes a pooled port or a
-    /// free one (see [`Server::url`]).
+    pub fn base_url(mut self, url: Url) -> Self {
+        self.base_url = Some(url);
+        self
+    }
+
+    /// The loopback port of the listener. Default: a pooled port or a free
+    /// one (see [`Server::url`]).
     #[cfg(feature = "net")]
     #[cfg_attr(docsrs, doc(cfg(feature = "net")))]
-    pub port: Option<u16>,
+    pub fn port(mut self, port: u16) -> Self {
+        self.port = Some(port);
+        self
+    }
+
     /// Extra root certificates (PEM) the upstream client trusts besides the
     /// system's, for passthrough to a test server with its own CA.
     /// Certificate verification itself cannot be turned off.
     #[cfg(feature = "net")]
     #[cfg_attr(docsrs, doc(cfg(feature = "net")))]
-    pub upstream_root_certificates: Vec<String>,
+    pub fn upstream_root_certificates<I, S>(mut self, pems: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.upstream_root_certificates = pems.into_iter().map(Into::into).collect();
+        self
+    }
+
     /// How many requests each scope's journal keeps
-    /// ([`requests`](crate::SetupApi::requests)); `None` (default) keeps
-    /// the last [`journal::DEFAULT_CAPACITY`](crate::journal::DEFAULT_CAPACITY),
-    /// `Some(0)` switches the journal off.
-    pub journal_capacity: Option<usize>,
+    /// ([`requests`](crate::node::Server::requests)); `0` switches the journal
+    /// off. Default: [`journal::DEFAULT_CAPACITY`](crate::journal::DEFAULT_CAPACITY).
+    pub fn journal_capacity(mut self, requests: usize) -> Self {
+        self.journal_capacity = Some(requests);
+        self
+    }
+
     /// When handlers match a request but none answers (every resolver
     /// returned nothing), treat the request as unhandled, so
     /// [`on_unhandled_request`](Self::on_unhandled_request) decides, instead
     /// of performing it as it is (MSW's issue #2482). Default: `false`, as
     /// MSW.
-    pub fallthrough_is_unhandled: bool,
-}
+    pub fn fallthrough_is_unhandled(mut self, yes: bool) -> Self {
+        self.fallthrough_is_unhandled = yes;
+        self
+    }
 
-impl ListenOptions {
     /// Strict mode: a request no handler answers fails at the requester
-    /// *and* is recorded as a failure that [`verify`](crate::SetupApi::verify)
+    /// *and* is recorded as a failure that [`verify`](crate::node::Server::verify)
     /// reports ([`UnhandledRequest::Strict`]), so a test fails even when the
     /// code under test swallows the client's error; handlers that match but
     /// return nothing do not count as answering
@@ -138,11 +186,9 @@ impl ListenOptions {
     /// # }
     /// ```
     pub fn strict() -> Self {
-        ListenOptions {
-            on_unhandled_request: UnhandledRequest::Strict,
-            fallthrough_is_unhandled: true,
-            ..ListenOptions::default()
-        }
+        ListenOptions::new()
+            .on_unhandled_request(UnhandledRequest::Strict)
+            .fallthrough_is_unhandled(true)
     }
 
     /// The part the engine uses; the listener's own stay here.
@@ -158,11 +204,12 @@ impl ListenOptions {
 
 /// A set of request handlers and the switch that makes them intercept.
 ///
-/// The handler-list methods (`use_handlers`, `reset_handlers`,
-/// `list_handlers`, `events`, ...) are those of [`SetupApi`], which a
-/// `Server` dereferences to. Cloning is cheap and every clone is the same
-/// server.
+/// Its handler-list methods (`use_handlers`, `reset_handlers`,
+/// `list_handlers`, `events`, `verify`, ...) are the browser `Worker`'s
+/// too (MSW: the `SetupApi` both share). Cloning is cheap and every clone is
+/// the same server.
 #[derive(Clone)]
+#[doc(alias = "SetupServerApi")]
 pub struct Server {
     engine: Arc<Engine>,
     api: Arc<SetupApi>,
@@ -171,12 +218,8 @@ pub struct Server {
     network: Arc<std::sync::Mutex<Option<net::Network>>>,
 }
 
-impl std::ops::Deref for Server {
-    type Target = SetupApi;
-
-    fn deref(&self) -> &SetupApi {
-        &self.api
-    }
+impl Server {
+    crate::setup_api::shared_api!();
 }
 
 impl Server {
@@ -487,9 +530,10 @@ impl Server {
     /// The builder behind [`reqwest_client`](Self::reqwest_client), for a
     /// client with more settings of your own (timeouts, `http1_only`, ...).
     /// Keep the proxy and the TLS configuration it sets: it is a rustls
-    /// configuration of mocklib's own (the ring provider, this server's CA as
-    /// the only root), so it works whichever rustls provider your reqwest
-    /// has, and root certificates added to the builder are not used.
+    /// configuration of mocklib's own (the crypto provider its `aws-lc-rs` or
+    /// `ring` feature picks, named explicitly; this server's CA as the only
+    /// root), so it works whichever rustls provider your reqwest has, and
+    /// root certificates added to the builder are not used.
     ///
     /// Inside the tunnels the client speaks HTTP/1.1; call
     /// `.http2_prior_knowledge()` for HTTP/2.

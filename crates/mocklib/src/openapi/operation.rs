@@ -143,7 +143,7 @@ impl<'a> PathItem<'a> {
             answers: answers(doc, operation, &pointer)?,
             check,
         });
-        crate::http::try_on(Some(method), url.as_str(), move |args: ResolverArgs| {
+        crate::http::try_on(method, url.as_str(), move |args: ResolverArgs| {
             operation.answer(&args)
         })
         .map_err(|error| doc.invalid(self.pointer, format!("the path cannot be matched: {error}")))

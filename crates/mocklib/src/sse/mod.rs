@@ -150,6 +150,16 @@ where
     on(Method::GET, predicate, resolver)
 }
 
+/// Like [`get`], returning an invalid pattern as an error instead of panicking.
+pub fn try_get<P, F, R, M>(predicate: P, resolver: F) -> Result<Handler, PatternError>
+where
+    P: IntoPredicate,
+    F: Fn(SseArgs) -> R + Send + Sync + 'static,
+    R: SessionOutput<M>,
+{
+    try_on(Method::GET, predicate, resolver)
+}
+
 /// An `sse` handler for `POST` requests: the event streams of LLM and chat
 /// APIs, which post the prompt and stream the answer.
 ///
@@ -163,6 +173,16 @@ where
     R: SessionOutput<M>,
 {
     on(Method::POST, predicate, resolver)
+}
+
+/// Like [`post`], returning an invalid pattern as an error instead of panicking.
+pub fn try_post<P, F, R, M>(predicate: P, resolver: F) -> Result<Handler, PatternError>
+where
+    P: IntoPredicate,
+    F: Fn(SseArgs) -> R + Send + Sync + 'static,
+    R: SessionOutput<M>,
+{
+    try_on(Method::POST, predicate, resolver)
 }
 
 /// An `sse` handler for requests with `method`.

@@ -41,10 +41,7 @@ pub fn error_on_unhandled() -> mocklib::ListenOptions {
 
 /// Listen options with `strategy` for unhandled requests.
 pub fn on_unhandled(strategy: mocklib::UnhandledRequest) -> mocklib::ListenOptions {
-    mocklib::ListenOptions {
-        on_unhandled_request: strategy,
-        ..Default::default()
-    }
+    mocklib::ListenOptions::new().on_unhandled_request(strategy)
 }
 
 /// Whether a request failed with a mocklib network error (not a status).

@@ -125,7 +125,7 @@ impl Entry {
                 .any(|name| name.eq_ignore_ascii_case("content-type"))
         });
         let delay = self.delay_ms;
-        mocklib::http::try_on(method, self.path, move |_| {
+        let respond = move |_: mocklib::ResolverArgs| {
             let mut response = HttpResponse::new(body.clone()).status(status);
             if let Some(content_type) = content_type {
                 response = response.header("content-type", content_type);
@@ -139,7 +139,11 @@ impl Entry {
                 }
                 response
             }
-        })
+        };
+        match method {
+            Some(method) => mocklib::http::try_on(method, self.path, respond),
+            None => mocklib::http::try_all(self.path, respond),
+        }
         .map_err(|error| error.to_string())
     }
 }

@@ -170,12 +170,12 @@ fn parse(args: &[String]) -> Result<Option<Options>, String> {
 
 fn serve(options: &Options) -> Result<(), String> {
     let server = setup_server([]);
+    let mut listen = ListenOptions::new().on_unhandled_request(options.unhandled.clone());
+    if let Some(port) = options.port {
+        listen = listen.port(port);
+    }
     server
-        .try_listen_with(ListenOptions {
-            on_unhandled_request: options.unhandled.clone(),
-            port: options.port,
-            ..ListenOptions::default()
-        })
+        .try_listen_with(listen)
         .map_err(|error| format!("could not start listening: {error}"))?;
     let base_url = server.url();
     let mut sources = Sources {

@@ -460,8 +460,9 @@ fn pem_encode(der: &[u8]) -> String {
     pem
 }
 
-/// A rustls client configuration trusting only `ca_pem`, with the ring
-/// provider named explicitly (a process may have several compiled in).
+/// A rustls client configuration trusting only `ca_pem`, with the crypto
+/// provider of mocklib's feature named explicitly (a process may have
+/// several compiled in).
 ///
 /// ALPN offers HTTP/1.1 alone: reqwest leaves a ready configuration's ALPN
 /// as it is, so offering `h2` here would override the client's own
