@@ -2,7 +2,7 @@
 //! handler, and hand the real response to the resolver.
 
 use crate::request::PerformError;
-use crate::request::{Request, UnsendableRequest, abbreviate};
+use crate::request::{Request, UnsendableRequestError, abbreviate};
 use crate::response::HttpResponse;
 
 /// Why [`bypass`] could not get the real response.
@@ -33,7 +33,7 @@ pub enum BypassError {
         /// The request URL.
         url: String,
         /// Why it cannot be sent.
-        reason: UnsendableRequest,
+        reason: UnsendableRequestError,
     },
     /// The real request failed (connection, TLS, …).
     #[error("bypass() of {method} {url} failed: {message}")]

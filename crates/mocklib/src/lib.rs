@@ -207,7 +207,17 @@ pub use maybe_send::MaybeSend;
 #[cfg(not(target_arch = "wasm32"))]
 pub use node::ListenOptions;
 pub use params::{ParamValue, Params};
-pub use request::{BodyError, InvalidRequest, Request, UnsendableRequest};
+pub use request::{BodyError, InvalidRequestError, Request, UnsendableRequestError};
+
+/// The old name of [`InvalidRequestError`] (every error type's name ends in
+/// `Error`).
+#[deprecated(since = "0.1.0", note = "renamed `InvalidRequestError`")]
+pub type InvalidRequest = InvalidRequestError;
+
+/// The old name of [`UnsendableRequestError`] (every error type's name ends
+/// in `Error`).
+#[deprecated(since = "0.1.0", note = "renamed `UnsendableRequestError`")]
+pub type UnsendableRequest = UnsendableRequestError;
 pub use resolver::{
     CallHistory, IntoResolution, RequestId, Resolution, ResolverArgs, ResolverError, sequence,
     sequence_once,

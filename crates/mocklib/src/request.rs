@@ -88,7 +88,7 @@ pub enum BodyError {
 /// Why an `http::Request` could not become a [`Request`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("cannot intercept a request to {uri:?}: {reason}")]
-pub struct InvalidRequest {
+pub struct InvalidRequestError {
     uri: String,
     reason: String,
 }
@@ -102,7 +102,7 @@ pub struct InvalidRequest {
 /// passing it on.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
-pub enum UnsendableRequest {
+pub enum UnsendableRequestError {
     /// The URL is longer than an `http::Uri` may be. URLs are
     /// percent-encoded, so a request target that fits can grow past the limit:
     /// each `{` in a path or non-ASCII byte in a query takes three bytes.
@@ -119,7 +119,7 @@ pub enum UnsendableRequest {
     },
 }
 
-impl UnsendableRequest {
+impl UnsendableRequestError {
     /// The longest URI `http::Uri` accepts, in bytes.
     pub const MAX_URI_LENGTH: usize = u16::MAX as usize - 1;
 
@@ -129,8 +129,8 @@ impl UnsendableRequest {
     /// cannot pass it on).
     pub fn status_code(&self) -> http::StatusCode {
         match self {
-            UnsendableRequest::UrlTooLong { .. } => http::StatusCode::URI_TOO_LONG,
-            UnsendableRequest::InvalidUri { .. } => http::StatusCode::BAD_GATEWAY,
+            UnsendableRequestError::UrlTooLong { .. } => http::StatusCode::URI_TOO_LONG,
+            UnsendableRequestError::InvalidUri { .. } => http::StatusCode::BAD_GATEWAY,
         }
     }
 }
@@ -234,7 +234,7 @@ impl Request {
     pub fn from_http(
         request: http::Request<Bytes>,
         default_scheme: &str,
-    ) -> Result<Self, InvalidRequest> {
+    ) -> Result<Self, InvalidRequestError> {
         let (parts, body) = request.into_parts();
         let url = absolute_url(&parts.uri, &parts.headers, default_scheme)?;
         Ok(Request {
@@ -258,24 +258,24 @@ impl Request {
     /// as 90,000 bytes of `%7B`).
     ///
     /// ```
-    /// use mocklib::{Request, UnsendableRequest};
+    /// use mocklib::{Request, UnsendableRequestError};
     ///
     /// let url = format!("https://api.example.com/{}", "{".repeat(30_000));
     /// let request = Request::new(::http::Method::GET, url.parse()?);
     /// let error = request.to_http().unwrap_err();
-    /// assert!(matches!(error, UnsendableRequest::UrlTooLong { .. }));
+    /// assert!(matches!(error, UnsendableRequestError::UrlTooLong { .. }));
     /// assert_eq!(error.status_code(), 414);
     /// # Ok::<_, url::ParseError>(())
     /// ```
-    pub fn to_http(&self) -> Result<http::Request<Bytes>, UnsendableRequest> {
+    pub fn to_http(&self) -> Result<http::Request<Bytes>, UnsendableRequestError> {
         let url = self.inner.url.as_str();
         // Checked here because `http::Uri`'s own error does not say how long.
-        if url.len() > UnsendableRequest::MAX_URI_LENGTH {
-            return Err(UnsendableRequest::UrlTooLong { length: url.len() });
+        if url.len() > UnsendableRequestError::MAX_URI_LENGTH {
+            return Err(UnsendableRequestError::UrlTooLong { length: url.len() });
         }
         let uri = url
             .parse::<http::Uri>()
-            .map_err(|error| UnsendableRequest::InvalidUri {
+            .map_err(|error| UnsendableRequestError::InvalidUri {
                 reason: error.to_string(),
             })?;
         let mut request = http::Request::new(self.inner.body.clone());
@@ -292,10 +292,10 @@ impl Request {
     }
 
     /// The body of what a front door answers, with
-    /// [`UnsendableRequest::status_code`], to this request when it should
+    /// [`UnsendableRequestError::status_code`], to this request when it should
     /// pass it on but cannot (see [`to_http`](Self::to_http)). The URL is
     /// cut short: hostile requests have URLs of tens of kilobytes.
-    pub fn unsendable_message(&self, error: &UnsendableRequest) -> String {
+    pub fn unsendable_message(&self, error: &UnsendableRequestError) -> String {
         format!(
             "mocklib: cannot perform {} {} as it is: {error}\n",
             self.inner.method,
@@ -418,8 +418,8 @@ fn absolute_url(
     uri: &http::Uri,
     headers: &HeaderMap,
     default_scheme: &str,
-) -> Result<Url, InvalidRequest> {
-    let invalid = |reason: &str| InvalidRequest {
+) -> Result<Url, InvalidRequestError> {
+    let invalid = |reason: &str| InvalidRequestError {
         uri: uri.to_string(),
         reason: reason.to_owned(),
     };
@@ -458,7 +458,7 @@ pub(crate) enum PerformError {
     // Variants stay (a `#[cfg]` would spread to every match on them and
     // its imports): only some front doors construct each.
     #[cfg_attr(any(not(feature = "net"), target_arch = "wasm32"), allow(dead_code))]
-    Unsendable(UnsendableRequest),
+    Unsendable(UnsendableRequestError),
     /// Sending it failed (connection, TLS, reading the response…).
     #[cfg_attr(not(any(feature = "net", target_arch = "wasm32")), allow(dead_code))]
     Failed(String),
@@ -572,7 +572,7 @@ mod tests {
         let error = request.to_http().unwrap_err();
         assert_eq!(
             error,
-            UnsendableRequest::UrlTooLong {
+            UnsendableRequestError::UrlTooLong {
                 length: "http://api.example.com/".len() + 90_000
             }
         );
@@ -586,12 +586,12 @@ mod tests {
     #[test]
     fn a_url_of_exactly_the_limit_is_sent() {
         let prefix = "http://api.example.com/";
-        let fill = "a".repeat(UnsendableRequest::MAX_URI_LENGTH - prefix.len());
+        let fill = "a".repeat(UnsendableRequestError::MAX_URI_LENGTH - prefix.len());
         let request = Request::new(Method::GET, Url::parse(&format!("{prefix}{fill}")).unwrap());
         let sent = request.to_http().unwrap();
         assert_eq!(
             sent.uri().to_string().len(),
-            UnsendableRequest::MAX_URI_LENGTH
+            UnsendableRequestError::MAX_URI_LENGTH
         );
         let longer = Request::new(
             Method::GET,
@@ -599,7 +599,7 @@ mod tests {
         );
         assert!(matches!(
             longer.to_http(),
-            Err(UnsendableRequest::UrlTooLong { length: 65_535 })
+            Err(UnsendableRequestError::UrlTooLong { length: 65_535 })
         ));
     }
 
@@ -614,7 +614,7 @@ mod tests {
             let request = Request::new(Method::GET, Url::parse(url).unwrap());
             let error = request.to_http().unwrap_err();
             assert!(
-                matches!(error, UnsendableRequest::InvalidUri { .. }),
+                matches!(error, UnsendableRequestError::InvalidUri { .. }),
                 "{url}: {error:?}"
             );
             assert_eq!(error.status_code(), http::StatusCode::BAD_GATEWAY);

@@ -28,7 +28,7 @@
 //! A request to pass on that cannot become an `http::Request` for the inner
 //! service (its URL is over the 65,534 bytes of a URI once percent-encoded)
 //! is answered by the layer itself: `414 URI Too Long` with a text body
-//! saying why (see [`UnsendableRequest`](crate::UnsendableRequest)).
+//! saying why (see [`UnsendableRequestError`](crate::UnsendableRequestError)).
 //! A network error ([`HttpResponse::error`](crate::HttpResponse::error), a
 //! [`HttpResponse::fault`](crate::HttpResponse::fault) that replaces the
 //! answer, or the "error" unhandled strategy) is the service's `Err`, a boxed
@@ -160,11 +160,11 @@ where
 
 /// The answer to a request to pass on that cannot become an
 /// `http::Request` (its URL is too long once encoded, say): the status of
-/// [`UnsendableRequest::status_code`](crate::UnsendableRequest::status_code)
+/// [`UnsendableRequestError::status_code`](crate::UnsendableRequestError::status_code)
 /// with a text body saying why. The inner service never sees it.
 fn unsendable<B>(
     request: &Request,
-    error: &crate::UnsendableRequest,
+    error: &crate::UnsendableRequestError,
 ) -> http::Response<MockBody<B>> {
     let mut response =
         http::Response::new(MockBody::mocked(request.unsendable_message(error).into()));

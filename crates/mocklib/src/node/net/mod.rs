@@ -20,7 +20,7 @@
 //! that cannot be sent on (its URL is over the 65,534 bytes of a URI once
 //! percent-encoded) is answered `414 URI Too Long` with a text body saying
 //! why, and the connection goes on: see
-//! [`UnsendableRequest`](crate::UnsendableRequest).
+//! [`UnsendableRequestError`](crate::UnsendableRequestError).
 //!
 //! **What decides a request's scope.** The listener cannot see which task
 //! sent a request, so the scope travels in the address the client was given:
