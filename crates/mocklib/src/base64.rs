@@ -25,6 +25,10 @@ pub(crate) fn encode(data: &[u8]) -> String {
 }
 
 /// `None` for anything that is not valid padded base64.
+#[cfg_attr(
+    not(any(feature = "har", all(feature = "net", not(target_arch = "wasm32")))),
+    allow(dead_code) // gRPC only encodes
+)]
 pub(crate) fn decode(text: &str) -> Option<Vec<u8>> {
     let text = text.as_bytes();
     if text.len() % 4 != 0 {

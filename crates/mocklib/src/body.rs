@@ -47,6 +47,8 @@ type ChunkStream = Pin<Box<dyn Stream<Item = Result<Bytes, StreamError>> + Send>
 #[derive(Default)]
 pub struct Body {
     inner: Inner,
+    /// Sent as a trailers frame after the last chunk (gRPC's status, say).
+    trailers: Option<Box<http::HeaderMap>>,
     /// The resolver's `finalize` cleanup, run when the body is dropped: sent
     /// in full, or abandoned by its client.
     finalize: Option<FinalizeGuard>,
@@ -125,8 +127,24 @@ impl Body {
     fn boxed(stream: ChunkStream) -> Self {
         Body {
             inner: Inner::Shared(Arc::new(Mutex::new(Some(stream)))),
+            trailers: None,
             finalize: None,
         }
+    }
+
+    /// This body, followed by `trailers` (HTTP/2 sends them as a last
+    /// HEADERS frame; HTTP/1.1 only in a chunked body to a client that
+    /// accepts them, and front doors without trailers drop them).
+    ///
+    /// ```
+    /// let mut trailers = http::HeaderMap::new();
+    /// trailers.insert("grpc-status", http::HeaderValue::from_static("0"));
+    /// let body = mocklib::Body::from("payload").with_trailers(trailers);
+    /// # let _ = body;
+    /// ```
+    pub fn with_trailers(mut self, trailers: http::HeaderMap) -> Self {
+        self.trailers = Some(Box::new(trailers));
+        self
     }
 
     /// The whole body when it is buffered; `None` when it streams.
@@ -205,6 +223,7 @@ impl Clone for Body {
         };
         Body {
             inner,
+            trailers: self.trailers.clone(),
             finalize: None,
         }
     }
@@ -227,12 +246,18 @@ impl http_body::Body for Body {
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, StreamError>>> {
-        self.get_mut()
-            .poll_chunk(cx)
-            .map(|chunk| chunk.map(|chunk| chunk.map(Frame::data)))
+        let this = self.get_mut();
+        Poll::Ready(match std::task::ready!(this.poll_chunk(cx)) {
+            Some(chunk) => Some(chunk.map(Frame::data)),
+            // A failed stream never gets to its trailers.
+            None => this.trailers.take().map(|t| Ok(Frame::trailers(*t))),
+        })
     }
 
     fn is_end_stream(&self) -> bool {
+        if self.trailers.is_some() {
+            return false;
+        }
         match &self.inner {
             Inner::Full(bytes) => bytes.is_empty(),
             Inner::Done => true,
@@ -268,6 +293,7 @@ impl From<Bytes> for Body {
     fn from(bytes: Bytes) -> Self {
         Body {
             inner: Inner::Full(bytes),
+            trailers: None,
             finalize: None,
         }
     }

@@ -74,6 +74,7 @@
 //! | `graphql` | ✔ | the [`graphql`] namespace and its document parser |
 //! | `regex` | | a `regex::Regex` as a handler predicate (`http` and `graphql`); path patterns, `:id(\d+)` included, need none |
 //! | `har` | | `har`: HAR files replayed as handlers, and `record` recording requests performed for real into them |
+//! | `grpc` | | the `grpc` namespace: gRPC methods answered with prost messages (unary so far), through the listener (h2c, HTTPS proxy) |
 //! | `openapi` | | `openapi`: OpenAPI 3.0/3.1 documents answered as handlers, requests optionally validated |
 //! | `cli` | | `mocklib serve` in the `mocklib` command; the library gains nothing from it |
 //!
@@ -134,7 +135,11 @@
 // docs.rs (which sets `docsrs`) marks items that need a cargo feature.
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
-#[cfg(any(all(feature = "net", not(target_arch = "wasm32")), feature = "har"))]
+#[cfg(any(
+    all(feature = "net", not(target_arch = "wasm32")),
+    feature = "har",
+    feature = "grpc"
+))]
 mod base64;
 mod body;
 pub mod boundary;
@@ -154,6 +159,9 @@ pub mod front_door;
 #[cfg(feature = "graphql")]
 #[cfg_attr(docsrs, doc(cfg(feature = "graphql")))]
 pub mod graphql;
+#[cfg(feature = "grpc")]
+#[cfg_attr(docsrs, doc(cfg(feature = "grpc")))]
+pub mod grpc;
 pub mod handler;
 mod handlers;
 #[cfg(feature = "har")]

@@ -1,0 +1,171 @@
+//! gRPC's length-prefixed messages: one byte saying whether the message is
+//! compressed, four bytes of length (big-endian), then the message.
+
+use std::time::Duration;
+
+use bytes::{BufMut, Bytes, BytesMut};
+
+use super::{Code, Status};
+use crate::request::Request;
+
+/// Messages larger than this are refused (gRPC's usual default, 4 MiB).
+pub(super) const MAX_MESSAGE: usize = 4 * 1024 * 1024;
+
+/// `message`, framed.
+pub(super) fn encode(message: &impl prost::Message) -> Bytes {
+    let length = message.encoded_len();
+    let mut framed = BytesMut::with_capacity(5 + length);
+    framed.put_u8(0);
+    framed.put_u32(u32::try_from(length).unwrap_or(u32::MAX));
+    message
+        .encode(&mut framed)
+        .expect("the buffer was sized by encoded_len");
+    framed.freeze()
+}
+
+/// The one message of a unary call, or the status a gRPC server answers
+/// a request it cannot read with.
+pub(super) fn unary_message<M: prost::Message + Default>(request: &Request) -> Result<M, Status> {
+    if let Some(encoding) = request.header("grpc-encoding") {
+        if !encoding.eq_ignore_ascii_case("identity") {
+            return Err(Status::new(
+                Code::Unimplemented,
+                format!(
+                    "mocklib reads identity-encoded messages only, not grpc-encoding {encoding}"
+                ),
+            ));
+        }
+    }
+    let mut messages = split(request.body());
+    let Some(message) = messages.next() else {
+        return Err(Status::new(Code::Internal, "a unary call sent no message"));
+    };
+    let message = message?;
+    if messages.next().is_some() {
+        return Err(Status::new(
+            Code::Unimplemented,
+            "a unary call sent more than one message",
+        ));
+    }
+    M::decode(message).map_err(|error| {
+        Status::new(
+            Code::Internal,
+            format!(
+                "the request message does not decode as {}: {error}",
+                short_name::<M>()
+            ),
+        )
+    })
+}
+
+/// The messages of a body, each or the status its framing earns.
+fn split(body: &Bytes) -> impl Iterator<Item = Result<Bytes, Status>> {
+    let mut rest = body.clone();
+    std::iter::from_fn(move || {
+        if rest.is_empty() {
+            return None;
+        }
+        if rest.len() < 5 {
+            rest.clear();
+            return Some(Err(Status::new(
+                Code::Internal,
+                "a message frame is cut short: fewer than 5 bytes of prefix",
+            )));
+        }
+        let compressed = rest[0];
+        let length = u32::from_be_bytes([rest[1], rest[2], rest[3], rest[4]]) as usize;
+        let problem = match compressed {
+            0 => None,
+            1 => Some(Status::new(
+                Code::Internal,
+                "a compressed message without grpc-encoding",
+            )),
+            _ => Some(Status::new(
+                Code::Internal,
+                format!("a message frame with compressed flag {compressed} (0 or 1)"),
+            )),
+        }
+        .or_else(|| {
+            (length > MAX_MESSAGE).then(|| {
+                Status::new(
+                    Code::ResourceExhausted,
+                    format!("a message of {length} bytes, over the limit of {MAX_MESSAGE}"),
+                )
+            })
+        })
+        .or_else(|| {
+            (rest.len() - 5 < length).then(|| {
+                Status::new(
+                    Code::Internal,
+                    format!(
+                        "a message frame says {length} bytes but {} follow",
+                        rest.len() - 5
+                    ),
+                )
+            })
+        });
+        if let Some(problem) = problem {
+            rest.clear();
+            return Some(Err(problem));
+        }
+        let message = rest.slice(5..5 + length);
+        rest = rest.slice(5 + length..);
+        Some(Ok(message))
+    })
+}
+
+/// A `grpc-timeout` value (`100m`, `5S`, ...); `None` if invalid.
+pub(super) fn parse_timeout(value: &str) -> Option<Duration> {
+    let (digits, unit) = value.split_at(value.len().checked_sub(1)?);
+    if digits.is_empty() || digits.len() > 8 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let amount: u64 = digits.parse().ok()?;
+    Some(match unit {
+        "H" => Duration::from_secs(amount * 3600),
+        "M" => Duration::from_secs(amount * 60),
+        "S" => Duration::from_secs(amount),
+        "m" => Duration::from_millis(amount),
+        "u" => Duration::from_micros(amount),
+        "n" => Duration::from_nanos(amount),
+        _ => return None,
+    })
+}
+
+fn short_name<T>() -> &'static str {
+    let full = std::any::type_name::<T>();
+    full.rsplit("::").next().unwrap_or(full)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timeouts_parse_as_grpc_writes_them() {
+        assert_eq!(parse_timeout("100m"), Some(Duration::from_millis(100)));
+        assert_eq!(parse_timeout("5S"), Some(Duration::from_secs(5)));
+        assert_eq!(parse_timeout("2H"), Some(Duration::from_secs(7200)));
+        for invalid in ["", "m", "123456789S", "10x", "-1S", "1.5S"] {
+            assert_eq!(parse_timeout(invalid), None, "{invalid:?}");
+        }
+    }
+
+    #[test]
+    fn frames_split_and_every_bad_frame_has_its_status() {
+        let body = Bytes::from_static(b"\0\0\0\0\x02hi\0\0\0\0\0");
+        let messages: Vec<_> = split(&body).collect::<Result<_, _>>().unwrap();
+        assert_eq!(messages, [Bytes::from_static(b"hi"), Bytes::new()]);
+        let cases: [(&[u8], Code); 4] = [
+            (b"\0\0\0", Code::Internal),
+            (b"\x01\0\0\0\x01x", Code::Internal),
+            (b"\0\0\0\0\x09short", Code::Internal),
+            (b"\0\x7f\0\0\0", Code::ResourceExhausted),
+        ];
+        for (bytes, code) in cases {
+            let body = Bytes::copy_from_slice(bytes);
+            let error = split(&body).find_map(Result::err).unwrap();
+            assert_eq!(error.code(), code, "{bytes:?}: {error}");
+        }
+    }
+}

@@ -1,0 +1,173 @@
+//! gRPC status codes and the status a call ends with.
+
+use bytes::Bytes;
+use http::{HeaderMap, HeaderValue};
+
+/// A gRPC status code (the numbers every gRPC implementation shares).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Code {
+    /// Not an error.
+    Ok = 0,
+    /// The call was cancelled, typically by the caller.
+    Cancelled = 1,
+    /// An error of an unknown kind.
+    Unknown = 2,
+    /// The client gave an invalid argument.
+    InvalidArgument = 3,
+    /// The deadline passed before the call completed.
+    DeadlineExceeded = 4,
+    /// A requested entity was not found.
+    NotFound = 5,
+    /// The entity a client tried to create exists.
+    AlreadyExists = 6,
+    /// The caller may not do this.
+    PermissionDenied = 7,
+    /// A resource (a quota, the message size) is exhausted.
+    ResourceExhausted = 8,
+    /// The system is not in a state the call needs.
+    FailedPrecondition = 9,
+    /// The call was aborted (a concurrency conflict).
+    Aborted = 10,
+    /// Past the valid range.
+    OutOfRange = 11,
+    /// The method is not implemented or not supported.
+    Unimplemented = 12,
+    /// An internal error.
+    Internal = 13,
+    /// The service is unavailable for now.
+    Unavailable = 14,
+    /// Data was lost or corrupted.
+    DataLoss = 15,
+    /// The caller is not authenticated.
+    Unauthenticated = 16,
+}
+
+impl Code {
+    /// The code's number, as sent in `grpc-status`.
+    pub fn as_i32(self) -> i32 {
+        self as i32
+    }
+}
+
+/// How a gRPC call ends: a [`Code`], a message, and optionally binary
+/// details (`grpc-status-details-bin`, usually an encoded
+/// `google.rpc.Status`) and trailing metadata. A resolver returns
+/// `Err(Status)` to fail a call (as a tonic service does).
+///
+/// ```
+/// use mocklib::grpc::{Code, Status};
+///
+/// let status = Status::new(Code::NotFound, "no user 7").with_metadata("x-retry", "never");
+/// assert_eq!(status.code(), Code::NotFound);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Status {
+    code: Code,
+    message: String,
+    details: Bytes,
+    /// Boxed: most statuses have none, and a status is an `Err` often.
+    metadata: Option<Box<HeaderMap>>,
+}
+
+impl Status {
+    /// A status with `code` and `message`.
+    pub fn new(code: Code, message: impl Into<String>) -> Self {
+        Status {
+            code,
+            message: message.into(),
+            details: Bytes::new(),
+            metadata: None,
+        }
+    }
+
+    /// This status with binary details (`grpc-status-details-bin`).
+    pub fn with_details(mut self, details: impl Into<Bytes>) -> Self {
+        self.details = details.into();
+        self
+    }
+
+    /// This status with one more trailing metadata entry; a name or value
+    /// that is not valid in a header is left out.
+    pub fn with_metadata(mut self, name: &str, value: &str) -> Self {
+        if let (Ok(name), Ok(value)) = (
+            http::HeaderName::try_from(name),
+            HeaderValue::try_from(value),
+        ) {
+            self.metadata.get_or_insert_with(Box::default).append(name, value);
+        }
+        self
+    }
+
+    /// The status code.
+    pub fn code(&self) -> Code {
+        self.code
+    }
+
+    /// The message.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// The binary details.
+    pub fn details(&self) -> &Bytes {
+        &self.details
+    }
+
+    /// The trailing metadata.
+    pub fn metadata(&self) -> &HeaderMap {
+        static NONE: std::sync::OnceLock<HeaderMap> = std::sync::OnceLock::new();
+        self.metadata
+            .as_deref()
+            .unwrap_or_else(|| NONE.get_or_init(HeaderMap::new))
+    }
+
+    /// The status as trailers (or the headers of a trailers-only answer).
+    pub(crate) fn to_headers(&self) -> HeaderMap {
+        let mut headers = self.metadata().clone();
+        headers.insert("grpc-status", HeaderValue::from(self.code.as_i32()));
+        if !self.message.is_empty() {
+            // The message is percent-encoded: any byte outside printable
+            // ASCII, and `%` itself (gRPC over HTTP/2).
+            let encoded: String =
+                percent_encoding::utf8_percent_encode(&self.message, MESSAGE_ESCAPES).collect();
+            if let Ok(value) = HeaderValue::try_from(encoded) {
+                headers.insert("grpc-message", value);
+            }
+        }
+        if !self.details.is_empty() {
+            let encoded = crate::base64::encode(&self.details);
+            if let Ok(value) = HeaderValue::try_from(encoded) {
+                headers.insert("grpc-status-details-bin", value);
+            }
+        }
+        headers
+    }
+}
+
+const MESSAGE_ESCAPES: &percent_encoding::AsciiSet = &percent_encoding::CONTROLS.add(b'%');
+
+impl std::fmt::Display for Status {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:?}: {}", self.code, self.message)
+    }
+}
+
+impl std::error::Error for Status {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_status_becomes_its_headers() {
+        let status = Status::new(Code::NotFound, "100% gone\n")
+            .with_details(&b"\x01\x02"[..])
+            .with_metadata("x-why", "because");
+        let headers = status.to_headers();
+        assert_eq!(headers["grpc-status"], "5");
+        assert_eq!(headers["grpc-message"], "100%25 gone%0A");
+        assert_eq!(headers["grpc-status-details-bin"], "AQI=");
+        assert_eq!(headers["x-why"], "because");
+    }
+}

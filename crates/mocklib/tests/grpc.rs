@@ -1,0 +1,267 @@
+//! gRPC handlers answering a real tonic client over the listener (h2c on
+//! the base URL).
+
+use std::time::Duration;
+
+use http::uri::PathAndQuery;
+use mocklib::grpc::{self, Code, GrpcArgs, Status};
+use mocklib::node::{Server, setup_server};
+use mocklib::{Answer, ListenOptions, UnhandledRequest};
+
+#[derive(Clone, PartialEq, prost::Message)]
+struct HelloRequest {
+    #[prost(string, tag = "1")]
+    name: String,
+}
+
+#[derive(Clone, PartialEq, prost::Message)]
+struct HelloReply {
+    #[prost(string, tag = "1")]
+    message: String,
+}
+
+/// Not a `HelloRequest`: field 1 is a number where a string is expected.
+#[derive(Clone, PartialEq, prost::Message)]
+struct NotAHelloRequest {
+    #[prost(uint64, tag = "1")]
+    name: u64,
+}
+
+const SAY_HELLO: &str = "/helloworld.Greeter/SayHello";
+const GUARD: Duration = Duration::from_secs(10);
+
+async fn client(server: &Server) -> tonic::client::Grpc<tonic::transport::Channel> {
+    let channel = tonic::transport::Endpoint::from_shared(server.url().to_string())
+        .unwrap()
+        .connect()
+        .await
+        .unwrap();
+    tonic::client::Grpc::new(channel)
+}
+
+async fn call<Req, Reply>(
+    grpc: &mut tonic::client::Grpc<tonic::transport::Channel>,
+    path: &'static str,
+    request: Req,
+) -> Result<tonic::Response<Reply>, tonic::Status>
+where
+    Req: prost::Message + Send + Sync + 'static,
+    Reply: prost::Message + Default + Send + Sync + 'static,
+{
+    tokio::time::timeout(GUARD, async {
+        grpc.ready().await.unwrap();
+        grpc.unary(
+            tonic::Request::new(request),
+            PathAndQuery::from_static(path),
+            tonic_prost::ProstCodec::default(),
+        )
+        .await
+    })
+    .await
+    .expect("the call hung")
+}
+
+fn greeter() -> mocklib::Handler {
+    grpc::unary(
+        "helloworld.Greeter/SayHello",
+        |args: GrpcArgs<HelloRequest>| {
+            if args.message.name.is_empty() {
+                return Err(Status::new(Code::InvalidArgument, "a name, please")
+                    .with_metadata("x-hint", "set name"));
+            }
+            Ok(HelloReply {
+                message: format!("Hello {}!", args.message.name),
+            })
+        },
+    )
+}
+
+#[tokio::test]
+async fn a_unary_call_is_answered_over_h2c_and_journaled() {
+    let server = setup_server([greeter()]);
+    server.listen();
+    let mut grpc = client(&server).await;
+
+    let reply: tonic::Response<HelloReply> = call(
+        &mut grpc,
+        SAY_HELLO,
+        HelloRequest {
+            name: "Kate".into(),
+        },
+    )
+    .await
+    .unwrap();
+    assert_eq!(reply.get_ref().message, "Hello Kate!");
+
+    let journal = server.requests();
+    assert_eq!(journal.len(), 1);
+    assert_eq!(journal[0].url().path(), SAY_HELLO);
+    assert_eq!(
+        journal[0]
+            .handler()
+            .map(|h| h.header().to_owned())
+            .as_deref(),
+        Some("grpc helloworld.Greeter/SayHello")
+    );
+    assert_eq!(*journal[0].answer(), Answer::Mocked(http::StatusCode::OK));
+}
+
+#[tokio::test]
+async fn a_status_reaches_the_client_with_its_message_and_metadata() {
+    let server = setup_server([greeter()]);
+    server.listen();
+    let mut grpc = client(&server).await;
+    let status = call::<_, HelloReply>(&mut grpc, SAY_HELLO, HelloRequest::default())
+        .await
+        .unwrap_err();
+    assert_eq!(status.code(), tonic::Code::InvalidArgument);
+    assert_eq!(status.message(), "a name, please");
+    assert_eq!(status.metadata().get("x-hint").unwrap(), "set name");
+}
+
+#[tokio::test]
+async fn none_falls_through_and_use_handlers_overrides_per_test() {
+    let server = setup_server([
+        grpc::unary(
+            "helloworld.Greeter/SayHello",
+            |args: GrpcArgs<HelloRequest>| {
+                if args.message.name == "skip" {
+                    return None;
+                }
+                Some(Ok(HelloReply {
+                    message: "first".into(),
+                }))
+            },
+        ),
+        greeter(),
+    ]);
+    server.listen();
+    let mut grpc = client(&server).await;
+    let reply: tonic::Response<HelloReply> = call(
+        &mut grpc,
+        SAY_HELLO,
+        HelloRequest {
+            name: "skip".into(),
+        },
+    )
+    .await
+    .unwrap();
+    assert_eq!(reply.get_ref().message, "Hello skip!");
+    let reply: tonic::Response<HelloReply> =
+        call(&mut grpc, SAY_HELLO, HelloRequest { name: "Kim".into() })
+            .await
+            .unwrap();
+    assert_eq!(reply.get_ref().message, "first");
+
+    server.use_handlers([grpc::unary(
+        "helloworld.Greeter/SayHello",
+        |_: GrpcArgs<HelloRequest>| async {
+            Ok(HelloReply {
+                message: "overridden".into(),
+            })
+        },
+    )
+    .once()]);
+    let reply: tonic::Response<HelloReply> =
+        call(&mut grpc, SAY_HELLO, HelloRequest { name: "x".into() })
+            .await
+            .unwrap();
+    assert_eq!(reply.get_ref().message, "overridden");
+    let reply: tonic::Response<HelloReply> =
+        call(&mut grpc, SAY_HELLO, HelloRequest { name: "x".into() })
+            .await
+            .unwrap();
+    assert_eq!(
+        reply.get_ref().message,
+        "first",
+        "the once-handler is used up"
+    );
+}
+
+#[tokio::test]
+async fn a_message_that_does_not_decode_is_internal_and_says_why() {
+    let server = setup_server([greeter()]);
+    server.listen();
+    let mut grpc = client(&server).await;
+    let status = call::<_, HelloReply>(&mut grpc, SAY_HELLO, NotAHelloRequest { name: 7 })
+        .await
+        .unwrap_err();
+    assert_eq!(status.code(), tonic::Code::Internal);
+    assert!(
+        status.message().contains("does not decode as HelloRequest"),
+        "{}",
+        status.message()
+    );
+    // The server keeps serving.
+    let reply: tonic::Response<HelloReply> = call(
+        &mut grpc,
+        SAY_HELLO,
+        HelloRequest {
+            name: "again".into(),
+        },
+    )
+    .await
+    .unwrap();
+    assert_eq!(reply.get_ref().message, "Hello again!");
+}
+
+#[tokio::test]
+async fn the_deadline_and_metadata_reach_the_resolver() {
+    let server = setup_server([grpc::unary(
+        "helloworld.Greeter/SayHello",
+        |args: GrpcArgs<HelloRequest>| {
+            Ok(HelloReply {
+                message: format!(
+                    "{:?} {}",
+                    args.deadline,
+                    args.metadata
+                        .get("x-tenant")
+                        .map_or("-", |v| v.to_str().unwrap())
+                ),
+            })
+        },
+    )]);
+    server.listen();
+    let mut grpc = client(&server).await;
+    let mut request = tonic::Request::new(HelloRequest { name: "x".into() });
+    request.set_timeout(Duration::from_millis(1500));
+    request
+        .metadata_mut()
+        .insert("x-tenant", "acme".parse().unwrap());
+    grpc.ready().await.unwrap();
+    let reply: tonic::Response<HelloReply> = grpc
+        .unary(
+            request,
+            PathAndQuery::from_static(SAY_HELLO),
+            tonic_prost::ProstCodec::default(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(reply.get_ref().message, "Some(1.5s) acme");
+}
+
+#[tokio::test]
+async fn an_invalid_method_name_is_refused_at_creation() {
+    for method in ["SayHello", "helloworld.Greeter/", "/a/b/c", "a b/c"] {
+        let error = grpc::try_unary(method, |_: GrpcArgs<HelloRequest>| {
+            Ok::<HelloReply, Status>(HelloReply::default())
+        })
+        .unwrap_err();
+        assert!(
+            error.to_string().contains("package.Service/Method"),
+            "{method}: {error}"
+        );
+    }
+    // A call of a method no handler answers, with the `error` strategy.
+    let server = setup_server([greeter()]);
+    server.listen_with(ListenOptions::new().on_unhandled_request(UnhandledRequest::Error));
+    let mut grpc = client(&server).await;
+    let status = call::<_, HelloReply>(
+        &mut grpc,
+        "/helloworld.Greeter/SayGoodbye",
+        HelloRequest::default(),
+    )
+    .await
+    .unwrap_err();
+    assert_ne!(status.code(), tonic::Code::Ok);
+}
