@@ -265,3 +265,35 @@ async fn an_invalid_method_name_is_refused_at_creation() {
     .unwrap_err();
     assert_ne!(status.code(), tonic::Code::Ok);
 }
+
+/// In process, no socket: a tonic client over the tower front door (a
+/// generated client takes any such service:
+/// `GreeterClient::with_origin(server.service(), origin)`; the origin names
+/// the service, as a channel's URL would).
+#[tokio::test]
+async fn a_client_over_the_tower_service_reaches_the_handlers_without_a_socket() {
+    let server = setup_server([greeter()]);
+    server.listen();
+    let origin = "http://greeter.internal".parse().unwrap();
+    let mut grpc = tonic::client::Grpc::with_origin(server.service(), origin);
+    grpc.ready().await.unwrap();
+    let reply: tonic::Response<HelloReply> = grpc
+        .unary(
+            tonic::Request::new(HelloRequest { name: "Lin".into() }),
+            PathAndQuery::from_static(SAY_HELLO),
+            tonic_prost::ProstCodec::default(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(reply.get_ref().message, "Hello Lin!");
+    grpc.ready().await.unwrap();
+    let status = grpc
+        .unary::<_, HelloReply, _>(
+            tonic::Request::new(HelloRequest::default()),
+            PathAndQuery::from_static(SAY_HELLO),
+            tonic_prost::ProstCodec::default(),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(status.code(), tonic::Code::InvalidArgument);
+}

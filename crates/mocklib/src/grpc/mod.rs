@@ -35,9 +35,10 @@
 //! A resolver receives the decoded request message, the request metadata
 //! and the client's deadline, and returns `Ok(reply)`, `Err(Status)`, or
 //! `None` (wrapped in `Option`) to fall through to the next handler — or a
-//! future of one of these. Calls reach the handlers through the listener:
-//! h2c on the base URL ([`Server::url`](crate::node::Server::url)), or
-//! `https://real.host` through the HTTPS proxy with ALPN `h2`.
+//! future of one of these. Calls reach the handlers in process through the
+//! tower front door, with no socket — a generated client takes it:
+//! `GreeterClient::with_origin(server.service(), origin)` — or through the
+//! listener: h2c on the base URL ([`Server::url`](crate::node::Server::url)).
 //!
 //! A request that is not a valid call of the method is answered with the
 //! status a gRPC server gives it: a malformed frame or a message that does

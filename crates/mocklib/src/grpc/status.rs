@@ -94,7 +94,9 @@ impl Status {
             http::HeaderName::try_from(name),
             HeaderValue::try_from(value),
         ) {
-            self.metadata.get_or_insert_with(Box::default).append(name, value);
+            self.metadata
+                .get_or_insert_with(Box::default)
+                .append(name, value);
         }
         self
     }
