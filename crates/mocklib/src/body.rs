@@ -48,7 +48,7 @@ type ChunkStream = Pin<Box<dyn Stream<Item = Result<Bytes, StreamError>> + Send>
 pub struct Body {
     inner: Inner,
     /// Sent as a trailers frame after the last chunk (gRPC's status, say).
-    trailers: Option<Box<http::HeaderMap>>,
+    trailers: Option<Box<Trailers>>,
     /// The resolver's `finalize` cleanup, run when the body is dropped: sent
     /// in full, or abandoned by its client.
     finalize: Option<FinalizeGuard>,
@@ -64,6 +64,23 @@ enum Inner {
     Owned(Mutex<ChunkStream>),
     /// The stream ended or failed.
     Done,
+}
+
+/// A body's trailers: known when the response is made, or put into a slot
+/// by the stream's producer before the stream ends.
+#[derive(Clone)]
+enum Trailers {
+    Ready(http::HeaderMap),
+    Later(Arc<Mutex<Option<http::HeaderMap>>>),
+}
+
+impl Trailers {
+    fn take(self) -> Option<http::HeaderMap> {
+        match self {
+            Trailers::Ready(map) => Some(map),
+            Trailers::Later(slot) => slot.lock().unwrap_or_else(PoisonError::into_inner).take(),
+        }
+    }
 }
 
 impl Default for Inner {
@@ -143,7 +160,16 @@ impl Body {
     /// # let _ = body;
     /// ```
     pub fn with_trailers(mut self, trailers: http::HeaderMap) -> Self {
-        self.trailers = Some(Box::new(trailers));
+        self.trailers = Some(Box::new(Trailers::Ready(trailers)));
+        self
+    }
+
+    /// This body, followed by the trailers in `slot` when its stream ends
+    /// (none if the slot is still empty then): for a stream whose producer
+    /// decides them last, as a gRPC stream its status.
+    #[cfg_attr(not(feature = "grpc"), allow(dead_code))]
+    pub(crate) fn with_trailers_from(mut self, slot: Arc<Mutex<Option<http::HeaderMap>>>) -> Self {
+        self.trailers = Some(Box::new(Trailers::Later(slot)));
         self
     }
 
@@ -250,7 +276,11 @@ impl http_body::Body for Body {
         Poll::Ready(match std::task::ready!(this.poll_chunk(cx)) {
             Some(chunk) => Some(chunk.map(Frame::data)),
             // A failed stream never gets to its trailers.
-            None => this.trailers.take().map(|t| Ok(Frame::trailers(*t))),
+            None => this
+                .trailers
+                .take()
+                .and_then(|t| t.take())
+                .map(|t| Ok(Frame::trailers(t))),
         })
     }
 

@@ -74,7 +74,7 @@
 //! | `graphql` | ✔ | the [`graphql`] namespace and its document parser |
 //! | `regex` | | a `regex::Regex` as a handler predicate (`http` and `graphql`); path patterns, `:id(\d+)` included, need none |
 //! | `har` | | `har`: HAR files replayed as handlers, and `record` recording requests performed for real into them |
-//! | `grpc` | | the `grpc` namespace: gRPC methods answered with prost messages (unary so far), through the listener (h2c, HTTPS proxy) |
+//! | `grpc` | | the [`grpc`] namespace: gRPC methods (unary and streaming) answered with prost messages, in process through the tower layer or through the listener (h2c) |
 //! | `openapi` | | `openapi`: OpenAPI 3.0/3.1 documents answered as handlers, requests optionally validated |
 //! | `cli` | | `mocklib serve` in the `mocklib` command; the library gains nothing from it |
 //!

@@ -297,3 +297,156 @@ async fn a_client_over_the_tower_service_reaches_the_handlers_without_a_socket()
         .unwrap_err();
     assert_eq!(status.code(), tonic::Code::InvalidArgument);
 }
+
+#[derive(Clone, PartialEq, prost::Message)]
+struct Number {
+    #[prost(int64, tag = "1")]
+    value: i64,
+}
+
+const COUNT: &str = "/numbers.Counter/Count";
+const SUM: &str = "/numbers.Counter/Sum";
+const DOUBLE: &str = "/numbers.Counter/Double";
+
+fn counter() -> Vec<mocklib::Handler> {
+    use futures_util::StreamExt;
+    vec![
+        // Counts up to the request's value, failing at 13 if asked to go past it.
+        grpc::server_streaming("numbers.Counter/Count", |args: GrpcArgs<Number>| {
+            let up_to = args.message.value;
+            Ok(futures_util::stream::iter(1..=up_to).map(|value| {
+                if value == 13 {
+                    Err(Status::new(Code::OutOfRange, "13 is unlucky"))
+                } else {
+                    Ok(Number { value })
+                }
+            }))
+        }),
+        grpc::client_streaming(
+            "numbers.Counter/Sum",
+            |args: GrpcArgs<grpc::Messages<Number>>| async move {
+                let numbers: Vec<Result<Number, Status>> = args.message.collect().await;
+                let mut sum = 0;
+                for number in numbers {
+                    sum += number?.value;
+                }
+                Ok(Number { value: sum })
+            },
+        ),
+        grpc::bidi_streaming(
+            "numbers.Counter/Double",
+            |args: GrpcArgs<grpc::Messages<Number>>| {
+                Ok(args
+                    .message
+                    .map(|number| number.map(|n| Number { value: n.value * 2 })))
+            },
+        ),
+    ]
+}
+
+async fn streamed_replies(
+    response: Result<tonic::Response<tonic::codec::Streaming<Number>>, tonic::Status>,
+) -> (Vec<i64>, Option<tonic::Status>) {
+    let mut stream = response.unwrap().into_inner();
+    let mut values = Vec::new();
+    loop {
+        match tokio::time::timeout(GUARD, stream.message())
+            .await
+            .expect("the stream hung")
+        {
+            Ok(Some(number)) => values.push(number.value),
+            Ok(None) => return (values, None),
+            Err(status) => return (values, Some(status)),
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_server_stream_sends_every_reply_then_its_status() {
+    let server = setup_server(counter());
+    server.listen();
+    let mut grpc = client(&server).await;
+    {
+        grpc.ready().await.unwrap();
+        let response = grpc
+            .server_streaming(
+                tonic::Request::new(Number { value: 5 }),
+                PathAndQuery::from_static(COUNT),
+                tonic_prost::ProstCodec::default(),
+            )
+            .await;
+        let (values, status) = streamed_replies(response).await;
+        assert_eq!(values, [1, 2, 3, 4, 5]);
+        assert!(status.is_none(), "{status:?}");
+
+        grpc.ready().await.unwrap();
+        let response = grpc
+            .server_streaming(
+                tonic::Request::new(Number { value: 20 }),
+                PathAndQuery::from_static(COUNT),
+                tonic_prost::ProstCodec::default(),
+            )
+            .await;
+        let (values, status) = streamed_replies(response).await;
+        assert_eq!(
+            values,
+            (1..=12).collect::<Vec<_>>(),
+            "every reply before the error"
+        );
+        let status = status.expect("the stream ends with the resolver's status");
+        assert_eq!(
+            (status.code(), status.message()),
+            (tonic::Code::OutOfRange, "13 is unlucky")
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_server_stream_in_process_over_the_tower_service() {
+    let server = setup_server(counter());
+    server.listen();
+    let origin = "http://numbers.internal".parse().unwrap();
+    let mut grpc = tonic::client::Grpc::with_origin(server.service(), origin);
+    grpc.ready().await.unwrap();
+    let response = grpc
+        .server_streaming(
+            tonic::Request::new(Number { value: 14 }),
+            PathAndQuery::from_static(COUNT),
+            tonic_prost::ProstCodec::default(),
+        )
+        .await;
+    let (values, status) = streamed_replies(response).await;
+    assert_eq!(values.len(), 12);
+    assert_eq!(status.unwrap().code(), tonic::Code::OutOfRange);
+}
+
+#[tokio::test]
+async fn client_and_bidirectional_streams_get_every_message() {
+    let server = setup_server(counter());
+    server.listen();
+    let mut grpc = client(&server).await;
+    let numbers = || futures_util::stream::iter([3, 4, 5].map(|value| Number { value }));
+
+    grpc.ready().await.unwrap();
+    let sum: tonic::Response<Number> = grpc
+        .client_streaming(
+            tonic::Request::new(numbers()),
+            PathAndQuery::from_static(SUM),
+            tonic_prost::ProstCodec::default(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(sum.get_ref().value, 12);
+
+    grpc.ready().await.unwrap();
+    let response = grpc
+        .streaming(
+            tonic::Request::new(numbers()),
+            PathAndQuery::from_static(DOUBLE),
+            tonic_prost::ProstCodec::default(),
+        )
+        .await;
+    let (values, status) = streamed_replies(response).await;
+    assert_eq!(values, [6, 8, 10]);
+    assert!(status.is_none(), "{status:?}");
+}

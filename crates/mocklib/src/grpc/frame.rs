@@ -47,6 +47,22 @@ pub(super) fn unary_message<M: prost::Message + Default>(request: &Request) -> R
             "a unary call sent more than one message",
         ));
     }
+    decode(message)
+}
+
+/// Refuses compressed messages: mocklib reads `identity` only.
+pub(super) fn check_encoding(request: &Request) -> Result<(), Status> {
+    match request.header("grpc-encoding") {
+        Some(encoding) if !encoding.eq_ignore_ascii_case("identity") => Err(Status::new(
+            Code::Unimplemented,
+            format!("mocklib reads identity-encoded messages only, not grpc-encoding {encoding}"),
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// One message, or the status a message that does not decode earns.
+pub(super) fn decode<M: prost::Message + Default>(message: Bytes) -> Result<M, Status> {
     M::decode(message).map_err(|error| {
         Status::new(
             Code::Internal,
@@ -59,7 +75,7 @@ pub(super) fn unary_message<M: prost::Message + Default>(request: &Request) -> R
 }
 
 /// The messages of a body, each or the status its framing earns.
-fn split(body: &Bytes) -> impl Iterator<Item = Result<Bytes, Status>> {
+pub(super) fn split(body: &Bytes) -> impl Iterator<Item = Result<Bytes, Status>> {
     let mut rest = body.clone();
     std::iter::from_fn(move || {
         if rest.is_empty() {

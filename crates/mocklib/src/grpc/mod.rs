@@ -35,7 +35,21 @@
 //! A resolver receives the decoded request message, the request metadata
 //! and the client's deadline, and returns `Ok(reply)`, `Err(Status)`, or
 //! `None` (wrapped in `Option`) to fall through to the next handler — or a
-//! future of one of these. Calls reach the handlers in process through the
+//! future of one of these. The four kinds of method:
+//!
+//! | Function | The resolver gets | and returns (`Ok` of) |
+//! |---|---|---|
+//! | [`unary`] | `GrpcArgs<Req>` | `Reply` |
+//! | [`server_streaming`] | `GrpcArgs<Req>` | a `Stream` of `Result<Reply, Status>` |
+//! | [`client_streaming`] | `GrpcArgs<Messages<Req>>` | `Reply` |
+//! | [`bidi_streaming`] | `GrpcArgs<Messages<Req>>` | a `Stream` of `Result<Reply, Status>` |
+//!
+//! A stream of replies ends the call with `OK` when it ends, or with the
+//! first `Err(status)` it yields, after the replies before it. The client's
+//! messages ([`Messages`]) reach the resolver once the client has sent them
+//! all (mocklib reads a request whole before resolving it), so a
+//! bidirectional call whose client waits for a reply before it sends more
+//! cannot be mocked yet. Calls reach the handlers in process through the
 //! tower front door, with no socket — a generated client takes it:
 //! `GreeterClient::with_origin(server.service(), origin)` — or through the
 //! listener: h2c on the base URL ([`Server::url`](crate::node::Server::url)).
@@ -47,23 +61,26 @@
 //! method with `UNIMPLEMENTED`, each with a message saying why.
 
 mod frame;
+mod handler;
 mod status;
 
 use std::future::Future;
-use std::sync::Arc;
+use std::pin::Pin;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
-use http::{HeaderMap, HeaderValue, Method};
+use bytes::Bytes;
+use futures_util::Stream;
+use http::HeaderMap;
 
 pub use status::{Code, Status};
 
-use crate::body::Body;
-use crate::handler::{Handler, HandlerKind, IndexHint, MatchContext, Matched};
-use crate::matching::{PatternError, Predicate};
+use crate::handler::Handler;
+use crate::matching::PatternError;
 use crate::maybe_send::MaybeSend;
 use crate::request::Request;
 use crate::resolver::{CallContext, Resolution, ResolverCall, marker};
-use crate::response::HttpResponse;
+use handler::{reply_response, status_only, stream_response};
 
 /// What a gRPC resolver receives. Fields are public so it can be
 /// destructured: `|GrpcArgs { message, metadata, .. }|`.
@@ -145,6 +162,28 @@ where
     }
 }
 
+/// The messages a client streamed (client and bidirectional streaming):
+/// a `Stream` of each message decoded, or the status a bad one earns.
+#[derive(Debug)]
+pub struct Messages<M> {
+    frames: std::vec::IntoIter<Result<Bytes, Status>>,
+    _message: std::marker::PhantomData<fn() -> M>,
+}
+
+impl<M: prost::Message + Default> Stream for Messages<M> {
+    type Item = Result<M, Status>;
+
+    fn poll_next(mut self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        Poll::Ready(
+            self.frames
+                .next()
+                .map(|frame| frame.and_then(|bytes| frame::decode::<M>(bytes))),
+        )
+    }
+}
+
+impl<M> Unpin for Messages<M> {}
+
 /// A handler for the unary method `method` (`"helloworld.Greeter/SayHello"`,
 /// the full service name and the method): the resolver gets the request
 /// message and returns the reply or a [`Status`]. See the [module docs](self).
@@ -170,127 +209,156 @@ where
     F: Fn(GrpcArgs<Req>) -> O + Send + Sync + 'static,
     O: GrpcOutput<Reply, M>,
 {
-    let path = method_path(method)?;
-    let resolver = Arc::new(resolver);
-    let respond: Arc<Respond> = Arc::new(move |request: Request, call: CallContext| {
-        let message = match frame::unary_message::<Req>(&request) {
-            Ok(message) => message,
-            Err(status) => return ResolverCall::ready(Resolution::Respond(status_only(&status))),
-        };
-        let args = GrpcArgs {
-            message,
-            metadata: request.headers().clone(),
-            deadline: request
-                .header("grpc-timeout")
-                .and_then(frame::parse_timeout),
-            request,
-            call,
-        };
-        let answer = resolver(args).into_answer();
-        ResolverCall::new(async move {
-            match answer.await {
-                None => Resolution::Fallthrough,
-                Some(Ok(reply)) => Resolution::Respond(reply_response(&reply)),
-                Some(Err(status)) => Resolution::Respond(status_only(&status)),
-            }
-        })
-    });
-    Ok(Handler::new(GrpcHandler {
-        header: format!("grpc {method}"),
-        predicate: Predicate::path(&format!("*{path}"))?,
-        respond,
-    }))
-}
-
-/// `/package.Service/Method`, or why `method` is not one.
-fn method_path(method: &str) -> Result<String, PatternError> {
-    let trimmed = method.trim_start_matches('/');
-    let valid = trimmed.split_once('/').is_some_and(|(service, name)| {
-        !service.is_empty()
-            && !name.is_empty()
-            && !name.contains('/')
-            && trimmed
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'/'))
-    });
-    if !valid {
-        return Err(PatternError {
-            pattern: method.to_owned(),
-            position: 0,
-            reason: "a gRPC method is `package.Service/Method` (letters, digits, `_` and `.`)"
-                .to_owned(),
-        });
-    }
-    Ok(format!("/{trimmed}"))
-}
-
-type Respond = dyn Fn(Request, CallContext) -> ResolverCall + Send + Sync;
-
-struct GrpcHandler {
-    header: String,
-    predicate: Predicate,
-    respond: Arc<Respond>,
-}
-
-impl HandlerKind for GrpcHandler {
-    fn header(&self) -> &str {
-        &self.header
-    }
-
-    fn method(&self) -> Option<&Method> {
-        Some(&Method::POST)
-    }
-
-    fn suggestion_text(&self) -> Option<&str> {
-        self.predicate.suggestion_text()
-    }
-
-    fn index_hint(&self) -> IndexHint {
-        IndexHint::of_predicate(&self.predicate)
-    }
-
-    fn try_match(&self, context: &MatchContext<'_>) -> Option<Matched> {
-        let request = context.request();
-        if request.method() != Method::POST || !is_grpc(request) {
-            return None;
-        }
-        self.predicate.matches(request, context.base_url())?;
-        let (request, respond) = (request.clone(), Arc::clone(&self.respond));
-        Some(Matched::new(move |call| respond(request, call)))
-    }
-}
-
-/// Whether the request's content type is gRPC's (`application/grpc`,
-/// `application/grpc+proto`, ...).
-fn is_grpc(request: &Request) -> bool {
-    request.header("content-type").is_some_and(|value| {
-        let value = value.trim().to_ascii_lowercase();
-        value == "application/grpc"
-            || value.starts_with("application/grpc+")
-            || value.starts_with("application/grpc;")
+    handler::handler(method, move |request, call| {
+        let args = args(request, call, frame::unary_message::<Req>)?;
+        Ok(answer(resolver(args).into_answer(), |reply: Reply| {
+            reply_response(&reply)
+        }))
     })
 }
 
-const GRPC: HeaderValue = HeaderValue::from_static("application/grpc");
-
-/// A reply: its message framed, then `grpc-status: 0` in the trailers.
-fn reply_response(reply: &impl prost::Message) -> HttpResponse {
-    let body =
-        Body::from(frame::encode(reply)).with_trailers(Status::new(Code::Ok, "").to_headers());
-    let mut response = http::Response::new(body);
-    response
-        .headers_mut()
-        .insert(http::header::CONTENT_TYPE, GRPC);
-    HttpResponse::from_body(response)
+/// A handler for the server-streaming method `method`: the resolver gets the
+/// request message and returns a `Stream` of replies (see the [module docs](self)).
+///
+/// # Panics
+/// When `method` is not `package.Service/Method`.
+#[track_caller]
+pub fn server_streaming<Req, Reply, S, F, O, M>(method: &str, resolver: F) -> Handler
+where
+    Req: prost::Message + Default + 'static,
+    Reply: prost::Message + 'static,
+    S: Stream<Item = Result<Reply, Status>> + Send + 'static,
+    F: Fn(GrpcArgs<Req>) -> O + Send + Sync + 'static,
+    O: GrpcOutput<S, M>,
+{
+    try_server_streaming(method, resolver).unwrap_or_else(|error| panic!("{error}"))
 }
 
-/// A call ended by `status` alone: gRPC's trailers-only answer, the status
-/// in the response headers and no body.
-fn status_only(status: &Status) -> HttpResponse {
-    let mut response = http::Response::new(Body::empty());
-    *response.headers_mut() = status.to_headers();
-    response
-        .headers_mut()
-        .insert(http::header::CONTENT_TYPE, GRPC);
-    HttpResponse::from_body(response)
+/// Like [`server_streaming`], returning an invalid method name as an error.
+pub fn try_server_streaming<Req, Reply, S, F, O, M>(
+    method: &str,
+    resolver: F,
+) -> Result<Handler, PatternError>
+where
+    Req: prost::Message + Default + 'static,
+    Reply: prost::Message + 'static,
+    S: Stream<Item = Result<Reply, Status>> + Send + 'static,
+    F: Fn(GrpcArgs<Req>) -> O + Send + Sync + 'static,
+    O: GrpcOutput<S, M>,
+{
+    handler::handler(method, move |request, call| {
+        let args = args(request, call, frame::unary_message::<Req>)?;
+        Ok(answer(resolver(args).into_answer(), stream_response))
+    })
+}
+
+/// A handler for the client-streaming method `method`: the resolver gets
+/// the client's [`Messages`] and returns one reply (see the [module docs](self)).
+///
+/// # Panics
+/// When `method` is not `package.Service/Method`.
+#[track_caller]
+pub fn client_streaming<Req, Reply, F, O, M>(method: &str, resolver: F) -> Handler
+where
+    Req: prost::Message + Default + 'static,
+    Reply: prost::Message + MaybeSend + 'static,
+    F: Fn(GrpcArgs<Messages<Req>>) -> O + Send + Sync + 'static,
+    O: GrpcOutput<Reply, M>,
+{
+    try_client_streaming(method, resolver).unwrap_or_else(|error| panic!("{error}"))
+}
+
+/// Like [`client_streaming`], returning an invalid method name as an error.
+pub fn try_client_streaming<Req, Reply, F, O, M>(
+    method: &str,
+    resolver: F,
+) -> Result<Handler, PatternError>
+where
+    Req: prost::Message + Default + 'static,
+    Reply: prost::Message + MaybeSend + 'static,
+    F: Fn(GrpcArgs<Messages<Req>>) -> O + Send + Sync + 'static,
+    O: GrpcOutput<Reply, M>,
+{
+    handler::handler(method, move |request, call| {
+        let args = args(request, call, messages::<Req>)?;
+        Ok(answer(resolver(args).into_answer(), |reply: Reply| {
+            reply_response(&reply)
+        }))
+    })
+}
+
+/// A handler for the bidirectional-streaming method `method`: the resolver
+/// gets the client's [`Messages`] and returns a `Stream` of replies (see
+/// the [module docs](self) for when the client's messages arrive).
+///
+/// # Panics
+/// When `method` is not `package.Service/Method`.
+#[track_caller]
+pub fn bidi_streaming<Req, Reply, S, F, O, M>(method: &str, resolver: F) -> Handler
+where
+    Req: prost::Message + Default + 'static,
+    Reply: prost::Message + 'static,
+    S: Stream<Item = Result<Reply, Status>> + Send + 'static,
+    F: Fn(GrpcArgs<Messages<Req>>) -> O + Send + Sync + 'static,
+    O: GrpcOutput<S, M>,
+{
+    try_bidi_streaming(method, resolver).unwrap_or_else(|error| panic!("{error}"))
+}
+
+/// Like [`bidi_streaming`], returning an invalid method name as an error.
+pub fn try_bidi_streaming<Req, Reply, S, F, O, M>(
+    method: &str,
+    resolver: F,
+) -> Result<Handler, PatternError>
+where
+    Req: prost::Message + Default + 'static,
+    Reply: prost::Message + 'static,
+    S: Stream<Item = Result<Reply, Status>> + Send + 'static,
+    F: Fn(GrpcArgs<Messages<Req>>) -> O + Send + Sync + 'static,
+    O: GrpcOutput<S, M>,
+{
+    handler::handler(method, move |request, call| {
+        let args = args(request, call, messages::<Req>)?;
+        Ok(answer(resolver(args).into_answer(), stream_response))
+    })
+}
+
+/// The resolver's arguments, with the message(s) `read` makes of the body.
+fn args<T>(
+    request: Request,
+    call: CallContext,
+    read: impl FnOnce(&Request) -> Result<T, Status>,
+) -> Result<GrpcArgs<T>, Status> {
+    Ok(GrpcArgs {
+        message: read(&request)?,
+        metadata: request.headers().clone(),
+        deadline: request
+            .header("grpc-timeout")
+            .and_then(frame::parse_timeout),
+        request,
+        call,
+    })
+}
+
+/// The client's messages, each decoded when the resolver reads it.
+fn messages<M>(request: &Request) -> Result<Messages<M>, Status> {
+    frame::check_encoding(request)?;
+    Ok(Messages {
+        frames: frame::split(request.body()).collect::<Vec<_>>().into_iter(),
+        _message: std::marker::PhantomData,
+    })
+}
+
+/// The call that awaits the resolver's answer and makes it a response.
+fn answer<R: 'static>(
+    answer: crate::maybe_send::BoxFuture<Option<Result<R, Status>>>,
+    respond: impl FnOnce(R) -> crate::HttpResponse + MaybeSend + 'static,
+) -> ResolverCall {
+    ResolverCall::new(async move {
+        match answer.await {
+            None => Resolution::Fallthrough,
+            Some(Ok(reply)) => Resolution::Respond(respond(reply)),
+            Some(Err(status)) => Resolution::Respond(status_only(&status)),
+        }
+    })
 }

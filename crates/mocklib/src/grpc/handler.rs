@@ -1,0 +1,181 @@
+//! The handler every gRPC method kind makes, and the responses it answers
+//! with.
+
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::task::{Context, Poll};
+
+use bytes::Bytes;
+use futures_util::Stream;
+use http::{HeaderMap, HeaderValue, Method};
+
+use super::{Code, Status, frame};
+use crate::body::{Body, StreamError};
+use crate::handler::{Handler, HandlerKind, IndexHint, MatchContext, Matched};
+use crate::matching::{PatternError, Predicate};
+use crate::request::Request;
+use crate::resolver::{CallContext, Resolution, ResolverCall};
+use crate::response::HttpResponse;
+
+type Respond = dyn Fn(Request, CallContext) -> Result<ResolverCall, Status> + Send + Sync;
+
+struct GrpcHandler {
+    header: String,
+    predicate: Predicate,
+    respond: Arc<Respond>,
+}
+
+/// A handler for `method` whose calls `respond` answers; a `Status` it
+/// returns (a request it cannot read) is the answer.
+pub(super) fn handler(
+    method: &str,
+    respond: impl Fn(Request, CallContext) -> Result<ResolverCall, Status> + Send + Sync + 'static,
+) -> Result<Handler, PatternError> {
+    let path = method_path(method)?;
+    Ok(Handler::new(GrpcHandler {
+        header: format!("grpc {}", &path[1..]),
+        predicate: Predicate::path(&format!("*{path}"))?,
+        respond: Arc::new(respond),
+    }))
+}
+
+/// `/package.Service/Method`, or why `method` is not one.
+fn method_path(method: &str) -> Result<String, PatternError> {
+    let trimmed = method.trim_start_matches('/');
+    let valid = trimmed.split_once('/').is_some_and(|(service, name)| {
+        !service.is_empty()
+            && !name.is_empty()
+            && !name.contains('/')
+            && trimmed
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'/'))
+    });
+    if !valid {
+        return Err(PatternError {
+            pattern: method.to_owned(),
+            position: 0,
+            reason: "a gRPC method is `package.Service/Method` (letters, digits, `_` and `.`)"
+                .to_owned(),
+        });
+    }
+    Ok(format!("/{trimmed}"))
+}
+
+impl HandlerKind for GrpcHandler {
+    fn header(&self) -> &str {
+        &self.header
+    }
+
+    fn method(&self) -> Option<&Method> {
+        Some(&Method::POST)
+    }
+
+    fn suggestion_text(&self) -> Option<&str> {
+        self.predicate.suggestion_text()
+    }
+
+    fn index_hint(&self) -> IndexHint {
+        IndexHint::of_predicate(&self.predicate)
+    }
+
+    fn try_match(&self, context: &MatchContext<'_>) -> Option<Matched> {
+        let request = context.request();
+        if request.method() != Method::POST || !is_grpc(request) {
+            return None;
+        }
+        self.predicate.matches(request, context.base_url())?;
+        let (request, respond) = (request.clone(), Arc::clone(&self.respond));
+        Some(Matched::new(move |call| {
+            respond(request, call).unwrap_or_else(|status| {
+                ResolverCall::ready(Resolution::Respond(status_only(&status)))
+            })
+        }))
+    }
+}
+
+/// Whether the request's content type is gRPC's (`application/grpc`,
+/// `application/grpc+proto`, ...).
+fn is_grpc(request: &Request) -> bool {
+    request.header("content-type").is_some_and(|value| {
+        let value = value.trim().to_ascii_lowercase();
+        value == "application/grpc"
+            || value.starts_with("application/grpc+")
+            || value.starts_with("application/grpc;")
+    })
+}
+
+const GRPC: HeaderValue = HeaderValue::from_static("application/grpc");
+
+fn grpc_response(body: Body, headers: HeaderMap) -> HttpResponse {
+    let mut response = http::Response::new(body);
+    *response.headers_mut() = headers;
+    response
+        .headers_mut()
+        .insert(http::header::CONTENT_TYPE, GRPC);
+    HttpResponse::from_body(response)
+}
+
+/// A reply: its message framed, then `grpc-status: 0` in the trailers.
+pub(super) fn reply_response(reply: &impl prost::Message) -> HttpResponse {
+    let ok = Status::new(Code::Ok, "").to_headers();
+    grpc_response(
+        Body::from(frame::encode(reply)).with_trailers(ok),
+        HeaderMap::new(),
+    )
+}
+
+/// A call ended by `status` alone: gRPC's trailers-only answer, the status
+/// in the response headers and no body.
+pub(super) fn status_only(status: &Status) -> HttpResponse {
+    grpc_response(Body::empty(), status.to_headers())
+}
+
+/// A stream of replies: each framed as it comes, then the status its end
+/// or its first `Err` decides, in the trailers.
+pub(super) fn stream_response<R, S>(replies: S) -> HttpResponse
+where
+    R: prost::Message,
+    S: Stream<Item = Result<R, Status>> + Send + 'static,
+{
+    let trailers = Arc::new(Mutex::new(None));
+    let frames = Replies {
+        replies: Some(Box::pin(replies)),
+        trailers: Arc::clone(&trailers),
+    };
+    grpc_response(
+        Body::from_try_stream(frames).with_trailers_from(trailers),
+        HeaderMap::new(),
+    )
+}
+
+/// The frames of a stream of replies, leaving the final status in the
+/// body's trailers slot.
+struct Replies<S> {
+    replies: Option<Pin<Box<S>>>,
+    trailers: Arc<Mutex<Option<HeaderMap>>>,
+}
+
+impl<R, S> Stream for Replies<S>
+where
+    R: prost::Message,
+    S: Stream<Item = Result<R, Status>>,
+{
+    type Item = Result<Bytes, StreamError>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let Some(replies) = self.replies.as_mut() else {
+            return Poll::Ready(None);
+        };
+        let status = match std::task::ready!(replies.as_mut().poll_next(cx)) {
+            Some(Ok(reply)) => return Poll::Ready(Some(Ok(frame::encode(&reply)))),
+            Some(Err(status)) => status,
+            None => Status::new(Code::Ok, ""),
+        };
+        // Ended: the stream (and what it holds) goes now.
+        self.replies = None;
+        *self.trailers.lock().unwrap_or_else(PoisonError::into_inner) = Some(status.to_headers());
+        Poll::Ready(None)
+    }
+}
+
+impl<S> Unpin for Replies<S> {}
