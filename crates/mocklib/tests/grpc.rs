@@ -450,3 +450,48 @@ async fn client_and_bidirectional_streams_get_every_message() {
     assert_eq!(values, [6, 8, 10]);
     assert!(status.is_none(), "{status:?}");
 }
+
+/// A Python `grpcio` client in a child process, given only `server.env()`:
+/// it reaches `greeter.example.com:443` through the HTTPS proxy (`CONNECT`,
+/// TLS with the server's CA, HTTP/2 by ALPN). The messages are written by
+/// hand (field 1, a string) so the script needs no generated code.
+#[tokio::test]
+async fn a_grpcio_child_process_reaches_the_handlers_through_the_https_proxy() {
+    const SCRIPT: &str = r#"
+import sys, grpc
+name = b"Ada"
+request = b"\x0a" + bytes([len(name)]) + name
+channel = grpc.secure_channel("greeter.example.com:443", grpc.ssl_channel_credentials())
+say_hello = channel.unary_unary("/helloworld.Greeter/SayHello")
+reply = say_hello(request, timeout=10)
+print(reply[2:].decode())
+try:
+    say_hello(b"", timeout=10)
+except grpc.RpcError as error:
+    print(error.code().name, error.details())
+"#;
+    let server = setup_server([greeter()]);
+    server.listen();
+    let env = server.env();
+    let output = tokio::task::spawn_blocking(move || {
+        std::process::Command::new("python3")
+            .args(["-c", SCRIPT])
+            .envs(env)
+            .output()
+            .expect("python3 runs (scripts/test installs grpcio: python3 -m pip install grpcio)")
+    })
+    .await
+    .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stdout}\n{stderr}");
+    assert_eq!(
+        stdout, "Hello Ada!\nINVALID_ARGUMENT a name, please\n",
+        "{stderr}"
+    );
+    let journal = server.requests();
+    assert_eq!(
+        journal[0].url().as_str(),
+        "https://greeter.example.com/helloworld.Greeter/SayHello"
+    );
+}

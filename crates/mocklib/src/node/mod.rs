@@ -432,7 +432,7 @@ impl Server {
     /// |---|---|
     /// | `HTTP_PROXY`, `HTTPS_PROXY`, `ALL_PROXY` (both cases) | the listener as a proxy ([`proxy_url`](Self::proxy_url)), with a credential naming the boundary inside one: curl, git, Python, Go, wget, Rust clients |
     /// | `NO_PROXY`, `no_proxy` (empty) | no host skips the proxy |
-    /// | `SSL_CERT_FILE`, `CURL_CA_BUNDLE`, `REQUESTS_CA_BUNDLE`, `NODE_EXTRA_CA_CERTS`, `GIT_SSL_CAINFO` | a PEM bundle of the system roots plus this server's CA: OpenSSL, curl, Python `requests`, Node, git, Go |
+    /// | `SSL_CERT_FILE`, `CURL_CA_BUNDLE`, `REQUESTS_CA_BUNDLE`, `NODE_EXTRA_CA_CERTS`, `GIT_SSL_CAINFO`, `GRPC_DEFAULT_SSL_ROOTS_FILE_PATH` | a PEM bundle of the system roots plus this server's CA: OpenSSL, curl, Python `requests`, Node, git, Go, gRPC core clients (Python `grpcio`, which also honour the proxy variables) |
     /// | `NODE_USE_ENV_PROXY=1` | Node.js 22.21+/24.5+ reads the proxy variables for `http`, `https` and `fetch` |
     /// | `NODE_OPTIONS` (appended to this process's) | `--require` of a preload (written next to the bundle) that routes `http`, `https` and `fetch` through the proxy on older versions (Debian's 18, 20) and does nothing on newer ones |
     /// | `WGETRC` | an rc file naming the bundle: Debian's wget (GnuTLS) ignores `SSL_CERT_FILE`; `~/.wgetrc` is not read |
@@ -476,6 +476,7 @@ impl Server {
                 "REQUESTS_CA_BUNDLE",
                 "NODE_EXTRA_CA_CERTS",
                 "GIT_SSL_CAINFO",
+                "GRPC_DEFAULT_SSL_ROOTS_FILE_PATH",
             ] {
                 env.push((name.to_owned(), bundle.clone()));
             }
