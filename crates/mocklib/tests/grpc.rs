@@ -263,7 +263,20 @@ async fn an_invalid_method_name_is_refused_at_creation() {
     )
     .await
     .unwrap_err();
-    assert_ne!(status.code(), tonic::Code::Ok);
+    assert_eq!(status.code(), tonic::Code::Unimplemented, "{status:?}");
+    assert!(
+        status.message().contains("/helloworld.Greeter/SayGoodbye")
+            && status
+                .message()
+                .contains("grpc helloworld.Greeter/SayHello"),
+        "names the call and the closest handler: {}",
+        status.message()
+    );
+    assert!(
+        status.message().contains("body: 5 bytes, binary"),
+        "{}",
+        status.message()
+    );
 }
 
 /// In process, no socket: a tonic client over the tower front door (a

@@ -297,6 +297,12 @@ impl Lookup {
         self.emit(EventKind::RequestEnd, &request, request_id);
         match failure {
             None => self.passthrough(request, request_id),
+            // A gRPC client expects what a gRPC server answers a method it
+            // does not serve, not a broken connection.
+            #[cfg(feature = "grpc")]
+            Some(message) if crate::grpc::is_call(&request) => {
+                Outcome::Mocked(crate::grpc::unimplemented(&message))
+            }
             Some(message) => Outcome::NetworkError(NetworkError {
                 kind: NetworkErrorKind::Unhandled,
                 fault: None,
@@ -345,16 +351,19 @@ fn unhandled_message(
         request.method(),
         request.url()
     );
-    if !request.body().is_empty() {
-        let body = String::from_utf8_lossy(
-            &request.body()[..request.body().len().min(MAX_BODY_IN_MESSAGE)],
-        );
-        let ellipsis = if request.body().len() > MAX_BODY_IN_MESSAGE {
+    let body = request.body();
+    let shown = &body[..body.len().min(MAX_BODY_IN_MESSAGE)];
+    // Binary bodies (protobuf, images) would only print noise.
+    if shown.iter().any(|&b| b < 0x20 && !b"\t\r\n".contains(&b)) {
+        message.push_str(&format!("\n  body: {} bytes, binary\n", body.len()));
+    } else if !body.is_empty() {
+        let ellipsis = if body.len() > MAX_BODY_IN_MESSAGE {
             "…"
         } else {
             ""
         };
-        message.push_str(&format!("\n  body: {body}{ellipsis}\n"));
+        let text = String::from_utf8_lossy(shown);
+        message.push_str(&format!("\n  body: {text}{ellipsis}\n"));
     }
     let closest = crate::suggest::closest_handlers(request, handlers.iter());
     match closest.as_slice() {

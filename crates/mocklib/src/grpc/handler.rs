@@ -21,6 +21,8 @@ type Respond = dyn Fn(Request, CallContext) -> Result<ResolverCall, Status> + Se
 
 struct GrpcHandler {
     header: String,
+    /// `/package.Service/Method`: what suggestions compare request paths with.
+    path: String,
     predicate: Predicate,
     respond: Arc<Respond>,
 }
@@ -35,6 +37,7 @@ pub(super) fn handler(
     Ok(Handler::new(GrpcHandler {
         header: format!("grpc {}", &path[1..]),
         predicate: Predicate::path(&format!("*{path}"))?,
+        path,
         respond: Arc::new(respond),
     }))
 }
@@ -71,7 +74,8 @@ impl HandlerKind for GrpcHandler {
     }
 
     fn suggestion_text(&self) -> Option<&str> {
-        self.predicate.suggestion_text()
+        // The path alone: a call's host is whatever the client dialled.
+        Some(&self.path)
     }
 
     fn index_hint(&self) -> IndexHint {
@@ -95,7 +99,7 @@ impl HandlerKind for GrpcHandler {
 
 /// Whether the request's content type is gRPC's (`application/grpc`,
 /// `application/grpc+proto`, ...).
-fn is_grpc(request: &Request) -> bool {
+pub(super) fn is_grpc(request: &Request) -> bool {
     request.header("content-type").is_some_and(|value| {
         let value = value.trim().to_ascii_lowercase();
         value == "application/grpc"

@@ -323,6 +323,20 @@ where
     })
 }
 
+/// Whether `request` is a gRPC call (a `POST` of `application/grpc`).
+pub(crate) fn is_call(request: &Request) -> bool {
+    request.method() == http::Method::POST && handler::is_grpc(request)
+}
+
+/// The answer to a call no handler takes, under the `error` and `strict`
+/// strategies: `UNIMPLEMENTED`, with `message` (which names the closest
+/// handlers) as the status message.
+pub(crate) fn unimplemented(message: &str) -> http::Response<crate::Body> {
+    status_only(&Status::new(Code::Unimplemented, message))
+        .into_http()
+        .expect("a status-only response is valid")
+}
+
 /// The resolver's arguments, with the message(s) `read` makes of the body.
 fn args<T>(
     request: Request,
