@@ -508,3 +508,88 @@ except grpc.RpcError as error:
         "https://greeter.example.com/helloworld.Greeter/SayHello"
     );
 }
+
+fn slow_greeter(finalized: std::sync::Arc<std::sync::atomic::AtomicBool>) -> mocklib::Handler {
+    grpc::unary(
+        "helloworld.Greeter/SayHello",
+        move |args: GrpcArgs<HelloRequest>| {
+            let finalized = finalized.clone();
+            args.finalize(move || finalized.store(true, std::sync::atomic::Ordering::SeqCst));
+            async move {
+                mocklib::delay(Duration::from_secs(30)).await;
+                Ok(HelloReply::default())
+            }
+        },
+    )
+}
+
+async fn eventually(flag: &std::sync::atomic::AtomicBool) -> bool {
+    for _ in 0..100 {
+        if flag.load(std::sync::atomic::Ordering::SeqCst) {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    false
+}
+
+#[tokio::test]
+async fn a_resolver_past_the_deadline_ends_the_call_with_deadline_exceeded() {
+    let finalized = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let server = setup_server([slow_greeter(finalized.clone())]);
+    server.listen();
+    // In process: tonic's channel would also time the call itself and end
+    // it at the client first, as `Cancelled`; here only mocklib does.
+    let origin = "http://greeter.internal".parse().unwrap();
+    let mut grpc = tonic::client::Grpc::with_origin(server.service(), origin);
+    let mut request = tonic::Request::new(HelloRequest { name: "x".into() });
+    request
+        .metadata_mut()
+        .insert("grpc-timeout", "200m".parse().unwrap());
+    grpc.ready().await.unwrap();
+    let started = std::time::Instant::now();
+    let status = tokio::time::timeout(
+        GUARD,
+        grpc.unary::<_, HelloReply, _>(
+            request,
+            PathAndQuery::from_static(SAY_HELLO),
+            tonic_prost::ProstCodec::default(),
+        ),
+    )
+    .await
+    .expect("the deadline ends the call")
+    .unwrap_err();
+    assert_eq!(status.code(), tonic::Code::DeadlineExceeded, "{status:?}");
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "ended at the deadline, not the delay"
+    );
+    assert!(
+        eventually(&finalized).await,
+        "the dropped resolver's cleanup ran"
+    );
+}
+
+#[tokio::test]
+async fn a_client_that_cancels_drops_the_resolver() {
+    let finalized = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let server = setup_server([slow_greeter(finalized.clone())]);
+    server.listen();
+    let mut grpc = client(&server).await;
+    grpc.ready().await.unwrap();
+    let call = grpc.unary::<_, HelloReply, _>(
+        tonic::Request::new(HelloRequest { name: "x".into() }),
+        PathAndQuery::from_static(SAY_HELLO),
+        tonic_prost::ProstCodec::default(),
+    );
+    // The client gives up (drops the call): the stream is reset.
+    assert!(
+        tokio::time::timeout(Duration::from_millis(200), call)
+            .await
+            .is_err()
+    );
+    assert!(
+        eventually(&finalized).await,
+        "the resolver was dropped and its cleanup ran"
+    );
+}

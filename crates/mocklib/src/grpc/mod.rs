@@ -211,9 +211,12 @@ where
 {
     handler::handler(method, move |request, call| {
         let args = args(request, call, frame::unary_message::<Req>)?;
-        Ok(answer(resolver(args).into_answer(), |reply: Reply| {
-            reply_response(&reply)
-        }))
+        let deadline = args.deadline;
+        Ok(answer(
+            deadline,
+            resolver(args).into_answer(),
+            |reply: Reply| reply_response(&reply),
+        ))
     })
 }
 
@@ -248,7 +251,12 @@ where
 {
     handler::handler(method, move |request, call| {
         let args = args(request, call, frame::unary_message::<Req>)?;
-        Ok(answer(resolver(args).into_answer(), stream_response))
+        let deadline = args.deadline;
+        Ok(answer(
+            deadline,
+            resolver(args).into_answer(),
+            stream_response,
+        ))
     })
 }
 
@@ -281,9 +289,12 @@ where
 {
     handler::handler(method, move |request, call| {
         let args = args(request, call, messages::<Req>)?;
-        Ok(answer(resolver(args).into_answer(), |reply: Reply| {
-            reply_response(&reply)
-        }))
+        let deadline = args.deadline;
+        Ok(answer(
+            deadline,
+            resolver(args).into_answer(),
+            |reply: Reply| reply_response(&reply),
+        ))
     })
 }
 
@@ -319,7 +330,12 @@ where
 {
     handler::handler(method, move |request, call| {
         let args = args(request, call, messages::<Req>)?;
-        Ok(answer(resolver(args).into_answer(), stream_response))
+        let deadline = args.deadline;
+        Ok(answer(
+            deadline,
+            resolver(args).into_answer(),
+            stream_response,
+        ))
     })
 }
 
@@ -363,13 +379,31 @@ fn messages<M>(request: &Request) -> Result<Messages<M>, Status> {
     })
 }
 
-/// The call that awaits the resolver's answer and makes it a response.
+/// The call that awaits the resolver's answer and makes it a response; a
+/// resolver still busy at the client's deadline is dropped and the call
+/// ends with `DEADLINE_EXCEEDED`, as a real server ends it.
 fn answer<R: 'static>(
+    deadline: Option<Duration>,
     answer: crate::maybe_send::BoxFuture<Option<Result<R, Status>>>,
     respond: impl FnOnce(R) -> crate::HttpResponse + MaybeSend + 'static,
 ) -> ResolverCall {
     ResolverCall::new(async move {
-        match answer.await {
+        let answered = match deadline {
+            None => answer.await,
+            Some(deadline) => {
+                let expired = Box::pin(crate::delay(deadline));
+                match futures_util::future::select(answer, expired).await {
+                    futures_util::future::Either::Left((answered, _)) => answered,
+                    futures_util::future::Either::Right(((), _)) => Some(Err(Status::new(
+                        Code::DeadlineExceeded,
+                        format!(
+                            "the resolver did not answer within the client's deadline of {deadline:?}"
+                        ),
+                    ))),
+                }
+            }
+        };
+        match answered {
             None => Resolution::Fallthrough,
             Some(Ok(reply)) => Resolution::Respond(respond(reply)),
             Some(Err(status)) => Resolution::Respond(status_only(&status)),
