@@ -593,3 +593,159 @@ async fn a_client_that_cancels_drops_the_resolver() {
         "the resolver was dropped and its cleanup ran"
     );
 }
+
+/// A real gRPC server on loopback (tonic, h2c), answering SayHello with
+/// "Hello from the real server".
+async fn real_greeter() -> std::net::SocketAddr {
+    #[derive(Clone)]
+    struct Real;
+    impl tonic::server::UnaryService<HelloRequest> for Real {
+        type Response = HelloReply;
+        type Future = std::pin::Pin<
+            Box<
+                dyn std::future::Future<Output = Result<tonic::Response<HelloReply>, tonic::Status>>
+                    + Send,
+            >,
+        >;
+        fn call(&mut self, request: tonic::Request<HelloRequest>) -> Self::Future {
+            let name = request.into_inner().name;
+            Box::pin(async move {
+                if name == "fail" {
+                    return Err(tonic::Status::not_found("the real server knows no fail"));
+                }
+                Ok(tonic::Response::new(HelloReply {
+                    message: format!("Hello {name} from the real server"),
+                }))
+            })
+        }
+    }
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        loop {
+            let (stream, _) = listener.accept().await.unwrap();
+            let service = hyper::service::service_fn(
+                |request: http::Request<hyper::body::Incoming>| async move {
+                    let request = request.map(tonic::body::Body::new);
+                    let mut grpc = tonic::server::Grpc::new(tonic_prost::ProstCodec::<
+                        HelloReply,
+                        HelloRequest,
+                    >::default());
+                    Ok::<_, std::convert::Infallible>(grpc.unary(Real, request).await)
+                },
+            );
+            tokio::spawn(
+                hyper_util::server::conn::auto::Builder::new(hyper_util::rt::TokioExecutor::new())
+                    .http2_only()
+                    .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
+                    .into_owned(),
+            );
+        }
+    });
+    address
+}
+
+#[tokio::test]
+async fn an_unhandled_call_goes_to_the_real_server_over_http2() {
+    let real = real_greeter().await;
+    let server = setup_server([grpc::unary(
+        "helloworld.Greeter/SayHello",
+        |args: GrpcArgs<HelloRequest>| {
+            if args.message.name == "mocked" {
+                Some(Ok(HelloReply {
+                    message: "mocked".into(),
+                }))
+            } else {
+                None
+            }
+        },
+    )]);
+    server.listen_with(ListenOptions::new().on_unhandled_request(UnhandledRequest::Bypass));
+    // The client talks to the real server's address through the proxy: a
+    // call no handler answers is performed there for real (h2c).
+    let proxy = server.proxy_url();
+    let channel = tonic::transport::Endpoint::from_shared(format!("http://{real}"))
+        .unwrap()
+        .connect_with_connector(proxy_connector(proxy))
+        .await
+        .unwrap();
+    let mut grpc = tonic::client::Grpc::new(channel);
+    let reply: tonic::Response<HelloReply> =
+        call(&mut grpc, SAY_HELLO, HelloRequest { name: "Bo".into() })
+            .await
+            .unwrap();
+    assert_eq!(reply.get_ref().message, "Hello Bo from the real server");
+    let reply: tonic::Response<HelloReply> = call(
+        &mut grpc,
+        SAY_HELLO,
+        HelloRequest {
+            name: "mocked".into(),
+        },
+    )
+    .await
+    .unwrap();
+    assert_eq!(reply.get_ref().message, "mocked");
+    let status = call::<_, HelloReply>(
+        &mut grpc,
+        SAY_HELLO,
+        HelloRequest {
+            name: "fail".into(),
+        },
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(
+        (status.code(), status.message()),
+        (tonic::Code::NotFound, "the real server knows no fail")
+    );
+}
+
+/// A connector that opens every connection to the listener, which then
+/// sees absolute-form HTTP/2 requests (`:authority` the real server): the
+/// listener as an h2c forward proxy.
+fn proxy_connector(
+    proxy: url::Url,
+) -> impl tower::Service<
+    http::Uri,
+    Response = hyper_util::rt::TokioIo<tokio::net::TcpStream>,
+    Error = std::io::Error,
+    Future = impl Send,
+> + Clone {
+    tower::service_fn(move |_uri: http::Uri| {
+        let proxy = proxy.clone();
+        async move {
+            let address = format!("{}:{}", proxy.host_str().unwrap(), proxy.port().unwrap());
+            Ok::<_, std::io::Error>(hyper_util::rt::TokioIo::new(
+                tokio::net::TcpStream::connect(address).await?,
+            ))
+        }
+    })
+}
+
+#[tokio::test]
+async fn a_call_the_real_server_cannot_take_ends_with_unavailable() {
+    // A port nobody listens on: the real call is refused.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    let server = setup_server([]);
+    server.listen_with(ListenOptions::new().on_unhandled_request(UnhandledRequest::Bypass));
+    let channel = tonic::transport::Endpoint::from_shared(format!("http://{closed}"))
+        .unwrap()
+        .connect_with_connector(proxy_connector(server.proxy_url()))
+        .await
+        .unwrap();
+    let mut grpc = tonic::client::Grpc::new(channel);
+    let status = call::<_, HelloReply>(&mut grpc, SAY_HELLO, HelloRequest::default())
+        .await
+        .unwrap_err();
+    assert_eq!(status.code(), tonic::Code::Unavailable, "{status:?}");
+    assert!(
+        status
+            .message()
+            .contains("could not perform the call for real"),
+        "{}",
+        status.message()
+    );
+}

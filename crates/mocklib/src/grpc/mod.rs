@@ -353,6 +353,15 @@ pub(crate) fn unimplemented(message: &str) -> http::Response<crate::Body> {
         .expect("a status-only response is valid")
 }
 
+/// The answer to a call that could not be performed for real (the real
+/// server refused, failed or is unknown): `UNAVAILABLE`, saying why.
+#[cfg(feature = "net")]
+pub(crate) fn unavailable(message: &str) -> http::Response<crate::Body> {
+    status_only(&Status::new(Code::Unavailable, message))
+        .into_http()
+        .expect("a status-only response is valid")
+}
+
 /// The resolver's arguments, with the message(s) `read` makes of the body.
 fn args<T>(
     request: Request,

@@ -477,6 +477,14 @@ async fn perform_for_real(
             let body = HoldError::new(Tap::new(body, capture), hold).boxed();
             http::Response::from_parts(parts, body)
         }
+        // A gRPC client reads a status, not a 502 page.
+        #[cfg(feature = "grpc")]
+        Err(error) if crate::grpc::is_call(request) => mocked(
+            crate::grpc::unavailable(&format!(
+                "mocklib could not perform the call for real: {error}"
+            )),
+            Hold::Marker,
+        ),
         Err(error) => plain(StatusCode::BAD_GATEWAY, &format!("mocklib: {error}\n")),
     }
 }

@@ -108,6 +108,9 @@ pub(crate) fn strip_hop_by_hop(headers: &mut HeaderMap) {
 #[derive(Clone)]
 pub(crate) struct Upstream {
     client: Client<HttpsConnector<HttpConnector>, Full<Bytes>>,
+    /// HTTP/2 only, also over plain TCP (prior knowledge): for gRPC, which
+    /// has no HTTP/1.1 form.
+    http2: Client<HttpsConnector<HttpConnector>, Full<Bytes>>,
     /// Number of trusted root certificates, to explain verification failures
     /// on machines without a system store.
     trusted_roots: usize,
@@ -160,14 +163,17 @@ impl Upstream {
         // current when a request runs, so the client works on any tokio
         // runtime and can be built outside one. Redirects are never followed:
         // this client has no redirect logic at all.
-        let client = Client::builder(TokioExecutor::new())
+        let mut builder = Client::builder(TokioExecutor::new());
+        builder
             .pool_idle_timeout(POOL_IDLE_TIMEOUT)
             .pool_timer(TokioTimer::new())
-            .timer(TokioTimer::new())
-            .build(connector);
+            .timer(TokioTimer::new());
+        let client = builder.build(connector.clone());
+        let http2 = builder.http2_only(true).build(connector);
 
         Ok(Self {
             client,
+            http2,
             trusted_roots,
             #[cfg(feature = "ws")]
             websocket_tls,
@@ -223,7 +229,12 @@ impl Upstream {
         *request.version_mut() = Version::HTTP_11;
 
         tracing::debug!(%method, %uri, "performing request upstream");
-        match self.client.request(request).await {
+        let client = if is_grpc(&request) {
+            &self.http2
+        } else {
+            &self.client
+        };
+        match client.request(request).await {
             Ok(response) => {
                 tracing::debug!(%method, %uri, status = %response.status(), version = ?response.version(), "upstream responded");
                 Ok(response)
@@ -315,6 +326,16 @@ fn client_config(roots: Arc<rustls::RootCertStore>) -> Result<rustls::ClientConf
             .with_root_certificates(roots)
             .with_no_client_auth(),
     )
+}
+
+/// Whether `request` is a gRPC call, which only HTTP/2 carries: to a plain
+/// `http://` upstream it goes with prior knowledge (h2c).
+fn is_grpc(request: &UpstreamRequest) -> bool {
+    request
+        .headers()
+        .get(http::header::CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .is_some_and(|value| value.starts_with("application/grpc"))
 }
 
 /// TLS (`config`, ALPN h2 and http/1.1) or plain TCP, by the URI's scheme.
