@@ -61,6 +61,36 @@ where
     .expect("the call hung")
 }
 
+/// SayHello with `name`: the reply's message, or the status.
+async fn say_hello<S>(
+    grpc: &mut tonic::client::Grpc<S>,
+    name: &str,
+) -> Result<String, tonic::Status>
+where
+    S: tonic::client::GrpcService<tonic::body::Body>,
+    S::ResponseBody: http_body::Body<Data = bytes::Bytes> + Send + 'static,
+    <S::ResponseBody as http_body::Body>::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    tokio::time::timeout(GUARD, async {
+        grpc.ready()
+            .await
+            .map_err(|e| tonic::Status::unknown(e.into().to_string()))?;
+        let request = tonic::Request::new(HelloRequest {
+            name: name.to_owned(),
+        });
+        let reply: tonic::Response<HelloReply> = grpc
+            .unary(
+                request,
+                PathAndQuery::from_static(SAY_HELLO),
+                tonic_prost::ProstCodec::default(),
+            )
+            .await?;
+        Ok(reply.into_inner().message)
+    })
+    .await
+    .expect("the call hung")
+}
+
 fn greeter() -> mocklib::Handler {
     grpc::unary(
         "helloworld.Greeter/SayHello",
@@ -82,16 +112,7 @@ async fn a_unary_call_is_answered_over_h2c_and_journaled() {
     server.listen();
     let mut grpc = client(&server).await;
 
-    let reply: tonic::Response<HelloReply> = call(
-        &mut grpc,
-        SAY_HELLO,
-        HelloRequest {
-            name: "Kate".into(),
-        },
-    )
-    .await
-    .unwrap();
-    assert_eq!(reply.get_ref().message, "Hello Kate!");
+    assert_eq!(say_hello(&mut grpc, "Kate").await.unwrap(), "Hello Kate!");
 
     let journal = server.requests();
     assert_eq!(journal.len(), 1);
@@ -137,21 +158,8 @@ async fn none_falls_through_and_use_handlers_overrides_per_test() {
     ]);
     server.listen();
     let mut grpc = client(&server).await;
-    let reply: tonic::Response<HelloReply> = call(
-        &mut grpc,
-        SAY_HELLO,
-        HelloRequest {
-            name: "skip".into(),
-        },
-    )
-    .await
-    .unwrap();
-    assert_eq!(reply.get_ref().message, "Hello skip!");
-    let reply: tonic::Response<HelloReply> =
-        call(&mut grpc, SAY_HELLO, HelloRequest { name: "Kim".into() })
-            .await
-            .unwrap();
-    assert_eq!(reply.get_ref().message, "first");
+    assert_eq!(say_hello(&mut grpc, "skip").await.unwrap(), "Hello skip!");
+    assert_eq!(say_hello(&mut grpc, "Kim").await.unwrap(), "first");
 
     server.use_handlers([grpc::unary(
         "helloworld.Greeter/SayHello",
@@ -162,17 +170,9 @@ async fn none_falls_through_and_use_handlers_overrides_per_test() {
         },
     )
     .once()]);
-    let reply: tonic::Response<HelloReply> =
-        call(&mut grpc, SAY_HELLO, HelloRequest { name: "x".into() })
-            .await
-            .unwrap();
-    assert_eq!(reply.get_ref().message, "overridden");
-    let reply: tonic::Response<HelloReply> =
-        call(&mut grpc, SAY_HELLO, HelloRequest { name: "x".into() })
-            .await
-            .unwrap();
+    assert_eq!(say_hello(&mut grpc, "x").await.unwrap(), "overridden");
     assert_eq!(
-        reply.get_ref().message,
+        say_hello(&mut grpc, "x").await.unwrap(),
         "first",
         "the once-handler is used up"
     );
@@ -193,16 +193,7 @@ async fn a_message_that_does_not_decode_is_internal_and_says_why() {
         status.message()
     );
     // The server keeps serving.
-    let reply: tonic::Response<HelloReply> = call(
-        &mut grpc,
-        SAY_HELLO,
-        HelloRequest {
-            name: "again".into(),
-        },
-    )
-    .await
-    .unwrap();
-    assert_eq!(reply.get_ref().message, "Hello again!");
+    assert_eq!(say_hello(&mut grpc, "again").await.unwrap(), "Hello again!");
 }
 
 #[tokio::test]
@@ -670,21 +661,11 @@ async fn an_unhandled_call_goes_to_the_real_server_over_http2() {
         .await
         .unwrap();
     let mut grpc = tonic::client::Grpc::new(channel);
-    let reply: tonic::Response<HelloReply> =
-        call(&mut grpc, SAY_HELLO, HelloRequest { name: "Bo".into() })
-            .await
-            .unwrap();
-    assert_eq!(reply.get_ref().message, "Hello Bo from the real server");
-    let reply: tonic::Response<HelloReply> = call(
-        &mut grpc,
-        SAY_HELLO,
-        HelloRequest {
-            name: "mocked".into(),
-        },
-    )
-    .await
-    .unwrap();
-    assert_eq!(reply.get_ref().message, "mocked");
+    assert_eq!(
+        say_hello(&mut grpc, "Bo").await.unwrap(),
+        "Hello Bo from the real server"
+    );
+    assert_eq!(say_hello(&mut grpc, "mocked").await.unwrap(), "mocked");
     let status = call::<_, HelloReply>(
         &mut grpc,
         SAY_HELLO,

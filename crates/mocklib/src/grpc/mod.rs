@@ -209,15 +209,12 @@ where
     F: Fn(GrpcArgs<Req>) -> O + Send + Sync + 'static,
     O: GrpcOutput<Reply, M>,
 {
-    handler::handler(method, move |request, call| {
-        let args = args(request, call, frame::unary_message::<Req>)?;
-        let deadline = args.deadline;
-        Ok(answer(
-            deadline,
-            resolver(args).into_answer(),
-            |reply: Reply| reply_response(&reply),
-        ))
-    })
+    method_handler(
+        method,
+        frame::unary_message::<Req>,
+        resolver,
+        |reply: Reply| reply_response(&reply),
+    )
 }
 
 /// A handler for the server-streaming method `method`: the resolver gets the
@@ -249,15 +246,12 @@ where
     F: Fn(GrpcArgs<Req>) -> O + Send + Sync + 'static,
     O: GrpcOutput<S, M>,
 {
-    handler::handler(method, move |request, call| {
-        let args = args(request, call, frame::unary_message::<Req>)?;
-        let deadline = args.deadline;
-        Ok(answer(
-            deadline,
-            resolver(args).into_answer(),
-            stream_response,
-        ))
-    })
+    method_handler(
+        method,
+        frame::unary_message::<Req>,
+        resolver,
+        stream_response::<Reply, S>,
+    )
 }
 
 /// A handler for the client-streaming method `method`: the resolver gets
@@ -287,14 +281,8 @@ where
     F: Fn(GrpcArgs<Messages<Req>>) -> O + Send + Sync + 'static,
     O: GrpcOutput<Reply, M>,
 {
-    handler::handler(method, move |request, call| {
-        let args = args(request, call, messages::<Req>)?;
-        let deadline = args.deadline;
-        Ok(answer(
-            deadline,
-            resolver(args).into_answer(),
-            |reply: Reply| reply_response(&reply),
-        ))
+    method_handler(method, messages::<Req>, resolver, |reply: Reply| {
+        reply_response(&reply)
     })
 }
 
@@ -328,15 +316,12 @@ where
     F: Fn(GrpcArgs<Messages<Req>>) -> O + Send + Sync + 'static,
     O: GrpcOutput<S, M>,
 {
-    handler::handler(method, move |request, call| {
-        let args = args(request, call, messages::<Req>)?;
-        let deadline = args.deadline;
-        Ok(answer(
-            deadline,
-            resolver(args).into_answer(),
-            stream_response,
-        ))
-    })
+    method_handler(
+        method,
+        messages::<Req>,
+        resolver,
+        stream_response::<Reply, S>,
+    )
 }
 
 /// Whether `request` is a gRPC call (a `POST` of `application/grpc`).
@@ -360,6 +345,27 @@ pub(crate) fn unavailable(message: &str) -> http::Response<crate::Body> {
     status_only(&Status::new(Code::Unavailable, message))
         .into_http()
         .expect("a status-only response is valid")
+}
+
+/// The handler of one method kind: `read` makes the resolver's message(s)
+/// of the request, `respond` the response of its `Ok` answer.
+fn method_handler<T, R, F, O, M>(
+    method: &str,
+    read: fn(&Request) -> Result<T, Status>,
+    resolver: F,
+    respond: fn(R) -> crate::HttpResponse,
+) -> Result<Handler, PatternError>
+where
+    T: 'static,
+    R: MaybeSend + 'static,
+    F: Fn(GrpcArgs<T>) -> O + Send + Sync + 'static,
+    O: GrpcOutput<R, M>,
+{
+    handler::handler(method, move |request, call| {
+        let args = args(request, call, read)?;
+        let deadline = args.deadline;
+        Ok(answer(deadline, resolver(args).into_answer(), respond))
+    })
 }
 
 /// The resolver's arguments, with the message(s) `read` makes of the body.
