@@ -23,7 +23,7 @@
 //!   `<img>`, requests of the page's Web Workers — and asks the page's wasm
 //!   module what to answer. Navigations always reach the network. Put the
 //!   script into your public folder with `mocklib init <public-dir>`
-//!   (`cargo install mocklib`) or [`write_worker_script`] in a build script;
+//!   (`cargo install mocklib-cli`) or [`write_worker_script`] in a build script;
 //!   a missing script is a [`StartError::WorkerScriptMissing`] saying so,
 //!   and one left there by an older mocklib a
 //!   [`StartError::WorkerScriptOutdated`]. Each request costs a hop to the
@@ -258,7 +258,7 @@ pub enum StartError {
     /// The worker script URL answered 404.
     #[error(
         "the mocklib Service Worker script was not found at {url} (404). Put it into your app's \
-         public folder: run `mocklib init <public-dir>` (cargo install mocklib), or call \
+         public folder: run `mocklib init <public-dir>` (cargo install mocklib-cli), or call \
          mocklib::browser::write_worker_script(\"<public-dir>\") from your build script; or start \
          with StartOptions::new().mode(Mode::Fallback) to patch fetch instead"
     )]

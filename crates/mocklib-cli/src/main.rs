@@ -3,23 +3,23 @@
 //! - `mocklib init <public-dir>` writes the browser Service Worker script
 //!   (`mocklib-worker.js`) of this mocklib version into your app's public
 //!   folder.
-//! - `mocklib serve ...` (feature `cli`) starts the loopback listener
-//!   answering from HAR files and handler files, for test suites in any
+//! - `mocklib serve ...` starts the loopback listener answering from HAR
+//!   files, OpenAPI documents and handler files, for test suites in any
 //!   language (see `serve.rs` and the README's "mocklib serve: for any
 //!   language").
 //!
 //! ```text
-//! cargo install mocklib                 # mocklib init
-//! cargo install mocklib --features cli  # mocklib init and mocklib serve
+//! cargo install mocklib-cli
 //! mocklib init public
 //! ```
+//!
+//! It uses the library's public API only, like any other crate would.
 
 use std::process::ExitCode;
 
-#[cfg(feature = "cli")]
 mod handler_file;
-#[cfg(feature = "cli")]
 mod serve;
+mod stamp;
 
 const USAGE: &str = "usage: mocklib init <public-dir>
        mocklib serve [options]   (mocklib serve --help)
@@ -30,7 +30,7 @@ folder your app's web server serves at its root (Trunk: the folder of
 index.html or its copy-dir; Leptos: public/; Dioxus: assets/).
 
 mocklib serve starts a mock server and proxy answering from HAR files and
-handler files, for test suites in any language (cargo feature `cli`).";
+handler files, for test suites in any language.";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -49,7 +49,7 @@ fn main() -> ExitCode {
                 ExitCode::FAILURE
             }
         },
-        ["serve", ..] => serve_command(&args[1..]),
+        ["serve", ..] => serve::main(&args[1..]),
         ["--help" | "-h" | "help"] => {
             println!("{USAGE}");
             ExitCode::SUCCESS
@@ -59,19 +59,4 @@ fn main() -> ExitCode {
             ExitCode::from(2)
         }
     }
-}
-
-#[cfg(feature = "cli")]
-fn serve_command(args: &[String]) -> ExitCode {
-    serve::main(args)
-}
-
-/// Without the feature the command still installs (for `init`), so say how
-/// to get `serve` rather than printing the usage.
-#[cfg(not(feature = "cli"))]
-fn serve_command(_args: &[String]) -> ExitCode {
-    eprintln!(
-        "mocklib: this mocklib command was built without `serve`; install it with\n    cargo install mocklib --features cli"
-    );
-    ExitCode::from(2)
 }

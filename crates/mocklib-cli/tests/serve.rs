@@ -1,8 +1,6 @@
 //! `mocklib serve` as a test suite in another language uses it: the built
 //! command as a child process, driven by curl and Python's `requests`.
 
-mod common;
-
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -10,9 +8,11 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use common::curl;
-
-const HAR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/har/api.har");
+// The library's test fixtures, shared with its integration tests.
+const HAR: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../mocklib-tests/tests/fixtures/har/api.har"
+);
 
 /// A running `mocklib serve`, killed when dropped (a failing test leaves
 /// no server behind).
@@ -221,7 +221,7 @@ fn answers_from_an_openapi_document() {
     let dir = tempfile::tempdir().unwrap();
     let petstore = concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/tests/fixtures/openapi/petstore.yaml"
+        "/../mocklib-tests/tests/fixtures/openapi/petstore.yaml"
     );
     let serve = Serve::start(dir.path(), &["--openapi", petstore]);
     let proxy = &serve.variables["MOCKLIB_PROXY_URL"];
@@ -338,7 +338,7 @@ fn the_journal_endpoint_lists_the_requests_and_delete_clears_it() {
 fn record_writes_what_passes_through_and_replays_it_next_time() {
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let hits = Arc::new(AtomicUsize::new(0));
-    let upstream = runtime.block_on(common::spawn_upstream(axum::Router::new().route(
+    let upstream = runtime.block_on(spawn_upstream(axum::Router::new().route(
         "/hello",
         axum::routing::get({
             let hits = Arc::clone(&hits);
@@ -552,4 +552,33 @@ fn the_readme_node_suite_passes_through_the_readme_shell_script() {
         report.contains("# pass 1") && report.contains("# fail 0"),
         "{report}"
     );
+}
+
+/// Runs curl with `args` (plus `--silent --show-error --max-time 20`) as a
+/// child process; returns what it printed, failing the test if it failed.
+fn curl(args: &[&str]) -> String {
+    let output = Command::new("curl")
+        .args(["--silent", "--show-error", "--max-time", "20"])
+        .args(args)
+        .output()
+        .expect("curl runs");
+    assert!(
+        output.status.success(),
+        "curl {args:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).expect("curl printed text")
+}
+
+/// Serves `app` on an ephemeral loopback port for the rest of the test's
+/// runtime; returns its address.
+async fn spawn_upstream(app: axum::Router) -> std::net::SocketAddr {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind loopback");
+    let address = listener.local_addr().expect("local address");
+    tokio::spawn(async move {
+        axum::serve(listener, app).await.expect("upstream server");
+    });
+    address
 }

@@ -20,7 +20,7 @@ use bytes::Bytes;
 use http::{HeaderName, HeaderValue, Method, StatusCode};
 use mocklib::{Handler, HttpResponse};
 
-use crate::serve::{Watched, stamp};
+use crate::stamp::{Watched, stamp};
 
 /// One entry as written; unknown fields are errors (a misspelt `staus`
 /// would otherwise be ignored silently).

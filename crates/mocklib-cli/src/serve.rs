@@ -11,7 +11,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 use mocklib::har::{RecordMode, Recording};
 use mocklib::journal::Answer;
@@ -20,6 +20,7 @@ use mocklib::{Handler, HttpResponse, ListenOptions, UnhandledRequest};
 use url::Url;
 
 use crate::handler_file;
+use crate::stamp::{Watched, stamp};
 
 pub(crate) const USAGE: &str = "usage: mocklib serve [options]
 
@@ -308,18 +309,6 @@ impl Sources<'_> {
             }
         }
     }
-}
-
-/// A file and its [`stamp`].
-pub(crate) type Watched = (PathBuf, Option<(SystemTime, u64)>);
-
-/// A file's modification time and length (`None` while it is missing):
-/// an edit within the file system's time granularity still changes the
-/// length most of the time. Taken *before* a file is read, so a write
-/// that lands after the read changes it.
-pub(crate) fn stamp(path: &Path) -> Option<(SystemTime, u64)> {
-    let metadata = std::fs::metadata(path).ok()?;
-    Some((metadata.modified().ok()?, metadata.len()))
 }
 
 /// Checks the files every [`POLL`] until `stop` completes or, when asked,
