@@ -43,9 +43,33 @@ mod tests {
         );
     }
 
+    /// A fresh folder under the system's temporary one, removed on drop.
+    /// (Not the `tempfile` crate: every example of the library would
+    /// compile it and rustix.)
+    struct TempDir(std::path::PathBuf);
+
+    impl TempDir {
+        fn new(name: &str) -> Self {
+            let path = std::env::temp_dir().join(format!("{name}-{}", std::process::id()));
+            let _ = std::fs::remove_dir_all(&path);
+            std::fs::create_dir_all(&path).unwrap();
+            TempDir(path)
+        }
+
+        fn path(&self) -> &std::path::Path {
+            &self.0
+        }
+    }
+
+    impl Drop for TempDir {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
     #[test]
     fn writes_the_script_into_a_new_folder() {
-        let dir = tempfile::tempdir().unwrap();
+        let dir = TempDir::new("mocklib-worker-script-test");
         let path = write_worker_script(dir.path().join("public")).unwrap();
         assert_eq!(path, dir.path().join("public").join(WORKER_SCRIPT_NAME));
         assert_eq!(std::fs::read_to_string(&path).unwrap(), WORKER_SCRIPT);

@@ -455,7 +455,7 @@ mod tests {
     }
 
     fn provider() -> Arc<CryptoProvider> {
-        Arc::new(rustls::crypto::ring::default_provider())
+        Arc::new(rustls::crypto::aws_lc_rs::default_provider())
     }
 
     fn roots(cas: &[&CertificateAuthority]) -> RootCertStore {

@@ -806,7 +806,7 @@ mod tests {
     /// request with its version and path.
     async fn serve_tls(pki: &TestPki) -> SocketAddr {
         let mut config = rustls::ServerConfig::builder_with_provider(Arc::new(
-            rustls::crypto::ring::default_provider(),
+            rustls::crypto::aws_lc_rs::default_provider(),
         ))
         .with_safe_default_protocol_versions()
         .unwrap()
