@@ -2,7 +2,7 @@
 //! measured in the same run; and, with `--serve`, the servers that
 //! `scripts/bench` points a load generator at.
 //!
-//! Latency: `cargo bench -p mocklib --bench socket`. Every case is a reqwest
+//! Latency: `cargo bench -p mocklib-tests --bench socket`. Every case is a reqwest
 //! `GET /user` answered with the 4-byte text `John`, once with 1 and once with
 //! 1,000 handlers (mocks) registered. The target is registered first, so it is
 //! last in lookup order wherever order matters: mocklib's `use_handlers`
@@ -20,7 +20,7 @@
 //! requests (the table's `samples` column says so). The tables in docs/BENCHMARKS.md come
 //! from this output.
 //!
-//! Servers: `cargo bench -p mocklib --bench socket -- --serve mocklib` (or
+//! Servers: `cargo bench -p mocklib-tests --bench socket -- --serve mocklib` (or
 //! `bare`) starts that server, prints its URL (no trailing slash) on one line
 //! and serves until stdin closes or the process is killed. `mocklib` is a
 //! listening server in base URL mode with one handler `GET /user`; `bare` is a
