@@ -76,7 +76,9 @@
 //! | `har` | | `har`: HAR files replayed as handlers, and `record` recording requests performed for real into them |
 //! | `grpc` | | the [`grpc`] namespace: gRPC methods (unary and streaming) answered with prost messages, in process through the tower layer or through the listener (h2c) |
 //! | `openapi` | | `openapi`: OpenAPI 3.0/3.1 documents answered as handlers, requests optionally validated |
-//! | `cli` | | `mocklib serve` in the `mocklib` command; the library gains nothing from it |
+//!
+//! The `mocklib` command (`mocklib serve`, `mocklib init`) is its own
+//! package: `cargo install mocklib-cli`.
 //!
 //! On docs.rs each item that needs a feature says which. With
 //! `--no-default-features` the core (handlers, matching, engine) builds for
