@@ -13,14 +13,20 @@ pub(super) const MAX_MESSAGE: usize = 4 * 1024 * 1024;
 
 /// `message`, framed.
 pub(super) fn encode(message: &impl prost::Message) -> Bytes {
-    let length = message.encoded_len();
-    let mut framed = BytesMut::with_capacity(5 + length);
-    framed.put_u8(0);
-    framed.put_u32(u32::try_from(length).unwrap_or(u32::MAX));
-    message
-        .encode(&mut framed)
-        .expect("the buffer was sized by encoded_len");
+    let mut framed = BytesMut::with_capacity(5 + message.encoded_len());
+    encode_into(message, &mut framed);
     framed.freeze()
+}
+
+/// Appends `message`, framed, to `out`.
+pub(super) fn encode_into(message: &impl prost::Message, out: &mut BytesMut) {
+    let length = message.encoded_len();
+    out.reserve(5 + length);
+    out.put_u8(0);
+    out.put_u32(u32::try_from(length).unwrap_or(u32::MAX));
+    message
+        .encode(out)
+        .expect("the buffer was reserved for encoded_len");
 }
 
 /// The one message of a unary call, or the status a gRPC server answers

@@ -5,7 +5,7 @@ use std::pin::Pin;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll};
 
-use bytes::Bytes;
+use bytes::{Bytes, BytesMut};
 use futures_util::Stream;
 use http::{HeaderMap, HeaderValue, Method};
 
@@ -166,20 +166,41 @@ where
 {
     type Item = Result<Bytes, StreamError>;
 
+    /// The replies ready now, framed into one chunk of up to [`BATCH`]
+    /// bytes (as tonic's encoder does): one HTTP/2 DATA frame per reply
+    /// would cost a write per message.
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
-        let Some(replies) = self.replies.as_mut() else {
-            return Poll::Ready(None);
+        let mut batch = BytesMut::new();
+        let status = loop {
+            let Some(replies) = self.replies.as_mut() else {
+                return Poll::Ready(None);
+            };
+            match replies.as_mut().poll_next(cx) {
+                Poll::Ready(Some(Ok(reply))) => {
+                    frame::encode_into(&reply, &mut batch);
+                    if batch.len() >= BATCH {
+                        return Poll::Ready(Some(Ok(batch.freeze())));
+                    }
+                }
+                Poll::Ready(Some(Err(status))) => break status,
+                Poll::Ready(None) => break Status::new(Code::Ok, ""),
+                Poll::Pending if batch.is_empty() => return Poll::Pending,
+                Poll::Pending => return Poll::Ready(Some(Ok(batch.freeze()))),
+            }
         };
-        let status = match std::task::ready!(replies.as_mut().poll_next(cx)) {
-            Some(Ok(reply)) => return Poll::Ready(Some(Ok(frame::encode(&reply)))),
-            Some(Err(status)) => status,
-            None => Status::new(Code::Ok, ""),
-        };
-        // Ended: the stream (and what it holds) goes now.
+        // Ended: the stream (and what it holds) goes now; the status waits
+        // in the trailers slot for the replies framed before it.
         self.replies = None;
         *self.trailers.lock().unwrap_or_else(PoisonError::into_inner) = Some(status.to_headers());
-        Poll::Ready(None)
+        if batch.is_empty() {
+            Poll::Ready(None)
+        } else {
+            Poll::Ready(Some(Ok(batch.freeze())))
+        }
     }
 }
+
+/// The most bytes of framed replies sent as one chunk.
+const BATCH: usize = 32 * 1024;
 
 impl<S> Unpin for Replies<S> {}
