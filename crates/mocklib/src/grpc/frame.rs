@@ -138,7 +138,12 @@ pub(super) fn split(body: &Bytes) -> impl Iterator<Item = Result<Bytes, Status>>
 
 /// A `grpc-timeout` value (`100m`, `5S`, ...); `None` if invalid.
 pub(super) fn parse_timeout(value: &str) -> Option<Duration> {
-    let (digits, unit) = value.split_at(value.len().checked_sub(1)?);
+    // The unit is one ASCII letter: split before it only then (a
+    // multi-byte last character has no boundary there).
+    if !value.as_bytes().last()?.is_ascii() {
+        return None;
+    }
+    let (digits, unit) = value.split_at(value.len() - 1);
     if digits.is_empty() || digits.len() > 8 || !digits.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }
@@ -163,12 +168,36 @@ fn short_name<T>() -> &'static str {
 mod tests {
     use super::*;
 
+    proptest::proptest! {
+        // Whatever bytes a client sends, reading them ends: every message,
+        // then at most one status, and the messages cover the body exactly
+        // when there is no status.
+        #[test]
+        fn any_body_splits_into_messages_or_ends_with_a_status(body in proptest::collection::vec(proptest::num::u8::ANY, 0..64)) {
+            let body = Bytes::from(body);
+            let parts: Vec<_> = split(&body).collect();
+            let statuses = parts.iter().filter(|part| part.is_err()).count();
+            proptest::prop_assert!(statuses <= 1);
+            if statuses == 1 {
+                proptest::prop_assert!(parts.last().unwrap().is_err(), "the status comes last");
+            } else {
+                let framed: usize = parts.iter().map(|part| 5 + part.as_ref().unwrap().len()).sum();
+                proptest::prop_assert_eq!(framed, body.len());
+            }
+        }
+
+        #[test]
+        fn any_timeout_text_parses_or_is_refused(text in "\\PC{0,12}") {
+            let _ = parse_timeout(&text);
+        }
+    }
+
     #[test]
     fn timeouts_parse_as_grpc_writes_them() {
         assert_eq!(parse_timeout("100m"), Some(Duration::from_millis(100)));
         assert_eq!(parse_timeout("5S"), Some(Duration::from_secs(5)));
         assert_eq!(parse_timeout("2H"), Some(Duration::from_secs(7200)));
-        for invalid in ["", "m", "123456789S", "10x", "-1S", "1.5S"] {
+        for invalid in ["", "m", "123456789S", "10x", "-1S", "1.5S", "1é"] {
             assert_eq!(parse_timeout(invalid), None, "{invalid:?}");
         }
     }
