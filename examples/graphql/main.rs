@@ -1,7 +1,7 @@
 //! Mocking a GraphQL API: queries, mutations with typed variables, an
 //! endpoint-scoped link, a catch-all for anonymous operations, and a batch.
 //!
-//! Run with `cargo run --example graphql`.
+//! Run with `cargo run -p example-graphql`.
 
 use mocklib::graphql;
 use mocklib::node::setup_server;

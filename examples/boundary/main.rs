@@ -1,6 +1,6 @@
 //! Boundaries: many concurrent "tests", each with its own handler overrides.
 //!
-//! Run it with `cargo run --example boundary`.
+//! Run it with `cargo run -p example-boundary`.
 
 use mocklib::node::setup_server;
 use mocklib::{BoundaryExt, HttpResponse, http};

@@ -1,7 +1,7 @@
 //! The quick start: a posts API and a user endpoint, served from handlers
 //! and exercised with a real reqwest client.
 //!
-//! Run it with `cargo run --example quickstart`.
+//! Run it with `cargo run -p example-quickstart`.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};

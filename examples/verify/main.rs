@@ -1,7 +1,7 @@
 //! Expectations, the request journal and strict mode: a "test" whose code
 //! under test has a typo, and the report `verify()` prints for it.
 //!
-//! Run it with `cargo run --example verify`.
+//! Run it with `cargo run -p example-verify`.
 
 use mocklib::node::setup_server;
 use mocklib::{HttpResponse, ListenOptions, http};

@@ -2,7 +2,7 @@
 //! reads the answer token by token from a server-sent event stream that
 //! ends with `data: [DONE]`, the way LLM APIs stream.
 //!
-//! Run it with `cargo run --example chat_stream`.
+//! Run it with `cargo run -p example-chat-stream`.
 
 use std::io::Write;
 use std::time::Duration;
