@@ -264,7 +264,7 @@ async fn an_invalid_method_name_is_refused_at_creation() {
         status.message()
     );
     assert!(
-        status.message().contains("body: 5 bytes, binary"),
+        status.message().contains("body: streamed as it arrives"),
         "{}",
         status.message()
     );
@@ -610,21 +610,33 @@ async fn real_greeter() -> std::net::SocketAddr {
             })
         }
     }
+    serve_h2c(|request| async move {
+        let mut grpc = tonic::server::Grpc::new(
+            tonic_prost::ProstCodec::<HelloReply, HelloRequest>::default(),
+        );
+        grpc.unary(Real, request).await
+    })
+    .await
+}
+
+/// A real gRPC server on loopback (hyper, h2c only) answering each request
+/// with `answer`.
+async fn serve_h2c<F, A>(answer: F) -> std::net::SocketAddr
+where
+    F: Fn(http::Request<tonic::body::Body>) -> A + Clone + Send + Sync + 'static,
+    A: std::future::Future<Output = http::Response<tonic::body::Body>> + Send + 'static,
+{
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let address = listener.local_addr().unwrap();
     tokio::spawn(async move {
         loop {
             let (stream, _) = listener.accept().await.unwrap();
-            let service = hyper::service::service_fn(
-                |request: http::Request<hyper::body::Incoming>| async move {
-                    let request = request.map(tonic::body::Body::new);
-                    let mut grpc = tonic::server::Grpc::new(tonic_prost::ProstCodec::<
-                        HelloReply,
-                        HelloRequest,
-                    >::default());
-                    Ok::<_, std::convert::Infallible>(grpc.unary(Real, request).await)
-                },
-            );
+            let answer = answer.clone();
+            let service =
+                hyper::service::service_fn(move |request: http::Request<hyper::body::Incoming>| {
+                    let answered = answer(request.map(tonic::body::Body::new));
+                    async move { Ok::<_, std::convert::Infallible>(answered.await) }
+                });
             tokio::spawn(
                 hyper_util::server::conn::auto::Builder::new(hyper_util::rt::TokioExecutor::new())
                     .http2_only()
@@ -729,4 +741,123 @@ async fn a_call_the_real_server_cannot_take_ends_with_unavailable() {
         "{}",
         status.message()
     );
+}
+
+/// A client that sends 1, 2, 3 one at a time, each only once the reply to
+/// the one before has arrived, on numbers.Counter/Double: against a server
+/// that reads the whole request before answering, it waits forever.
+async fn ping_pong<S>(grpc: &mut tonic::client::Grpc<S>) -> Result<Vec<i64>, tonic::Status>
+where
+    S: tonic::client::GrpcService<tonic::body::Body>,
+    S::ResponseBody: http_body::Body<Data = bytes::Bytes> + Send + 'static,
+    <S::ResponseBody as http_body::Body>::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let (sender, receiver) = tokio::sync::mpsc::channel::<Number>(1);
+    let outgoing = futures_util::stream::unfold(receiver, |mut receiver| async move {
+        receiver.recv().await.map(|number| (number, receiver))
+    });
+    sender.send(Number { value: 1 }).await.unwrap();
+    tokio::time::timeout(GUARD, async {
+        grpc.ready().await.map_err(|e| e.into()).unwrap();
+        let mut replies = grpc
+            .streaming(
+                tonic::Request::new(outgoing),
+                PathAndQuery::from_static(DOUBLE),
+                tonic_prost::ProstCodec::<Number, Number>::default(),
+            )
+            .await?
+            .into_inner();
+        let mut values = Vec::new();
+        let mut sender = Some(sender);
+        loop {
+            match replies.message().await {
+                Ok(Some(reply)) => {
+                    values.push(reply.value);
+                    // The next number only now, or none after the third.
+                    match values.len() {
+                        n @ 1..=2 => sender
+                            .as_ref()
+                            .unwrap()
+                            .send(Number {
+                                value: n as i64 + 1,
+                            })
+                            .await
+                            .unwrap(),
+                        _ => drop(sender.take()),
+                    }
+                }
+                Ok(None) => return Ok(values),
+                Err(status) => return Err(status),
+            }
+        }
+    })
+    .await
+    .expect("the bidirectional call hung: were the messages read as they came?")
+}
+
+#[tokio::test]
+async fn a_bidirectional_call_answers_each_message_before_the_next_is_sent() {
+    let server = setup_server(counter());
+    server.listen();
+
+    // Over the listener (h2c).
+    let mut grpc = client(&server).await;
+    assert_eq!(ping_pong(&mut grpc).await.unwrap(), [2, 4, 6]);
+
+    // In process, through the tower front door.
+    let origin = "http://counter.internal".parse().unwrap();
+    let mut grpc = tonic::client::Grpc::with_origin(server.service(), origin);
+    assert_eq!(ping_pong(&mut grpc).await.unwrap(), [2, 4, 6]);
+    assert_eq!(server.requests().len(), 2);
+}
+
+/// A real gRPC server on loopback (tonic, h2c) whose numbers.Counter/Double
+/// answers each number, times ten, as it arrives.
+async fn real_counter() -> std::net::SocketAddr {
+    use futures_util::StreamExt;
+    #[derive(Clone)]
+    struct Real;
+    type Replies =
+        std::pin::Pin<Box<dyn futures_util::Stream<Item = Result<Number, tonic::Status>> + Send>>;
+    impl tonic::server::StreamingService<Number> for Real {
+        type Response = Number;
+        type ResponseStream = Replies;
+        type Future = std::pin::Pin<
+            Box<
+                dyn std::future::Future<Output = Result<tonic::Response<Replies>, tonic::Status>>
+                    + Send,
+            >,
+        >;
+        fn call(&mut self, request: tonic::Request<tonic::Streaming<Number>>) -> Self::Future {
+            let numbers = request.into_inner();
+            let replies: Replies = Box::pin(numbers.map(|number| {
+                number.map(|n| Number {
+                    value: n.value * 10,
+                })
+            }));
+            Box::pin(async move { Ok(tonic::Response::new(replies)) })
+        }
+    }
+    serve_h2c(|request| async move {
+        let mut grpc =
+            tonic::server::Grpc::new(tonic_prost::ProstCodec::<Number, Number>::default());
+        grpc.streaming(Real, request).await
+    })
+    .await
+}
+
+#[tokio::test]
+async fn an_unhandled_bidirectional_call_streams_both_ways_with_the_real_server() {
+    let real = real_counter().await;
+    let server = setup_server([]);
+    server.listen_with(ListenOptions::new().on_unhandled_request(UnhandledRequest::Bypass));
+    let channel = tonic::transport::Endpoint::from_shared(format!("http://{real}"))
+        .unwrap()
+        .connect_with_connector(proxy_connector(server.proxy_url()))
+        .await
+        .unwrap();
+    let mut grpc = tonic::client::Grpc::new(channel);
+    // Each number reaches the real server, and its reply the client, while
+    // the call goes on.
+    assert_eq!(ping_pong(&mut grpc).await.unwrap(), [10, 20, 30]);
 }

@@ -170,6 +170,7 @@ mod handlers;
 #[cfg_attr(docsrs, doc(cfg(feature = "har")))]
 pub mod har;
 pub mod http;
+mod incoming;
 mod index;
 pub mod journal;
 mod log;
@@ -217,7 +218,7 @@ pub use maybe_send::MaybeSend;
 #[cfg(not(target_arch = "wasm32"))]
 pub use node::ListenOptions;
 pub use params::{ParamValue, Params};
-pub use request::{BodyError, InvalidRequestError, Request, UnsendableRequestError};
+pub use request::{BodyChunks, BodyError, InvalidRequestError, Request, UnsendableRequestError};
 
 /// The old name of [`InvalidRequestError`] (every error type's name ends in
 /// `Error`).

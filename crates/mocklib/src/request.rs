@@ -27,7 +27,10 @@ use bytes::Bytes;
 use http::{HeaderMap, HeaderValue, Method, Version};
 use url::Url;
 
+use crate::body::{Body, StreamError};
 use crate::form_data::{FormData, FormError};
+pub use crate::incoming::BodyChunks;
+use crate::incoming::LiveBody;
 use crate::response::HttpResponse;
 
 /// An intercepted HTTP request with its body already buffered.
@@ -42,11 +45,30 @@ struct RequestParts {
     version: Version,
     headers: HeaderMap,
     body: Bytes,
+    /// A body still arriving (a gRPC call's), read with `body_chunks()`;
+    /// `body` is then empty.
+    live: Option<Arc<LiveBody>>,
     /// How `bypass()` performs this request; set by the engine.
     performer: OnceLock<Arc<dyn Performer>>,
     /// Whether the header values and body own their storage (see
     /// [`Request::detached`]).
     owns_bytes: bool,
+}
+
+/// Whether `headers` say the body is a gRPC call's: `application/grpc`,
+/// `application/grpc+proto` and the like, not gRPC-Web (`application/grpc-web`,
+/// which HTTP/1.1 carries too). Front doors stream such a body (see
+/// [`Request::with_body_stream`]).
+pub(crate) fn is_grpc_content(headers: &HeaderMap) -> bool {
+    headers
+        .get(http::header::CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .is_some_and(|value| {
+            let value = value.trim().to_ascii_lowercase();
+            value == "application/grpc"
+                || value.starts_with("application/grpc+")
+                || value.starts_with("application/grpc;")
+        })
 }
 
 /// Copies the values of `headers` into one new buffer, so that they no
@@ -162,10 +184,60 @@ impl Request {
                 version: Version::HTTP_11,
                 headers,
                 body,
+                live: None,
                 performer: OnceLock::new(),
                 owns_bytes: false,
             }),
         }
+    }
+
+    /// This request with a body that is still arriving, in place of its
+    /// buffered one, which is then empty: [`body_chunks`](Self::body_chunks)
+    /// reads it as it comes. The listener and the tower front door hand a
+    /// gRPC call's body over this way, so a bidirectional call can answer
+    /// each message before the client sends the next (see
+    /// [`BodyChunks`]); every other body is buffered before the handlers
+    /// see it. A chunk the stream fails with ends the body for every reader
+    /// with that error.
+    pub fn with_body_stream<S, B, E>(self, stream: S) -> Self
+    where
+        S: futures_util::Stream<Item = Result<B, E>> + Send + 'static,
+        B: Into<Bytes>,
+        E: Into<Box<dyn std::error::Error + Send + Sync>>,
+    {
+        use futures_util::StreamExt;
+        let source = Box::pin(stream.map(|chunk| chunk.map(Into::into).map_err(StreamError::new)));
+        let shared = &self.inner;
+        Request {
+            inner: Arc::new(RequestParts {
+                method: shared.method.clone(),
+                url: shared.url.clone(),
+                version: shared.version,
+                headers: shared.headers.clone(),
+                body: Bytes::new(),
+                live: Some(Arc::new(LiveBody::new(source))),
+                performer: OnceLock::new(),
+                owns_bytes: shared.owns_bytes,
+            }),
+        }
+    }
+
+    /// Every chunk of the body, from the first: the buffered body as one
+    /// chunk, or a streamed body's chunks as they arrive (see
+    /// [`with_body_stream`](Self::with_body_stream)). Each call reads the
+    /// body from its start.
+    pub fn body_chunks(&self) -> BodyChunks {
+        match &self.inner.live {
+            Some(live) => BodyChunks::live(live),
+            None => BodyChunks::buffered(&self.inner.body),
+        }
+    }
+
+    /// Whether the body is still arriving as a stream (read it with
+    /// [`body_chunks`](Self::body_chunks)); [`body`](Self::body) is then
+    /// empty.
+    pub fn is_body_streamed(&self) -> bool {
+        self.inner.live.is_some()
     }
 
     /// This request as sent with HTTP version `version` (front doors set the
@@ -184,6 +256,7 @@ impl Request {
                 version,
                 headers: shared.headers.clone(),
                 body: shared.body.clone(),
+                live: shared.live.clone(),
                 performer: OnceLock::new(),
                 owns_bytes: shared.owns_bytes,
             }),
@@ -194,8 +267,9 @@ impl Request {
     /// `max_body` bytes). A front door's header values and small body are
     /// slices of its connection's read buffer: a request kept for long (the
     /// journal keeps a thousand) would keep that whole buffer alive.
+    /// A streamed body is left out: it would keep the call's stream open.
     pub(crate) fn detached(&self, max_body: usize) -> Request {
-        if self.inner.owns_bytes && self.body().len() <= max_body {
+        if self.inner.owns_bytes && self.body().len() <= max_body && self.inner.live.is_none() {
             return self.clone();
         }
         let mut headers = self.headers().clone();
@@ -221,6 +295,7 @@ impl Request {
                 version,
                 headers,
                 body,
+                live: None,
                 performer: OnceLock::new(),
                 owns_bytes: true,
             }),
@@ -244,6 +319,7 @@ impl Request {
                 version: parts.version,
                 headers: parts.headers,
                 body,
+                live: None,
                 performer: OnceLock::new(),
                 owns_bytes: false,
             }),
@@ -283,6 +359,17 @@ impl Request {
         *request.uri_mut() = uri;
         *request.headers_mut() = self.inner.headers.clone();
         Ok(request)
+    }
+
+    /// Like [`to_http`](Self::to_http), with a body that streams when this
+    /// request's does (see [`with_body_stream`](Self::with_body_stream)):
+    /// how a request is performed for real.
+    pub(crate) fn to_http_body(&self) -> Result<http::Request<Body>, UnsendableRequestError> {
+        let request = self.to_http()?;
+        Ok(match &self.inner.live {
+            Some(live) => request.map(|_| Body::from_try_stream(BodyChunks::live(live))),
+            None => request.map(Body::from),
+        })
     }
 
     /// The URL cut to a length fit for a message: hostile requests can
@@ -348,7 +435,8 @@ impl Request {
         self.inner.headers.get(name).and_then(|v| v.to_str().ok())
     }
 
-    /// The body bytes (cheap to clone).
+    /// The body bytes (cheap to clone). Empty when the body is streamed
+    /// (a gRPC call's, see [`body_chunks`](Self::body_chunks)).
     pub fn body(&self) -> &Bytes {
         &self.inner.body
     }

@@ -354,7 +354,9 @@ fn unhandled_message(
     let body = request.body();
     let shown = &body[..body.len().min(MAX_BODY_IN_MESSAGE)];
     // Binary bodies (protobuf, images) would only print noise.
-    if shown.iter().any(|&b| b < 0x20 && !b"\t\r\n".contains(&b)) {
+    if request.is_body_streamed() {
+        message.push_str("\n  body: streamed as it arrives (a gRPC call's)\n");
+    } else if shown.iter().any(|&b| b < 0x20 && !b"\t\r\n".contains(&b)) {
         message.push_str(&format!("\n  body: {} bytes, binary\n", body.len()));
     } else if !body.is_empty() {
         let ellipsis = if body.len() > MAX_BODY_IN_MESSAGE {

@@ -1,12 +1,15 @@
 //! gRPC's length-prefixed messages: one byte saying whether the message is
 //! compressed, four bytes of length (big-endian), then the message.
 
+use std::pin::Pin;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use bytes::{BufMut, Bytes, BytesMut};
+use futures_util::{Stream, StreamExt};
 
 use super::{Code, Status};
-use crate::request::Request;
+use crate::request::{BodyChunks, Request};
 
 /// Messages larger than this are refused (gRPC's usual default, 4 MiB).
 pub(super) const MAX_MESSAGE: usize = 4 * 1024 * 1024;
@@ -31,23 +34,16 @@ pub(super) fn encode_into(message: &impl prost::Message, out: &mut BytesMut) {
 
 /// The one message of a unary call, or the status a gRPC server answers
 /// a request it cannot read with.
-pub(super) fn unary_message<M: prost::Message + Default>(request: &Request) -> Result<M, Status> {
-    if let Some(encoding) = request.header("grpc-encoding") {
-        if !encoding.eq_ignore_ascii_case("identity") {
-            return Err(Status::new(
-                Code::Unimplemented,
-                format!(
-                    "mocklib reads identity-encoded messages only, not grpc-encoding {encoding}"
-                ),
-            ));
-        }
-    }
-    let mut messages = split(request.body());
-    let Some(message) = messages.next() else {
+pub(super) async fn unary_message<M: prost::Message + Default>(
+    request: Request,
+) -> Result<M, Status> {
+    check_encoding(&request)?;
+    let mut frames = Frames::of(&request);
+    let Some(message) = frames.next().await else {
         return Err(Status::new(Code::Internal, "a unary call sent no message"));
     };
     let message = message?;
-    if messages.next().is_some() {
+    if frames.next().await.is_some() {
         return Err(Status::new(
             Code::Unimplemented,
             "a unary call sent more than one message",
@@ -81,21 +77,42 @@ pub(super) fn decode<M: prost::Message + Default>(message: Bytes) -> Result<M, S
 }
 
 /// The messages of a body, each or the status its framing earns.
-pub(super) fn split(body: &Bytes) -> impl Iterator<Item = Result<Bytes, Status>> {
-    let mut rest = body.clone();
-    std::iter::from_fn(move || {
-        if rest.is_empty() {
+#[cfg(test)]
+fn split(body: &Bytes) -> impl Iterator<Item = Result<Bytes, Status>> {
+    let mut framer = Framer::default();
+    framer.push(body);
+    std::iter::from_fn(move || framer.next_message().or_else(|| framer.finish().map(Err)))
+}
+
+/// Splits a body into its messages as its bytes arrive.
+#[derive(Debug, Default)]
+struct Framer {
+    buffer: BytesMut,
+    /// A bad prefix or the body's end was met: nothing more comes out.
+    spent: bool,
+}
+
+impl Framer {
+    fn push(&mut self, chunk: &[u8]) {
+        if !self.spent {
+            self.buffer.extend_from_slice(chunk);
+        }
+    }
+
+    /// The next whole message, or the status a bad prefix earns (nothing
+    /// comes after it); `None` until more bytes arrive. A prefix over the
+    /// limit is refused as soon as it arrives, not once its bytes have.
+    fn next_message(&mut self) -> Option<Result<Bytes, Status>> {
+        if self.spent || self.buffer.len() < 5 {
             return None;
         }
-        if rest.len() < 5 {
-            rest.clear();
-            return Some(Err(Status::new(
-                Code::Internal,
-                "a message frame is cut short: fewer than 5 bytes of prefix",
-            )));
-        }
-        let compressed = rest[0];
-        let length = u32::from_be_bytes([rest[1], rest[2], rest[3], rest[4]]) as usize;
+        let compressed = self.buffer[0];
+        let length = u32::from_be_bytes([
+            self.buffer[1],
+            self.buffer[2],
+            self.buffer[3],
+            self.buffer[4],
+        ]) as usize;
         let problem = match compressed {
             0 => None,
             1 => Some(Status::new(
@@ -114,26 +131,89 @@ pub(super) fn split(body: &Bytes) -> impl Iterator<Item = Result<Bytes, Status>>
                     format!("a message of {length} bytes, over the limit of {MAX_MESSAGE}"),
                 )
             })
-        })
-        .or_else(|| {
-            (rest.len() - 5 < length).then(|| {
-                Status::new(
-                    Code::Internal,
-                    format!(
-                        "a message frame says {length} bytes but {} follow",
-                        rest.len() - 5
-                    ),
-                )
-            })
         });
         if let Some(problem) = problem {
-            rest.clear();
+            self.spent = true;
+            self.buffer = BytesMut::new();
             return Some(Err(problem));
         }
-        let message = rest.slice(5..5 + length);
-        rest = rest.slice(5 + length..);
-        Some(Ok(message))
-    })
+        if self.buffer.len() - 5 < length {
+            return None;
+        }
+        let mut framed = self.buffer.split_to(5 + length);
+        Some(Ok(framed.split_off(5).freeze()))
+    }
+
+    /// The status a body that ends here earns: one whose last message is
+    /// cut short.
+    fn finish(&mut self) -> Option<Status> {
+        if std::mem::replace(&mut self.spent, true) || self.buffer.is_empty() {
+            return None;
+        }
+        let buffer = std::mem::take(&mut self.buffer);
+        Some(Status::new(
+            Code::Internal,
+            match buffer.get(..5) {
+                None => "a message frame is cut short: fewer than 5 bytes of prefix".to_owned(),
+                Some(prefix) => format!(
+                    "a message frame says {} bytes but {} follow",
+                    u32::from_be_bytes([prefix[1], prefix[2], prefix[3], prefix[4]]),
+                    buffer.len() - 5
+                ),
+            },
+        ))
+    }
+}
+
+/// A call's messages as they arrive, then at most one status: bad framing,
+/// or a body that failed (the client reset the call).
+#[derive(Debug)]
+pub(super) struct Frames {
+    /// `None` once the body has ended or failed.
+    chunks: Option<BodyChunks>,
+    framer: Framer,
+}
+
+impl Frames {
+    pub(super) fn of(request: &Request) -> Self {
+        Frames {
+            chunks: Some(request.body_chunks()),
+            framer: Framer::default(),
+        }
+    }
+}
+
+impl Stream for Frames {
+    type Item = Result<Bytes, Status>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let this = &mut *self;
+        loop {
+            if let Some(message) = this.framer.next_message() {
+                if message.is_err() {
+                    this.chunks = None;
+                }
+                return Poll::Ready(Some(message));
+            }
+            let Some(chunks) = this.chunks.as_mut() else {
+                return Poll::Ready(None);
+            };
+            match std::task::ready!(chunks.poll_next_unpin(cx)) {
+                Some(Ok(chunk)) => this.framer.push(&chunk),
+                Some(Err(error)) => {
+                    this.chunks = None;
+                    return Poll::Ready(Some(Err(Status::new(
+                        Code::Cancelled,
+                        format!("the call's request stream failed: {error}"),
+                    ))));
+                }
+                None => {
+                    this.chunks = None;
+                    return Poll::Ready(this.framer.finish().map(Err));
+                }
+            }
+        }
+    }
 }
 
 /// A `grpc-timeout` value (`100m`, `5S`, ...); `None` if invalid.

@@ -100,12 +100,7 @@ impl HandlerKind for GrpcHandler {
 /// Whether the request's content type is gRPC's (`application/grpc`,
 /// `application/grpc+proto`, ...).
 pub(super) fn is_grpc(request: &Request) -> bool {
-    request.header("content-type").is_some_and(|value| {
-        let value = value.trim().to_ascii_lowercase();
-        value == "application/grpc"
-            || value.starts_with("application/grpc+")
-            || value.starts_with("application/grpc;")
-    })
+    crate::request::is_grpc_content(request.headers())
 }
 
 const GRPC: HeaderValue = HeaderValue::from_static("application/grpc");

@@ -46,10 +46,12 @@
 //!
 //! A stream of replies ends the call with `OK` when it ends, or with the
 //! first `Err(status)` it yields, after the replies before it. The client's
-//! messages ([`Messages`]) reach the resolver once the client has sent them
-//! all (mocklib reads a request whole before resolving it), so a
-//! bidirectional call whose client waits for a reply before it sends more
-//! cannot be mocked yet. Calls reach the handlers in process through the
+//! messages ([`Messages`]) reach the resolver as they arrive, so a
+//! bidirectional call can answer each message before the client sends the
+//! next, as chat-like protocols expect (mocklib buffers every other request
+//! body before resolving it; a call's body ends only with the call, see
+//! [`Request::with_body_stream`](crate::Request::with_body_stream)). Calls
+//! reach the handlers in process through the
 //! tower front door, with no socket — a generated client takes it:
 //! `GreeterClient::with_origin(server.service(), origin)` — or through the
 //! listener: h2c on the base URL ([`Server::url`](crate::node::Server::url)).
@@ -69,7 +71,6 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use bytes::Bytes;
 use futures_util::Stream;
 use http::HeaderMap;
 
@@ -162,23 +163,22 @@ where
     }
 }
 
-/// The messages a client streamed (client and bidirectional streaming):
-/// a `Stream` of each message decoded, or the status a bad one earns.
+/// The messages a client streams (client and bidirectional streaming): a
+/// `Stream` of each message decoded as it arrives, or the status a bad one
+/// earns (after which the stream ends).
 #[derive(Debug)]
 pub struct Messages<M> {
-    frames: std::vec::IntoIter<Result<Bytes, Status>>,
+    frames: frame::Frames,
     _message: std::marker::PhantomData<fn() -> M>,
 }
 
 impl<M: prost::Message + Default> Stream for Messages<M> {
     type Item = Result<M, Status>;
 
-    fn poll_next(mut self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
-        Poll::Ready(
-            self.frames
-                .next()
-                .map(|frame| frame.and_then(|bytes| frame::decode::<M>(bytes))),
-        )
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        Pin::new(&mut self.frames)
+            .poll_next(cx)
+            .map(|frame| frame.map(|frame| frame.and_then(frame::decode::<M>)))
     }
 }
 
@@ -209,12 +209,9 @@ where
     F: Fn(GrpcArgs<Req>) -> O + Send + Sync + 'static,
     O: GrpcOutput<Reply, M>,
 {
-    method_handler(
-        method,
-        frame::unary_message::<Req>,
-        resolver,
-        |reply: Reply| reply_response(&reply),
-    )
+    method_handler(method, unary_message::<Req>, resolver, |reply: Reply| {
+        reply_response(&reply)
+    })
 }
 
 /// A handler for the server-streaming method `method`: the resolver gets the
@@ -248,7 +245,7 @@ where
 {
     method_handler(
         method,
-        frame::unary_message::<Req>,
+        unary_message::<Req>,
         resolver,
         stream_response::<Reply, S>,
     )
@@ -347,51 +344,65 @@ pub(crate) fn unavailable(message: &str) -> http::Response<crate::Body> {
         .expect("a status-only response is valid")
 }
 
+/// How a method kind reads its resolver's message(s) from the request.
+type Read<T> = fn(Request) -> crate::maybe_send::BoxFuture<Result<T, Status>>;
+
 /// The handler of one method kind: `read` makes the resolver's message(s)
 /// of the request, `respond` the response of its `Ok` answer.
 fn method_handler<T, R, F, O, M>(
     method: &str,
-    read: fn(&Request) -> Result<T, Status>,
+    read: Read<T>,
     resolver: F,
     respond: fn(R) -> crate::HttpResponse,
 ) -> Result<Handler, PatternError>
 where
-    T: 'static,
+    T: MaybeSend + 'static,
     R: MaybeSend + 'static,
     F: Fn(GrpcArgs<T>) -> O + Send + Sync + 'static,
     O: GrpcOutput<R, M>,
 {
+    let resolver = std::sync::Arc::new(resolver);
     handler::handler(method, move |request, call| {
-        let args = args(request, call, read)?;
-        let deadline = args.deadline;
-        Ok(answer(deadline, resolver(args).into_answer(), respond))
-    })
-}
-
-/// The resolver's arguments, with the message(s) `read` makes of the body.
-fn args<T>(
-    request: Request,
-    call: CallContext,
-    read: impl FnOnce(&Request) -> Result<T, Status>,
-) -> Result<GrpcArgs<T>, Status> {
-    Ok(GrpcArgs {
-        message: read(&request)?,
-        metadata: request.headers().clone(),
-        deadline: request
+        let deadline = request
             .header("grpc-timeout")
-            .and_then(frame::parse_timeout),
-        request,
-        call,
+            .and_then(frame::parse_timeout);
+        let resolver = std::sync::Arc::clone(&resolver);
+        let answered = async move {
+            let message = match read(request.clone()).await {
+                Ok(message) => message,
+                Err(status) => return Some(Err(status)),
+            };
+            let args = GrpcArgs {
+                message,
+                metadata: request.headers().clone(),
+                deadline,
+                request,
+                call,
+            };
+            resolver(args).into_answer().await
+        };
+        Ok(answer(deadline, Box::pin(answered), respond))
     })
 }
 
-/// The client's messages, each decoded when the resolver reads it.
-fn messages<M>(request: &Request) -> Result<Messages<M>, Status> {
-    frame::check_encoding(request)?;
-    Ok(Messages {
-        frames: frame::split(request.body()).collect::<Vec<_>>().into_iter(),
-        _message: std::marker::PhantomData,
-    })
+/// The one message of a unary or server-streaming call.
+fn unary_message<M>(request: Request) -> crate::maybe_send::BoxFuture<Result<M, Status>>
+where
+    M: prost::Message + Default + 'static,
+{
+    Box::pin(frame::unary_message::<M>(request))
+}
+
+/// The client's messages, each decoded as it arrives.
+fn messages<M: 'static>(
+    request: Request,
+) -> crate::maybe_send::BoxFuture<Result<Messages<M>, Status>> {
+    Box::pin(std::future::ready(frame::check_encoding(&request).map(
+        |()| Messages {
+            frames: frame::Frames::of(&request),
+            _message: std::marker::PhantomData,
+        },
+    )))
 }
 
 /// The call that awaits the resolver's answer and makes it a response; a

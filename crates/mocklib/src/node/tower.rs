@@ -39,7 +39,8 @@ use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use bytes::Bytes;
+use bytes::{Buf, Bytes};
+use futures_util::StreamExt;
 use http_body::{Body, Frame, SizeHint};
 use http_body_util::{BodyExt, Full};
 use tower_layer::Layer;
@@ -129,9 +130,7 @@ where
         let scope = self.door.scope();
         let inner = self.inner.clone();
         Box::pin(async move {
-            let (parts, body) = request.into_parts();
-            let body = body.collect().await.map_err(Into::into)?.to_bytes();
-            let request = Request::from_http(http::Request::from_parts(parts, body), "http")?;
+            let request = incoming(request).await?;
             match scope.resolve(request, None).await {
                 Outcome::Mocked(response) => Ok(response.map(MockBody::mocked)),
                 Outcome::NetworkError(error) => Err(error.into()),
@@ -141,8 +140,16 @@ where
                 }
                 Outcome::Passthrough(passthrough) => {
                     let outgoing = match passthrough.request().to_http() {
-                        Ok(outgoing) => outgoing.map(Full::new),
+                        Ok(outgoing) => outgoing,
                         Err(error) => return Ok(unsendable(passthrough.request(), &error)),
+                    };
+                    // The inner service takes a buffered body: a streamed
+                    // one (a gRPC call's) is read in full first.
+                    let outgoing = if passthrough.request().is_body_streamed() {
+                        let body = read_all(passthrough.request()).await?;
+                        outgoing.map(|_| Full::new(body))
+                    } else {
+                        outgoing.map(Full::new)
                     };
                     let response = call_ready(inner, outgoing).await?;
                     let capture = passthrough.capture(
@@ -156,6 +163,40 @@ where
             }
         })
     }
+}
+
+/// The canonical request: a gRPC call's body streamed as it arrives (its
+/// client may wait for replies before it sends more), any other read in full.
+async fn incoming<B>(request: http::Request<B>) -> Result<Request, BoxError>
+where
+    B: Body + Send + 'static,
+    B::Data: Send,
+    B::Error: Into<BoxError>,
+{
+    let (parts, body) = request.into_parts();
+    if crate::request::is_grpc_content(&parts.headers) {
+        let head = Request::from_http(http::Request::from_parts(parts, Bytes::new()), "http")?;
+        let chunks = body.into_data_stream().map(|data| {
+            data.map(|mut data| data.copy_to_bytes(data.remaining()))
+                .map_err(Into::<BoxError>::into)
+        });
+        return Ok(head.with_body_stream(chunks));
+    }
+    let body = body.collect().await.map_err(Into::into)?.to_bytes();
+    Ok(Request::from_http(
+        http::Request::from_parts(parts, body),
+        "http",
+    )?)
+}
+
+/// A streamed body, read in full.
+async fn read_all(request: &Request) -> Result<Bytes, BoxError> {
+    let mut chunks = request.body_chunks();
+    let mut body = bytes::BytesMut::new();
+    while let Some(chunk) = chunks.next().await {
+        body.extend_from_slice(&chunk?);
+    }
+    Ok(body.freeze())
 }
 
 /// The answer to a request to pass on that cannot become an

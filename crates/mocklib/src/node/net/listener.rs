@@ -274,14 +274,13 @@ fn admit(
 impl Resolve {
     async fn run(self) -> Result<http::Response<ResponseBody>, BoxError> {
         let (method, url, version, headers) = (self.method, self.url, self.version, self.headers);
-        let body = self.body.collect().await?.to_bytes();
-        // A small body is a slice of the connection's read buffer: copied,
-        // the request owns all its bytes and the journal may keep it as is.
-        let request = if body.len() <= MAX_BODY {
-            let body = Bytes::copy_from_slice(&body);
-            Request::from_owned_parts(method, url, version, headers, body)
+        let request = if crate::request::is_grpc_content(&headers) {
+            // A call's body ends with the call: its messages reach the
+            // handler (or the real server) as they come.
+            Request::from_owned_parts(method, url, version, headers, Bytes::new())
+                .with_body_stream(self.body.into_data_stream())
         } else {
-            Request::from_parts(method, url, headers, body).with_version(version)
+            buffered(method, url, version, headers, self.body).await?
         };
         let shared = self.shared;
         let scope = self.scope.unwrap_or_else(|| shared.engine.current_scope());
@@ -301,6 +300,25 @@ impl Resolve {
         };
         respond(&shared, outcome, delivery).await
     }
+}
+
+/// The request with its body read in full.
+async fn buffered(
+    method: http::Method,
+    url: url::Url,
+    version: Version,
+    headers: http::HeaderMap,
+    body: Incoming,
+) -> Result<Request, BoxError> {
+    let body = body.collect().await?.to_bytes();
+    // A small body is a slice of the connection's read buffer: copied,
+    // the request owns all its bytes and the journal may keep it as is.
+    Ok(if body.len() <= MAX_BODY {
+        let body = Bytes::copy_from_slice(&body);
+        Request::from_owned_parts(method, url, version, headers, body)
+    } else {
+        Request::from_parts(method, url, headers, body).with_version(version)
+    })
 }
 
 /// A `CONNECT`: a tunnel, unless it comes inside one.
@@ -451,8 +469,8 @@ async fn perform_for_real(
             ),
         );
     }
-    let mut outgoing = match request.to_http() {
-        Ok(outgoing) => outgoing.map(Full::new),
+    let mut outgoing = match request.to_http_body() {
+        Ok(outgoing) => outgoing,
         // RFC 9110 §15.5.15: 414 for a URL too long to send on.
         Err(error) => return plain(error.status_code(), &request.unsendable_message(&error)),
     };

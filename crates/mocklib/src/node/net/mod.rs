@@ -512,12 +512,10 @@ impl UpstreamPerformer {
             .get()
             .cloned()
             .map_err(|error| PerformError::Failed(error.to_owned()));
-        let outgoing = request.to_http();
+        let outgoing = request.to_http_body();
         Box::pin(async move {
             use http_body_util::BodyExt;
-            let outgoing = outgoing
-                .map_err(PerformError::Unsendable)?
-                .map(http_body_util::Full::new);
+            let outgoing = outgoing.map_err(PerformError::Unsendable)?;
             let response = upstream?
                 .perform(outgoing)
                 .await

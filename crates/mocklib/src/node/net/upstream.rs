@@ -30,20 +30,21 @@ use std::io;
 use std::sync::Arc;
 use std::time::Duration;
 
-use bytes::Bytes;
 use http::header::{self, HeaderMap, HeaderName, HeaderValue};
 use http::uri::Scheme;
 use http::{Method, Uri, Version};
 use http_body::Body as _;
-use http_body_util::Full;
+
+use crate::Body;
 use hyper_rustls::{HttpsConnector, HttpsConnectorBuilder};
 use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::{TokioExecutor, TokioTimer};
 use rustls_pki_types::CertificateDer;
 
-/// The request body the upstream client sends (buffered once by mocklib).
-pub(crate) type UpstreamRequest = http::Request<Full<Bytes>>;
+/// The request the upstream client sends: its body buffered once by
+/// mocklib, or streamed as it arrives (a gRPC call's).
+pub(crate) type UpstreamRequest = http::Request<Body>;
 
 /// How long an idle pooled connection is kept before it is closed.
 const POOL_IDLE_TIMEOUT: Duration = Duration::from_secs(90);
@@ -107,10 +108,10 @@ pub(crate) fn strip_hop_by_hop(headers: &mut HeaderMap) {
 /// after [`POOL_IDLE_TIMEOUT`] of idleness.
 #[derive(Clone)]
 pub(crate) struct Upstream {
-    client: Client<HttpsConnector<HttpConnector>, Full<Bytes>>,
+    client: Client<HttpsConnector<HttpConnector>, Body>,
     /// HTTP/2 only, also over plain TCP (prior knowledge): for gRPC, which
     /// has no HTTP/1.1 form.
-    http2: Client<HttpsConnector<HttpConnector>, Full<Bytes>>,
+    http2: Client<HttpsConnector<HttpConnector>, Body>,
     /// Number of trusted root certificates, to explain verification failures
     /// on machines without a system store.
     trusted_roots: usize,
@@ -331,11 +332,7 @@ fn client_config(roots: Arc<rustls::RootCertStore>) -> Result<rustls::ClientConf
 /// Whether `request` is a gRPC call, which only HTTP/2 carries: to a plain
 /// `http://` upstream it goes with prior knowledge (h2c).
 fn is_grpc(request: &UpstreamRequest) -> bool {
-    request
-        .headers()
-        .get(http::header::CONTENT_TYPE)
-        .and_then(|value| value.to_str().ok())
-        .is_some_and(|value| value.starts_with("application/grpc"))
+    crate::request::is_grpc_content(request.headers())
 }
 
 /// TLS (`config`, ALPN h2 and http/1.1) or plain TCP, by the URI's scheme.
@@ -407,7 +404,7 @@ fn add_roots(
 /// header hyper computes it from the body, so nothing is added here.
 fn sync_content_length(request: &mut UpstreamRequest) {
     let Some(length) = request.body().size_hint().exact() else {
-        return; // `Full` always knows its size; nothing to reconcile otherwise.
+        return; // A streamed body: hyper frames it as it comes.
     };
     let headers = request.headers_mut();
     let expected = length.to_string();
@@ -600,6 +597,7 @@ pub(crate) struct Failed {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use bytes::Bytes;
 
     use std::convert::Infallible;
     use std::net::SocketAddr;
@@ -631,7 +629,7 @@ mod tests {
         http::Request::builder()
             .method(method)
             .uri(uri.as_ref())
-            .body(Full::new(Bytes::from_static(body.as_bytes())))
+            .body(Body::from(Bytes::from_static(body.as_bytes())))
             .expect("valid test request")
     }
 
@@ -836,7 +834,9 @@ mod tests {
                                 req.uri().authority().map(|a| a.as_str()),
                                 req.headers().get(header::HOST)
                             );
-                            Ok::<_, Infallible>(http::Response::new(Full::new(Bytes::from(body))))
+                            Ok::<_, Infallible>(http::Response::new(http_body_util::Full::new(
+                                Bytes::from(body),
+                            )))
                         },
                     );
                     let _ = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new())
