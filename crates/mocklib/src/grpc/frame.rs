@@ -39,26 +39,37 @@ pub(super) async fn unary_message<M: prost::Message + Default>(
 ) -> Result<M, Status> {
     check_encoding(&request)?;
     let mut frames = Frames::of(&request);
+    // gRPC's status codes: a method that takes exactly one request and got
+    // another number of them is a cardinality violation, UNIMPLEMENTED.
     let Some(message) = frames.next().await else {
-        return Err(Status::new(Code::Internal, "a unary call sent no message"));
-    };
-    let message = message?;
-    if frames.next().await.is_some() {
         return Err(Status::new(
             Code::Unimplemented,
-            "a unary call sent more than one message",
+            "a unary call sent no message",
         ));
+    };
+    let message = message?;
+    match frames.next().await {
+        None => decode(message),
+        // A malformed frame after the message: the body is broken, which
+        // says more than that it holds more than one message.
+        Some(Err(malformed)) => Err(malformed),
+        Some(Ok(_)) => Err(Status::new(
+            Code::Unimplemented,
+            "a unary call sent more than one message",
+        )),
     }
-    decode(message)
 }
 
-/// Refuses compressed messages: mocklib reads `identity` only.
+/// Refuses compressed messages: mocklib reads `identity` only. As gRPC's
+/// compression spec asks, the answer names what it accepts
+/// (`grpc-accept-encoding`).
 pub(super) fn check_encoding(request: &Request) -> Result<(), Status> {
     match request.header("grpc-encoding") {
         Some(encoding) if !encoding.eq_ignore_ascii_case("identity") => Err(Status::new(
             Code::Unimplemented,
             format!("mocklib reads identity-encoded messages only, not grpc-encoding {encoding}"),
-        )),
+        )
+        .with_metadata("grpc-accept-encoding", "identity")),
         _ => Ok(()),
     }
 }
@@ -280,6 +291,50 @@ mod tests {
         for invalid in ["", "m", "123456789S", "10x", "-1S", "1.5S", "1é"] {
             assert_eq!(parse_timeout(invalid), None, "{invalid:?}");
         }
+    }
+
+    /// SayHello's request, as a unary call of `String` (prost's
+    /// `StringValue`: field 1) reads it.
+    fn unary_call(body: &[u8], encoding: Option<&str>) -> Result<String, Status> {
+        let mut headers = http::HeaderMap::new();
+        if let Some(encoding) = encoding {
+            headers.insert("grpc-encoding", encoding.parse().unwrap());
+        }
+        let url = url::Url::parse("http://greeter.test/helloworld.Greeter/SayHello").unwrap();
+        let request = Request::from_parts(
+            http::Method::POST,
+            url,
+            headers,
+            Bytes::copy_from_slice(body),
+        );
+        // A buffered body: read at once.
+        futures_util::FutureExt::now_or_never(unary_message::<String>(request))
+            .expect("a buffered body is read at once")
+    }
+
+    #[test]
+    fn a_unary_call_takes_exactly_one_message_in_identity() {
+        let one = b"\0\0\0\0\x04\x0a\x02hi";
+        assert_eq!(unary_call(one, None).unwrap(), "hi");
+        assert_eq!(unary_call(one, Some("identity")).unwrap(), "hi");
+
+        // Zero or two: a cardinality violation, UNIMPLEMENTED.
+        let none = unary_call(b"", None).unwrap_err();
+        assert_eq!(none.code(), Code::Unimplemented, "{none}");
+        let two = unary_call(&[&one[..], &one[..]].concat(), None).unwrap_err();
+        assert_eq!(two.code(), Code::Unimplemented, "{two}");
+        assert!(two.message().contains("more than one message"), "{two}");
+
+        // One, then a broken frame: the broken frame is what is wrong.
+        let cut = unary_call(&[&one[..], b"\0\0\0\0\x09abc"].concat(), None).unwrap_err();
+        assert_eq!(cut.code(), Code::Internal, "{cut}");
+        assert!(cut.message().contains("says 9 bytes but 3 follow"), "{cut}");
+
+        // Compressed: UNIMPLEMENTED, naming the encoding and what is read.
+        let gzip = unary_call(one, Some("gzip")).unwrap_err();
+        assert_eq!(gzip.code(), Code::Unimplemented, "{gzip}");
+        assert!(gzip.message().ends_with("not grpc-encoding gzip"), "{gzip}");
+        assert_eq!(gzip.metadata()["grpc-accept-encoding"], "identity");
     }
 
     #[test]

@@ -84,10 +84,22 @@ impl HandlerKind for GrpcHandler {
 
     fn try_match(&self, context: &MatchContext<'_>) -> Option<Matched> {
         let request = context.request();
-        if request.method() != Method::POST || !is_grpc(request) {
+        if request.method() != Method::POST {
             return None;
         }
         self.predicate.matches(request, context.base_url())?;
+        if !is_grpc(request) {
+            // gRPC over HTTP/2: a server answers a POST to its method of
+            // another content type with 415 Unsupported Media Type. Left
+            // unmatched, it would be unhandled (over the listener, a 502
+            // "no handler answered", which hides the handler and the
+            // reason). An `http` handler for the same path still answers
+            // such a request when it comes before this one.
+            let refusal = unsupported_media_type(request);
+            return Some(Matched::new(move |_| {
+                ResolverCall::ready(Resolution::Respond(refusal))
+            }));
+        }
         let (request, respond) = (request.clone(), Arc::clone(&self.respond));
         Some(Matched::new(move |call| {
             respond(request, call).unwrap_or_else(|status| {
@@ -101,6 +113,18 @@ impl HandlerKind for GrpcHandler {
 /// `application/grpc+proto`, ...).
 pub(super) fn is_grpc(request: &Request) -> bool {
     crate::request::is_grpc_content(request.headers())
+}
+
+/// The 415 a POST of another content type to a gRPC method gets, saying
+/// what the method takes.
+fn unsupported_media_type(request: &Request) -> HttpResponse {
+    let received = request.header("content-type").unwrap_or("no content type");
+    HttpResponse::text(format!(
+        "mocklib: {} is a gRPC method: it takes content type application/grpc \
+         (or application/grpc+proto), not {received}\n",
+        request.url().path()
+    ))
+    .status(415)
 }
 
 const GRPC: HeaderValue = HeaderValue::from_static("application/grpc");
@@ -199,3 +223,45 @@ where
 const BATCH: usize = 32 * 1024;
 
 impl<S> Unpin for Replies<S> {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn post(content_type: &str) -> Request {
+        let mut headers = HeaderMap::new();
+        headers.insert("content-type", content_type.parse().unwrap());
+        let url = url::Url::parse("http://greeter.test/helloworld.Greeter/SayHello").unwrap();
+        Request::from_parts(Method::POST, url, headers, Bytes::from_static(b"{}"))
+    }
+
+    #[test]
+    fn only_grpc_content_types_are_calls_and_others_get_415() {
+        for grpc in [
+            "application/grpc",
+            "application/grpc+proto",
+            "Application/GRPC; charset=utf-8",
+        ] {
+            assert!(is_grpc(&post(grpc)), "{grpc}");
+        }
+        let say_hello = handler("helloworld.Greeter/SayHello", |_, _| {
+            Err(Status::new(Code::Internal, "not a call"))
+        })
+        .unwrap();
+        for other in ["application/json", "application/grpc-web", "text/plain"] {
+            let request = post(other);
+            assert!(!is_grpc(&request), "{other}");
+            // The method's handler takes the request, to refuse it.
+            assert!(say_hello.matches(&request, None), "{other}");
+            let refusal = unsupported_media_type(&request).into_http().unwrap();
+            assert_eq!(refusal.status(), http::StatusCode::UNSUPPORTED_MEDIA_TYPE);
+            assert!(
+                refusal.headers()["content-type"]
+                    .to_str()
+                    .unwrap()
+                    .starts_with("text/plain"),
+                "{other}"
+            );
+        }
+    }
+}

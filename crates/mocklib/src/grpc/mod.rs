@@ -57,10 +57,14 @@
 //! listener: h2c on the base URL ([`Server::url`](crate::node::Server::url)).
 //!
 //! A request that is not a valid call of the method is answered with the
-//! status a gRPC server gives it: a malformed frame or a message that does
-//! not decode with `INTERNAL`, a compressed message (mocklib reads
-//! `identity` only) with `UNIMPLEMENTED`, more than one message on a unary
-//! method with `UNIMPLEMENTED`, each with a message saying why.
+//! status a gRPC server gives it, with a message saying why: a malformed
+//! frame or a message that does not decode with `INTERNAL`; a compressed
+//! message (mocklib reads `identity` only) with `UNIMPLEMENTED` and
+//! `grpc-accept-encoding: identity`; no message or more than one on a unary
+//! or server-streaming method with `UNIMPLEMENTED`; a message over 4 MiB
+//! with `RESOURCE_EXHAUSTED`, as soon as its length prefix arrives. A
+//! `POST` of another content type to a method a handler serves gets HTTP
+//! 415 (it is answered by that handler, so it counts as one of its calls).
 
 mod frame;
 mod handler;
