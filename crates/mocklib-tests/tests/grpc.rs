@@ -861,3 +861,63 @@ async fn an_unhandled_bidirectional_call_streams_both_ways_with_the_real_server(
     // the call goes on.
     assert_eq!(ping_pong(&mut grpc).await.unwrap(), [10, 20, 30]);
 }
+
+#[tokio::test]
+async fn the_journal_shows_every_message_both_ways_and_the_status() {
+    use mocklib::grpc::CallRecord;
+    let server = setup_server(counter());
+    server.listen();
+    let mut grpc = client(&server).await;
+    assert_eq!(ping_pong(&mut grpc).await.unwrap(), [2, 4, 6]);
+    // A server stream that ends with a status after twelve replies.
+    grpc.ready().await.unwrap();
+    let response = grpc
+        .server_streaming(
+            tonic::Request::new(Number { value: 20 }),
+            PathAndQuery::from_static(COUNT),
+            tonic_prost::ProstCodec::default(),
+        )
+        .await;
+    let (values, status) = streamed_replies(response).await;
+    assert_eq!(values.len(), 12);
+    assert_eq!(status.unwrap().code(), tonic::Code::OutOfRange);
+
+    let journal = server.requests();
+    let calls: Vec<&CallRecord> = journal.iter().filter_map(CallRecord::of).collect();
+    assert_eq!(calls.len(), 2, "{journal:?}");
+
+    let bidi = calls[0];
+    assert_eq!(bidi.method(), DOUBLE);
+    let shown = |messages: Vec<mocklib::grpc::RecordedMessage>| {
+        messages.iter().map(|m| m.text()).collect::<Vec<_>>()
+    };
+    assert_eq!(
+        shown(bidi.requests()),
+        [
+            "Number { value: 1 }",
+            "Number { value: 2 }",
+            "Number { value: 3 }"
+        ]
+    );
+    assert_eq!(
+        shown(bidi.replies()),
+        [
+            "Number { value: 2 }",
+            "Number { value: 4 }",
+            "Number { value: 6 }"
+        ]
+    );
+    assert_eq!(bidi.status().map(|s| s.code()), Some(Code::Ok));
+    // The bytes are the protobuf encoding: field 1, varint 2.
+    assert_eq!(&bidi.replies()[0].bytes()[..], [0x08, 0x02]);
+
+    let count = calls[1];
+    assert_eq!(shown(count.requests()), ["Number { value: 20 }"]);
+    assert_eq!(count.replies_sent(), 12);
+    assert_eq!(count.replies()[11].text(), "Number { value: 12 }");
+    let status = count.status().unwrap();
+    assert_eq!(
+        (status.code(), status.message()),
+        (Code::OutOfRange, "13 is unlucky")
+    );
+}

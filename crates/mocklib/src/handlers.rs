@@ -311,9 +311,13 @@ impl Scope {
         handler: Option<&Handler>,
         answer: Answer,
         base_url: Option<&url::Url>,
+        extensions: Option<&http::Extensions>,
     ) {
         if capacity > 0 {
-            let entry = RecordedRequest::new(request, handler, answer, base_url);
+            let mut entry = RecordedRequest::new(request, handler, answer, base_url);
+            if let Some(extensions) = extensions.filter(|e| !e.is_empty()) {
+                entry.set_extensions(extensions.clone());
+            }
             let evicted = self.lock().journal.push(capacity, entry);
             // Freed after the lock: the journal may hold an old request's last reference.
             drop(evicted);

@@ -76,6 +76,8 @@ pub struct RecordedRequest {
     handler: Option<Handler>,
     answer: Answer,
     base_url: Option<Url>,
+    /// The typed values the mocked response carried.
+    extensions: http::Extensions,
 }
 
 impl RecordedRequest {
@@ -121,6 +123,38 @@ impl RecordedRequest {
         &self.answer
     }
 
+    /// The typed values the mocked response carried
+    /// ([`HttpResponse::extension`](crate::HttpResponse::extension)): what a
+    /// handler kind tells the journal beyond the request and its status,
+    /// such as a gRPC call's messages and status
+    /// ([`grpc::CallRecord`](crate::grpc::CallRecord), feature `grpc`).
+    /// Empty for any other answer.
+    ///
+    /// ```
+    /// use mocklib::{http, HttpResponse, node::setup_server};
+    ///
+    /// #[derive(Clone, Debug, PartialEq)]
+    /// struct Served(&'static str);
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let server = setup_server([http::get("https://api.example.com/user", |_| {
+    ///     HttpResponse::text("John").extension(Served("from the fixture"))
+    /// })]);
+    /// server.listen();
+    /// let client = reqwest_middleware::ClientBuilder::new(reqwest::Client::new())
+    ///     .with(server.middleware())
+    ///     .build();
+    /// client.get("https://api.example.com/user").send().await?;
+    /// let [request] = server.requests().try_into().unwrap();
+    /// assert_eq!(request.extensions().get(), Some(&Served("from the fixture")));
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn extensions(&self) -> &http::Extensions {
+        &self.extensions
+    }
+
     /// The entry for `request`, built before taking the journal's lock.
     pub(crate) fn new(
         request: &Request,
@@ -137,7 +171,12 @@ impl RecordedRequest {
             handler: handler.cloned(),
             answer,
             base_url: base_url.cloned(),
+            extensions: http::Extensions::new(),
         }
+    }
+
+    pub(crate) fn set_extensions(&mut self, extensions: http::Extensions) {
+        self.extensions = extensions;
     }
 
     /// The base URL relative predicates matched against.

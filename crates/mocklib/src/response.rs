@@ -58,6 +58,8 @@ struct ResponseParts {
     truncate_after: Option<usize>,
     /// [`HttpResponse::dribble`]'s duration.
     dribble: Option<std::time::Duration>,
+    /// [`HttpResponse::extension`]'s values.
+    extensions: http::Extensions,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -125,6 +127,7 @@ impl HttpResponse {
                 fault: None,
                 truncate_after: None,
                 dribble: None,
+                extensions: http::Extensions::new(),
             }),
         }
     }
@@ -392,6 +395,27 @@ impl HttpResponse {
         self.header("set-cookie", value)
     }
 
+    /// Attaches a typed value to the response: an in-process client finds
+    /// it in the `http::Response`'s extensions, and the journal keeps a copy
+    /// ([`RecordedRequest::extensions`](crate::RecordedRequest::extensions)).
+    /// Handler kinds tell the journal what they know this way (a gRPC
+    /// call's messages and status); one value per type, the last wins.
+    ///
+    /// ```
+    /// use mocklib::HttpResponse;
+    ///
+    /// #[derive(Clone, Debug, PartialEq)]
+    /// struct Fixture(&'static str);
+    ///
+    /// let response = HttpResponse::text("John").extension(Fixture("users.json")).into_http()?;
+    /// assert_eq!(response.extensions().get(), Some(&Fixture("users.json")));
+    /// # Ok::<(), String>(())
+    /// ```
+    pub fn extension<T: Clone + Send + Sync + 'static>(mut self, value: T) -> Self {
+        self.parts.extensions.insert(value);
+        self
+    }
+
     fn fail(&mut self, message: String) {
         self.parts.build_error.get_or_insert(message);
     }
@@ -490,6 +514,7 @@ impl HttpResponse {
             fault,
             truncate_after,
             dribble,
+            extensions,
             ..
         } = *self.parts;
         if let Some(error) = build_error {
@@ -527,7 +552,11 @@ impl HttpResponse {
             // are no chunks, only a body that fails.
             headers.remove(header::CONTENT_LENGTH);
         }
-        Ok(assemble(status, status_text, headers, body, fault))
+        let mut response = assemble(status, status_text, headers, body, fault);
+        if !extensions.is_empty() {
+            response.extensions_mut().extend(extensions);
+        }
+        Ok(response)
     }
 }
 

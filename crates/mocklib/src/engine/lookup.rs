@@ -37,9 +37,32 @@ pub(super) struct Lookup {
 impl Lookup {
     /// Writes the request into the scope's journal.
     fn record(&self, request: &Request, handler: Option<&Handler>, answer: Answer) {
+        self.record_with(request, handler, answer, None);
+    }
+
+    /// Writes the request into the scope's journal with the typed values a
+    /// mocked response carries ([`HttpResponse::extension`](crate::HttpResponse::extension)).
+    fn record_mocked(&self, request: &Request, handler: &Handler, response: &http::Response<Body>) {
+        let answer = Answer::Mocked(response.status());
+        self.record_with(request, Some(handler), answer, Some(response.extensions()));
+    }
+
+    fn record_with(
+        &self,
+        request: &Request,
+        handler: Option<&Handler>,
+        answer: Answer,
+        extensions: Option<&http::Extensions>,
+    ) {
         let capacity = self.options.journal_capacity.unwrap_or(DEFAULT_CAPACITY);
-        self.scope
-            .record(capacity, request, handler, answer, self.base_url.as_ref());
+        self.scope.record(
+            capacity,
+            request,
+            handler,
+            answer,
+            self.base_url.as_ref(),
+            extensions,
+        );
     }
 
     fn emit(&self, kind: EventKind, request: &Request, request_id: RequestId) {
@@ -159,7 +182,7 @@ impl Lookup {
                         *response.body_mut() = Body::empty();
                     }
                     response.body_mut().finalize_with(finalize);
-                    self.record(&request, Some(handler), Answer::Mocked(response.status()));
+                    self.record_mocked(&request, handler, &response);
                     self.emit(EventKind::RequestMatch, &request, request_id);
                     self.emit(EventKind::RequestEnd, &request, request_id);
                     self.emit_response(EventKind::ResponseMocked, &request, request_id, &response);

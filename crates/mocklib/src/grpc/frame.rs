@@ -8,7 +8,7 @@ use std::time::Duration;
 use bytes::{BufMut, Bytes, BytesMut};
 use futures_util::{Stream, StreamExt};
 
-use super::{Code, Status};
+use super::{CallRecord, Code, Status};
 use crate::request::{BodyChunks, Request};
 
 /// Messages larger than this are refused (gRPC's usual default, 4 MiB).
@@ -36,9 +36,10 @@ pub(super) fn encode_into(message: &impl prost::Message, out: &mut BytesMut) {
 /// a request it cannot read with.
 pub(super) async fn unary_message<M: prost::Message + Default>(
     request: Request,
+    record: CallRecord,
 ) -> Result<M, Status> {
     check_encoding(&request)?;
-    let mut frames = Frames::of(&request);
+    let mut frames = Frames::of(&request, Some(record));
     // gRPC's status codes: a method that takes exactly one request and got
     // another number of them is a cardinality violation, UNIMPLEMENTED.
     let Some(message) = frames.next().await else {
@@ -183,13 +184,16 @@ pub(super) struct Frames {
     /// `None` once the body has ended or failed.
     chunks: Option<BodyChunks>,
     framer: Framer,
+    /// Where each message read goes (the journal's record of the call).
+    record: Option<CallRecord>,
 }
 
 impl Frames {
-    pub(super) fn of(request: &Request) -> Self {
+    pub(super) fn of(request: &Request, record: Option<CallRecord>) -> Self {
         Frames {
             chunks: Some(request.body_chunks()),
             framer: Framer::default(),
+            record,
         }
     }
 }
@@ -201,8 +205,10 @@ impl Stream for Frames {
         let this = &mut *self;
         loop {
             if let Some(message) = this.framer.next_message() {
-                if message.is_err() {
-                    this.chunks = None;
+                match (&message, &this.record) {
+                    (Ok(bytes), Some(record)) => record.request(bytes.clone()),
+                    (Err(_), _) => this.chunks = None,
+                    (Ok(_), None) => {}
                 }
                 return Poll::Ready(Some(message));
             }
@@ -308,7 +314,12 @@ mod tests {
             Bytes::copy_from_slice(body),
         );
         // A buffered body: read at once.
-        futures_util::FutureExt::now_or_never(unary_message::<String>(request))
+        let record = CallRecord::new(
+            "/helloworld.Greeter/SayHello",
+            |_| String::new(),
+            |_| String::new(),
+        );
+        futures_util::FutureExt::now_or_never(unary_message::<String>(request, record))
             .expect("a buffered body is read at once")
     }
 

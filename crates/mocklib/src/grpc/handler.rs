@@ -9,7 +9,7 @@ use bytes::{Bytes, BytesMut};
 use futures_util::Stream;
 use http::{HeaderMap, HeaderValue, Method};
 
-use super::{Code, Status, frame};
+use super::{CallRecord, Code, Status, frame};
 use crate::body::{Body, StreamError};
 use crate::handler::{Handler, HandlerKind, IndexHint, MatchContext, Matched};
 use crate::matching::{PatternError, Predicate};
@@ -139,12 +139,22 @@ fn grpc_response(body: Body, headers: HeaderMap) -> HttpResponse {
 }
 
 /// A reply: its message framed, then `grpc-status: 0` in the trailers.
-pub(super) fn reply_response(reply: &impl prost::Message) -> HttpResponse {
-    let ok = Status::new(Code::Ok, "").to_headers();
+pub(super) fn reply_response(reply: &impl prost::Message, record: CallRecord) -> HttpResponse {
+    let ok = Status::new(Code::Ok, "");
+    let framed = frame::encode(reply);
+    record.replies_framed([framed.slice(5..)]);
+    record.finish(&ok);
     grpc_response(
-        Body::from(frame::encode(reply)).with_trailers(ok),
+        Body::from(framed).with_trailers(ok.to_headers()),
         HeaderMap::new(),
     )
+    .extension(record)
+}
+
+/// A call of a handler ended by `status` alone (see [`status_only`]).
+pub(super) fn status_response(status: &Status, record: CallRecord) -> HttpResponse {
+    record.finish(status);
+    status_only(status).extension(record)
 }
 
 /// A call ended by `status` alone: gRPC's trailers-only answer, the status
@@ -155,7 +165,7 @@ pub(super) fn status_only(status: &Status) -> HttpResponse {
 
 /// A stream of replies: each framed as it comes, then the status its end
 /// or its first `Err` decides, in the trailers.
-pub(super) fn stream_response<R, S>(replies: S) -> HttpResponse
+pub(super) fn stream_response<R, S>(replies: S, record: CallRecord) -> HttpResponse
 where
     R: prost::Message,
     S: Stream<Item = Result<R, Status>> + Send + 'static,
@@ -164,11 +174,14 @@ where
     let frames = Replies {
         replies: Some(Box::pin(replies)),
         trailers: Arc::clone(&trailers),
+        record: record.clone(),
+        framed: Vec::new(),
     };
     grpc_response(
         Body::from_try_stream(frames).with_trailers_from(trailers),
         HeaderMap::new(),
     )
+    .extension(record)
 }
 
 /// The frames of a stream of replies, leaving the final status in the
@@ -176,6 +189,22 @@ where
 struct Replies<S> {
     replies: Option<Pin<Box<S>>>,
     trailers: Arc<Mutex<Option<HeaderMap>>>,
+    record: CallRecord,
+    /// Where each reply of the batch being framed starts and ends.
+    framed: Vec<(usize, usize)>,
+}
+
+impl<S> Replies<S> {
+    /// The batch, its replies recorded (slices of it: no copies).
+    fn send(&mut self, batch: BytesMut) -> Bytes {
+        let batch = batch.freeze();
+        self.record.replies_framed(
+            self.framed
+                .drain(..)
+                .map(|(start, end)| batch.slice(start + 5..end)),
+        );
+        batch
+    }
 }
 
 impl<R, S> Stream for Replies<S>
@@ -196,26 +225,26 @@ where
             };
             match replies.as_mut().poll_next(cx) {
                 Poll::Ready(Some(Ok(reply))) => {
+                    let start = batch.len();
                     frame::encode_into(&reply, &mut batch);
+                    self.framed.push((start, batch.len()));
                     if batch.len() >= BATCH {
-                        return Poll::Ready(Some(Ok(batch.freeze())));
+                        return Poll::Ready(Some(Ok(self.send(batch))));
                     }
                 }
                 Poll::Ready(Some(Err(status))) => break status,
                 Poll::Ready(None) => break Status::new(Code::Ok, ""),
                 Poll::Pending if batch.is_empty() => return Poll::Pending,
-                Poll::Pending => return Poll::Ready(Some(Ok(batch.freeze()))),
+                Poll::Pending => return Poll::Ready(Some(Ok(self.send(batch)))),
             }
         };
         // Ended: the stream (and what it holds) goes now; the status waits
         // in the trailers slot for the replies framed before it.
         self.replies = None;
         *self.trailers.lock().unwrap_or_else(PoisonError::into_inner) = Some(status.to_headers());
-        if batch.is_empty() {
-            Poll::Ready(None)
-        } else {
-            Poll::Ready(Some(Ok(batch.freeze())))
-        }
+        let batch = (!batch.is_empty()).then(|| self.send(batch));
+        self.record.finish(&status);
+        Poll::Ready(batch.map(Ok))
     }
 }
 

@@ -68,8 +68,10 @@
 
 mod frame;
 mod handler;
+mod record;
 mod status;
 
+use std::fmt::Debug;
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
@@ -85,7 +87,9 @@ use crate::matching::PatternError;
 use crate::maybe_send::MaybeSend;
 use crate::request::Request;
 use crate::resolver::{CallContext, Resolution, ResolverCall, marker};
-use handler::{reply_response, status_only, stream_response};
+pub use record::{CallRecord, MAX_RECORDED_MESSAGES, RecordedMessage};
+
+use handler::{reply_response, status_only, status_response, stream_response};
 
 /// What a gRPC resolver receives. Fields are public so it can be
 /// destructured: `|GrpcArgs { message, metadata, .. }|`.
@@ -197,8 +201,8 @@ impl<M> Unpin for Messages<M> {}
 #[track_caller]
 pub fn unary<Req, Reply, F, O, M>(method: &str, resolver: F) -> Handler
 where
-    Req: prost::Message + Default + 'static,
-    Reply: prost::Message + MaybeSend + 'static,
+    Req: prost::Message + Default + Debug + 'static,
+    Reply: prost::Message + Default + Debug + MaybeSend + 'static,
     F: Fn(GrpcArgs<Req>) -> O + Send + Sync + 'static,
     O: GrpcOutput<Reply, M>,
 {
@@ -208,14 +212,17 @@ where
 /// Like [`unary`], returning an invalid method name as an error.
 pub fn try_unary<Req, Reply, F, O, M>(method: &str, resolver: F) -> Result<Handler, PatternError>
 where
-    Req: prost::Message + Default + 'static,
-    Reply: prost::Message + MaybeSend + 'static,
+    Req: prost::Message + Default + Debug + 'static,
+    Reply: prost::Message + Default + Debug + MaybeSend + 'static,
     F: Fn(GrpcArgs<Req>) -> O + Send + Sync + 'static,
     O: GrpcOutput<Reply, M>,
 {
-    method_handler(method, unary_message::<Req>, resolver, |reply: Reply| {
-        reply_response(&reply)
-    })
+    method_handler::<Req, Reply, _, _, _, _, _>(
+        method,
+        unary_message::<Req>,
+        resolver,
+        |reply: Reply, record| reply_response(&reply, record),
+    )
 }
 
 /// A handler for the server-streaming method `method`: the resolver gets the
@@ -226,8 +233,8 @@ where
 #[track_caller]
 pub fn server_streaming<Req, Reply, S, F, O, M>(method: &str, resolver: F) -> Handler
 where
-    Req: prost::Message + Default + 'static,
-    Reply: prost::Message + 'static,
+    Req: prost::Message + Default + Debug + 'static,
+    Reply: prost::Message + Default + Debug + 'static,
     S: Stream<Item = Result<Reply, Status>> + Send + 'static,
     F: Fn(GrpcArgs<Req>) -> O + Send + Sync + 'static,
     O: GrpcOutput<S, M>,
@@ -241,13 +248,13 @@ pub fn try_server_streaming<Req, Reply, S, F, O, M>(
     resolver: F,
 ) -> Result<Handler, PatternError>
 where
-    Req: prost::Message + Default + 'static,
-    Reply: prost::Message + 'static,
+    Req: prost::Message + Default + Debug + 'static,
+    Reply: prost::Message + Default + Debug + 'static,
     S: Stream<Item = Result<Reply, Status>> + Send + 'static,
     F: Fn(GrpcArgs<Req>) -> O + Send + Sync + 'static,
     O: GrpcOutput<S, M>,
 {
-    method_handler(
+    method_handler::<Req, Reply, _, _, _, _, _>(
         method,
         unary_message::<Req>,
         resolver,
@@ -263,8 +270,8 @@ where
 #[track_caller]
 pub fn client_streaming<Req, Reply, F, O, M>(method: &str, resolver: F) -> Handler
 where
-    Req: prost::Message + Default + 'static,
-    Reply: prost::Message + MaybeSend + 'static,
+    Req: prost::Message + Default + Debug + 'static,
+    Reply: prost::Message + Default + Debug + MaybeSend + 'static,
     F: Fn(GrpcArgs<Messages<Req>>) -> O + Send + Sync + 'static,
     O: GrpcOutput<Reply, M>,
 {
@@ -277,14 +284,17 @@ pub fn try_client_streaming<Req, Reply, F, O, M>(
     resolver: F,
 ) -> Result<Handler, PatternError>
 where
-    Req: prost::Message + Default + 'static,
-    Reply: prost::Message + MaybeSend + 'static,
+    Req: prost::Message + Default + Debug + 'static,
+    Reply: prost::Message + Default + Debug + MaybeSend + 'static,
     F: Fn(GrpcArgs<Messages<Req>>) -> O + Send + Sync + 'static,
     O: GrpcOutput<Reply, M>,
 {
-    method_handler(method, messages::<Req>, resolver, |reply: Reply| {
-        reply_response(&reply)
-    })
+    method_handler::<Req, Reply, _, _, _, _, _>(
+        method,
+        messages::<Req>,
+        resolver,
+        |reply: Reply, record| reply_response(&reply, record),
+    )
 }
 
 /// A handler for the bidirectional-streaming method `method`: the resolver
@@ -296,8 +306,8 @@ where
 #[track_caller]
 pub fn bidi_streaming<Req, Reply, S, F, O, M>(method: &str, resolver: F) -> Handler
 where
-    Req: prost::Message + Default + 'static,
-    Reply: prost::Message + 'static,
+    Req: prost::Message + Default + Debug + 'static,
+    Reply: prost::Message + Default + Debug + 'static,
     S: Stream<Item = Result<Reply, Status>> + Send + 'static,
     F: Fn(GrpcArgs<Messages<Req>>) -> O + Send + Sync + 'static,
     O: GrpcOutput<S, M>,
@@ -311,13 +321,13 @@ pub fn try_bidi_streaming<Req, Reply, S, F, O, M>(
     resolver: F,
 ) -> Result<Handler, PatternError>
 where
-    Req: prost::Message + Default + 'static,
-    Reply: prost::Message + 'static,
+    Req: prost::Message + Default + Debug + 'static,
+    Reply: prost::Message + Default + Debug + 'static,
     S: Stream<Item = Result<Reply, Status>> + Send + 'static,
     F: Fn(GrpcArgs<Messages<Req>>) -> O + Send + Sync + 'static,
     O: GrpcOutput<S, M>,
 {
-    method_handler(
+    method_handler::<Req, Reply, _, _, _, _, _>(
         method,
         messages::<Req>,
         resolver,
@@ -348,18 +358,25 @@ pub(crate) fn unavailable(message: &str) -> http::Response<crate::Body> {
         .expect("a status-only response is valid")
 }
 
-/// How a method kind reads its resolver's message(s) from the request.
-type Read<T> = fn(Request) -> crate::maybe_send::BoxFuture<Result<T, Status>>;
+/// How a method kind reads its resolver's message(s) from the request
+/// (recording each in the call's record).
+type Read<T> = fn(Request, CallRecord) -> crate::maybe_send::BoxFuture<Result<T, Status>>;
+
+/// How a method kind makes the response of its resolver's `Ok` answer.
+type Respond<R> = fn(R, CallRecord) -> crate::HttpResponse;
 
 /// The handler of one method kind: `read` makes the resolver's message(s)
-/// of the request, `respond` the response of its `Ok` answer.
-fn method_handler<T, R, F, O, M>(
+/// of the request, `respond` the response of its `Ok` answer; each call's
+/// messages are recorded as `Req` and `Reply` show them.
+fn method_handler<Req, Reply, T, R, F, O, M>(
     method: &str,
     read: Read<T>,
     resolver: F,
-    respond: fn(R) -> crate::HttpResponse,
+    respond: Respond<R>,
 ) -> Result<Handler, PatternError>
 where
+    Req: prost::Message + Default + Debug + 'static,
+    Reply: prost::Message + Default + Debug + 'static,
     T: MaybeSend + 'static,
     R: MaybeSend + 'static,
     F: Fn(GrpcArgs<T>) -> O + Send + Sync + 'static,
@@ -370,40 +387,52 @@ where
         let deadline = request
             .header("grpc-timeout")
             .and_then(frame::parse_timeout);
+        let record = CallRecord::new(
+            request.url().path(),
+            record::show::<Req>,
+            record::show::<Reply>,
+        );
         let resolver = std::sync::Arc::clone(&resolver);
-        let answered = async move {
-            let message = match read(request.clone()).await {
-                Ok(message) => message,
-                Err(status) => return Some(Err(status)),
-            };
-            let args = GrpcArgs {
-                message,
-                metadata: request.headers().clone(),
-                deadline,
-                request,
-                call,
-            };
-            resolver(args).into_answer().await
+        let answered = {
+            let record = record.clone();
+            async move {
+                let message = match read(request.clone(), record).await {
+                    Ok(message) => message,
+                    Err(status) => return Some(Err(status)),
+                };
+                let args = GrpcArgs {
+                    message,
+                    metadata: request.headers().clone(),
+                    deadline,
+                    request,
+                    call,
+                };
+                resolver(args).into_answer().await
+            }
         };
-        Ok(answer(deadline, Box::pin(answered), respond))
+        Ok(answer(deadline, Box::pin(answered), record, respond))
     })
 }
 
 /// The one message of a unary or server-streaming call.
-fn unary_message<M>(request: Request) -> crate::maybe_send::BoxFuture<Result<M, Status>>
+fn unary_message<M>(
+    request: Request,
+    record: CallRecord,
+) -> crate::maybe_send::BoxFuture<Result<M, Status>>
 where
     M: prost::Message + Default + 'static,
 {
-    Box::pin(frame::unary_message::<M>(request))
+    Box::pin(frame::unary_message::<M>(request, record))
 }
 
 /// The client's messages, each decoded as it arrives.
 fn messages<M: 'static>(
     request: Request,
+    record: CallRecord,
 ) -> crate::maybe_send::BoxFuture<Result<Messages<M>, Status>> {
     Box::pin(std::future::ready(frame::check_encoding(&request).map(
         |()| Messages {
-            frames: frame::Frames::of(&request),
+            frames: frame::Frames::of(&request, Some(record)),
             _message: std::marker::PhantomData,
         },
     )))
@@ -415,7 +444,8 @@ fn messages<M: 'static>(
 fn answer<R: 'static>(
     deadline: Option<Duration>,
     answer: crate::maybe_send::BoxFuture<Option<Result<R, Status>>>,
-    respond: impl FnOnce(R) -> crate::HttpResponse + MaybeSend + 'static,
+    record: CallRecord,
+    respond: Respond<R>,
 ) -> ResolverCall {
     ResolverCall::new(async move {
         let answered = match deadline {
@@ -435,8 +465,8 @@ fn answer<R: 'static>(
         };
         match answered {
             None => Resolution::Fallthrough,
-            Some(Ok(reply)) => Resolution::Respond(respond(reply)),
-            Some(Err(status)) => Resolution::Respond(status_only(&status)),
+            Some(Ok(reply)) => Resolution::Respond(respond(reply, record)),
+            Some(Err(status)) => Resolution::Respond(status_response(&status, record)),
         }
     })
 }
