@@ -6,6 +6,8 @@
 //! client does: from the trailers, or from the headers of a trailers-only
 //! answer. The last test is a tonic client through the HTTPS proxy.
 
+mod common;
+
 use std::time::Duration;
 
 use bytes::{BufMut, Bytes, BytesMut};
@@ -451,54 +453,6 @@ async fn a_post_of_another_content_type_to_a_grpc_method_is_415() {
     still_serves(&client, &server).await;
 }
 
-/// A connector that opens every connection as a `CONNECT` tunnel to
-/// `authority` through the listener's proxy, as a client configured with
-/// an HTTPS proxy does; the channel then speaks TLS inside it (ALPN h2).
-fn tunnel_connector(
-    proxy: url::Url,
-    authority: &'static str,
-) -> impl tower::Service<
-    http::Uri,
-    Response = hyper_util::rt::TokioIo<tokio::net::TcpStream>,
-    Error = std::io::Error,
-    Future = impl Send,
-> + Clone {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    tower::service_fn(move |_uri: http::Uri| {
-        let proxy = proxy.clone();
-        async move {
-            let mut stream =
-                tokio::net::TcpStream::connect((proxy.host_str().unwrap(), proxy.port().unwrap()))
-                    .await?;
-            stream
-                .write_all(
-                    format!("CONNECT {authority} HTTP/1.1\r\nHost: {authority}\r\n\r\n").as_bytes(),
-                )
-                .await?;
-            // The reply up to its blank line, byte by byte: what follows is
-            // the tunnel's.
-            let mut reply = Vec::new();
-            while !reply.ends_with(b"\r\n\r\n") {
-                let mut byte = [0];
-                if stream.read(&mut byte).await? == 0 {
-                    return Err(std::io::Error::new(
-                        std::io::ErrorKind::UnexpectedEof,
-                        "the proxy closed the connection before its CONNECT reply ended",
-                    ));
-                }
-                reply.push(byte[0]);
-            }
-            let reply = String::from_utf8_lossy(&reply);
-            if !reply.starts_with("HTTP/1.1 200") {
-                return Err(std::io::Error::other(format!(
-                    "the proxy refused the tunnel: {reply}"
-                )));
-            }
-            Ok(hyper_util::rt::TokioIo::new(stream))
-        }
-    })
-}
-
 /// tonic's own channel to a host that does not exist, through the
 /// listener's HTTPS proxy: a custom connector opens the `CONNECT` tunnel
 /// and tonic's `tls_config` (feature `tls-ring`) does TLS over it, trusting
@@ -518,7 +472,10 @@ async fn tonic_reaches_a_handler_through_the_https_proxy() {
         Endpoint::from_static("https://greeter.example:443")
             .tls_config(tls)
             .unwrap()
-            .connect_with_connector(tunnel_connector(server.proxy_url(), "greeter.example:443")),
+            .connect_with_connector(common::tunnel_connector(
+                server.proxy_url(),
+                "greeter.example:443",
+            )),
     )
     .await
     .expect("connecting through the proxy hung")

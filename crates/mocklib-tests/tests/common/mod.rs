@@ -411,8 +411,35 @@ impl Drop for DropSignal {
 
 /// A `CONNECT` tunnel to `authority` through `server`'s proxy port.
 pub async fn tunnel(server: &Server, authority: &str) -> tokio::net::TcpStream {
+    tunnel_via(server.url().socket_addrs(|| None).unwrap()[0], authority).await
+}
+
+/// A connector that opens every connection as a `CONNECT` tunnel to
+/// `authority` through the proxy at `proxy` (`server.proxy_url()`), as a
+/// client configured with an HTTPS proxy does; the client then speaks TLS
+/// inside it. For tonic's
+/// `Endpoint::connect_with_connector` (which applies its `tls_config` to
+/// the connector's streams) and hyper-util's client.
+pub fn tunnel_connector(
+    proxy: url::Url,
+    authority: &'static str,
+) -> impl tower::Service<
+    http::Uri,
+    Response = hyper_util::rt::TokioIo<tokio::net::TcpStream>,
+    Error = std::io::Error,
+    Future = impl Send,
+> + Clone {
+    let proxy = proxy.socket_addrs(|| None).unwrap()[0];
+    tower::service_fn(move |_uri: http::Uri| async move {
+        Ok(hyper_util::rt::TokioIo::new(
+            tunnel_via(proxy, authority).await,
+        ))
+    })
+}
+
+/// A `CONNECT` tunnel to `authority` through the proxy at `address`.
+async fn tunnel_via(address: SocketAddr, authority: &str) -> tokio::net::TcpStream {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let address = server.url().socket_addrs(|| None).unwrap()[0];
     let mut tcp = tokio::net::TcpStream::connect(address).await.unwrap();
     let connect = format!("CONNECT {authority} HTTP/1.1\r\nHost: {authority}\r\n\r\n");
     tcp.write_all(connect.as_bytes()).await.unwrap();

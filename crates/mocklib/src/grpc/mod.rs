@@ -69,6 +69,7 @@
 mod frame;
 mod handler;
 mod record;
+mod service;
 mod status;
 
 use std::fmt::Debug;
@@ -88,6 +89,7 @@ use crate::maybe_send::MaybeSend;
 use crate::request::Request;
 use crate::resolver::{CallContext, Resolution, ResolverCall, marker};
 pub use record::{CallRecord, MAX_RECORDED_MESSAGES, RecordedMessage};
+pub use service::{service, try_service};
 
 use handler::{reply_response, status_only, status_response, stream_response};
 
