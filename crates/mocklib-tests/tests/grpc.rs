@@ -921,3 +921,80 @@ async fn the_journal_shows_every_message_both_ways_and_the_status() {
         (Code::OutOfRange, "13 is unlucky")
     );
 }
+
+/// A channel to the real server at `real`, through `server`'s listener as
+/// an h2c forward proxy.
+async fn through_proxy(
+    server: &Server,
+    real: std::net::SocketAddr,
+) -> tonic::client::Grpc<tonic::transport::Channel> {
+    let channel = tonic::transport::Endpoint::from_shared(format!("http://{real}"))
+        .unwrap()
+        .connect_with_connector(proxy_connector(server.proxy_url()))
+        .await
+        .unwrap();
+    tonic::client::Grpc::new(channel)
+}
+
+#[tokio::test]
+async fn a_resolver_alters_the_real_reply_and_passes_the_real_status_on() {
+    let real = real_greeter().await;
+    let server = setup_server([grpc::unary(
+        "helloworld.Greeter/SayHello",
+        |args: GrpcArgs<HelloRequest>| async move {
+            let mut reply: HelloReply = args.real_reply().await?;
+            reply.message.push_str(" (altered)");
+            Ok(reply)
+        },
+    )]);
+    server.listen();
+    let mut grpc = through_proxy(&server, real).await;
+    assert_eq!(
+        say_hello(&mut grpc, "Bo").await.unwrap(),
+        "Hello Bo from the real server (altered)"
+    );
+    let status = say_hello(&mut grpc, "fail").await.unwrap_err();
+    assert_eq!(
+        (status.code(), status.message()),
+        (tonic::Code::NotFound, "the real server knows no fail")
+    );
+}
+
+#[tokio::test]
+async fn a_resolver_alters_each_real_reply_of_a_bidirectional_call_as_it_comes() {
+    use futures_util::StreamExt;
+    let real = real_counter().await;
+    let server = setup_server([grpc::bidi_streaming(
+        "numbers.Counter/Double",
+        |args: GrpcArgs<grpc::Messages<Number>>| async move {
+            let replies = args.real_replies::<Number>().await?;
+            Ok(replies.map(|number| number.map(|n| Number { value: n.value + 1 })))
+        },
+    )]);
+    server.listen();
+    let mut grpc = through_proxy(&server, real).await;
+    // The real server multiplies by ten; each reply, altered, reaches the
+    // client before it sends the next number.
+    assert_eq!(ping_pong(&mut grpc).await.unwrap(), [11, 21, 31]);
+}
+
+#[tokio::test]
+async fn a_real_call_that_cannot_be_made_is_unavailable_for_the_resolver() {
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    let server = setup_server([grpc::unary(
+        "helloworld.Greeter/SayHello",
+        |args: GrpcArgs<HelloRequest>| async move { args.real_reply::<HelloReply>().await },
+    )]);
+    server.listen();
+    let mut grpc = through_proxy(&server, closed).await;
+    let status = say_hello(&mut grpc, "Bo").await.unwrap_err();
+    assert_eq!(status.code(), tonic::Code::Unavailable, "{status:?}");
+    assert!(
+        status.message().contains("bypass()"),
+        "{}",
+        status.message()
+    );
+}

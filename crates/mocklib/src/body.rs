@@ -141,6 +141,22 @@ impl Body {
         ))
     }
 
+    /// A body that sends `body`'s data as it comes, then its trailers (a
+    /// gRPC call's status, say): the answer of a tower service or a real
+    /// server, forwarded as it is.
+    pub fn from_http_body<B>(body: B) -> Self
+    where
+        B: http_body::Body<Data = Bytes> + Send + 'static,
+        B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    {
+        let trailers = Arc::new(Mutex::new(None));
+        let data = DataFrames {
+            body: Box::pin(body),
+            trailers: Arc::clone(&trailers),
+        };
+        Self::from_try_stream(data).with_trailers_from(trailers)
+    }
+
     fn boxed(stream: ChunkStream) -> Self {
         Body {
             inner: Inner::Shared(Arc::new(Mutex::new(Some(stream)))),
@@ -237,6 +253,39 @@ impl Body {
         }
     }
 }
+
+/// The data frames of a body, its trailers put into a slot on the way.
+struct DataFrames<B> {
+    body: Pin<Box<B>>,
+    trailers: Arc<Mutex<Option<http::HeaderMap>>>,
+}
+
+impl<B> Stream for DataFrames<B>
+where
+    B: http_body::Body<Data = Bytes>,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    type Item = Result<Bytes, Box<dyn std::error::Error + Send + Sync>>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        loop {
+            let Some(frame) = std::task::ready!(self.body.as_mut().poll_frame(cx)) else {
+                return Poll::Ready(None);
+            };
+            match frame.map_err(Into::into)?.into_data() {
+                Ok(data) => return Poll::Ready(Some(Ok(data))),
+                Err(frame) => {
+                    if let Ok(trailers) = frame.into_trailers() {
+                        *self.trailers.lock().unwrap_or_else(PoisonError::into_inner) =
+                            Some(trailers);
+                    }
+                }
+            }
+        }
+    }
+}
+
+impl<B> Unpin for DataFrames<B> {}
 
 impl Clone for Body {
     /// The clone shares a streamed body's stream; the finalize cleanup stays

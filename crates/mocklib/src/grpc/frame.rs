@@ -98,14 +98,14 @@ fn split(body: &Bytes) -> impl Iterator<Item = Result<Bytes, Status>> {
 
 /// Splits a body into its messages as its bytes arrive.
 #[derive(Debug, Default)]
-struct Framer {
+pub(super) struct Framer {
     buffer: BytesMut,
     /// A bad prefix or the body's end was met: nothing more comes out.
     spent: bool,
 }
 
 impl Framer {
-    fn push(&mut self, chunk: &[u8]) {
+    pub(super) fn push(&mut self, chunk: &[u8]) {
         if !self.spent {
             self.buffer.extend_from_slice(chunk);
         }
@@ -114,7 +114,7 @@ impl Framer {
     /// The next whole message, or the status a bad prefix earns (nothing
     /// comes after it); `None` until more bytes arrive. A prefix over the
     /// limit is refused as soon as it arrives, not once its bytes have.
-    fn next_message(&mut self) -> Option<Result<Bytes, Status>> {
+    pub(super) fn next_message(&mut self) -> Option<Result<Bytes, Status>> {
         if self.spent || self.buffer.len() < 5 {
             return None;
         }
@@ -158,7 +158,7 @@ impl Framer {
 
     /// The status a body that ends here earns: one whose last message is
     /// cut short.
-    fn finish(&mut self) -> Option<Status> {
+    pub(super) fn finish(&mut self) -> Option<Status> {
         if std::mem::replace(&mut self.spent, true) || self.buffer.is_empty() {
             return None;
         }

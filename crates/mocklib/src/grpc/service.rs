@@ -2,11 +2,9 @@
 //! tower service that speaks gRPC) answering every method of its service.
 
 use std::future::poll_fn;
-use std::pin::Pin;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Mutex, PoisonError};
 
 use bytes::Bytes;
-use futures_util::Stream;
 use http::Method;
 
 use super::handler::status_only;
@@ -170,58 +168,7 @@ where
         return failed(error);
     }
     match service.call(request).await {
-        Ok(response) => HttpResponse::from_body(response.map(body_of)),
+        Ok(response) => HttpResponse::from_body(response.map(Body::from_http_body)),
         Err(error) => failed(error),
     }
 }
-
-/// The service's response body as a mocklib body: its data as it comes,
-/// then its trailers (the call's status).
-fn body_of<B>(body: B) -> Body
-where
-    B: http_body::Body<Data = Bytes> + Send + 'static,
-    B::Error: Into<BoxError>,
-{
-    let trailers = Arc::new(Mutex::new(None));
-    let data = Data {
-        body: Box::pin(body),
-        trailers: Arc::clone(&trailers),
-    };
-    Body::from_try_stream(data).with_trailers_from(trailers)
-}
-
-/// The data frames of a body, its trailers put into a slot on the way.
-struct Data<B> {
-    body: Pin<Box<B>>,
-    trailers: Arc<Mutex<Option<http::HeaderMap>>>,
-}
-
-impl<B> Stream for Data<B>
-where
-    B: http_body::Body<Data = Bytes>,
-    B::Error: Into<BoxError>,
-{
-    type Item = Result<Bytes, BoxError>;
-
-    fn poll_next(
-        mut self: Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<Option<Self::Item>> {
-        loop {
-            let Some(frame) = std::task::ready!(self.body.as_mut().poll_frame(cx)) else {
-                return std::task::Poll::Ready(None);
-            };
-            match frame.map_err(Into::into)?.into_data() {
-                Ok(data) => return std::task::Poll::Ready(Some(Ok(data))),
-                Err(frame) => {
-                    if let Ok(trailers) = frame.into_trailers() {
-                        *self.trailers.lock().unwrap_or_else(PoisonError::into_inner) =
-                            Some(trailers);
-                    }
-                }
-            }
-        }
-    }
-}
-
-impl<B> Unpin for Data<B> {}

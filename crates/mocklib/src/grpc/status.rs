@@ -48,6 +48,33 @@ impl Code {
     pub fn as_i32(self) -> i32 {
         self as i32
     }
+
+    /// The code of a number; `None` outside gRPC's 0 to 16 (a client
+    /// reads those as `UNKNOWN`).
+    pub fn from_i32(code: i32) -> Option<Code> {
+        const ALL: [Code; 17] = [
+            Code::Ok,
+            Code::Cancelled,
+            Code::Unknown,
+            Code::InvalidArgument,
+            Code::DeadlineExceeded,
+            Code::NotFound,
+            Code::AlreadyExists,
+            Code::PermissionDenied,
+            Code::ResourceExhausted,
+            Code::FailedPrecondition,
+            Code::Aborted,
+            Code::OutOfRange,
+            Code::Unimplemented,
+            Code::Internal,
+            Code::Unavailable,
+            Code::DataLoss,
+            Code::Unauthenticated,
+        ];
+        usize::try_from(code)
+            .ok()
+            .and_then(|index| ALL.get(index).copied())
+    }
 }
 
 /// How a gRPC call ends: a [`Code`], a message, and optionally binary
@@ -147,6 +174,48 @@ impl Status {
     }
 }
 
+impl Status {
+    /// The status in `headers` (a call's trailers, or the headers of a
+    /// trailers-only answer); `None` when they carry no `grpc-status`. The
+    /// other headers, but for gRPC's own, are its metadata.
+    pub(crate) fn from_headers(headers: &HeaderMap) -> Option<Status> {
+        let code = headers.get("grpc-status")?;
+        let code = code
+            .to_str()
+            .ok()
+            .and_then(|text| text.trim().parse().ok())
+            .and_then(Code::from_i32)
+            .unwrap_or(Code::Unknown);
+        let message = headers
+            .get("grpc-message")
+            .map(|value| {
+                percent_encoding::percent_decode(value.as_bytes())
+                    .decode_utf8_lossy()
+                    .into_owned()
+            })
+            .unwrap_or_default();
+        let mut status = Status::new(code, message);
+        if let Some(details) = headers
+            .get("grpc-status-details-bin")
+            .and_then(|value| value.to_str().ok())
+            .and_then(crate::base64::decode)
+        {
+            status = status.with_details(details);
+        }
+        let metadata: HeaderMap = headers
+            .iter()
+            .filter(|(name, _)| {
+                !name.as_str().starts_with("grpc-") && *name != http::header::CONTENT_TYPE
+            })
+            .map(|(name, value)| (name.clone(), value.clone()))
+            .collect();
+        if !metadata.is_empty() {
+            status.metadata = Some(Box::new(metadata));
+        }
+        Some(status)
+    }
+}
+
 const MESSAGE_ESCAPES: &percent_encoding::AsciiSet = &percent_encoding::CONTROLS.add(b'%');
 
 impl std::fmt::Display for Status {
@@ -171,5 +240,20 @@ mod tests {
         assert_eq!(headers["grpc-message"], "100%25 gone%0A");
         assert_eq!(headers["grpc-status-details-bin"], "AQI=");
         assert_eq!(headers["x-why"], "because");
+        // And back, as a client reads it.
+        assert_eq!(Status::from_headers(&headers), Some(status));
+    }
+
+    #[test]
+    fn a_status_of_an_unknown_code_or_none_reads_as_a_client_does() {
+        let mut headers = HeaderMap::new();
+        assert_eq!(Status::from_headers(&headers), None);
+        headers.insert("grpc-status", HeaderValue::from_static("99"));
+        assert_eq!(
+            Status::from_headers(&headers).unwrap().code(),
+            Code::Unknown
+        );
+        assert_eq!(Code::from_i32(16), Some(Code::Unauthenticated));
+        assert_eq!(Code::from_i32(-1), None);
     }
 }

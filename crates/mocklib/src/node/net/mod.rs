@@ -522,7 +522,8 @@ impl UpstreamPerformer {
                 .map_err(|e| PerformError::Failed(e.to_string()))?;
             let (parts, body) = response.into_parts();
             if streaming {
-                let body = crate::Body::from_try_stream(body.into_data_stream());
+                // Trailers included: a gRPC call's status is in them.
+                let body = crate::Body::from_http_body(body);
                 return Ok(HttpResponse::from_body(http::Response::from_parts(
                     parts, body,
                 )));
