@@ -68,6 +68,7 @@
 
 mod frame;
 mod handler;
+mod raw;
 mod real;
 mod record;
 mod service;
@@ -89,6 +90,7 @@ use crate::matching::PatternError;
 use crate::maybe_send::MaybeSend;
 use crate::request::Request;
 use crate::resolver::{CallContext, Resolution, ResolverCall, marker};
+pub use raw::RawMessage;
 pub use real::RealReplies;
 pub use record::{CallRecord, MAX_RECORDED_MESSAGES, RecordedMessage};
 pub use service::{service, try_service};
