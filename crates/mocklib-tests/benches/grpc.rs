@@ -7,9 +7,10 @@
 //! server with `tonic::server::Grpc`, no mocklib) — each connected once.
 //! Unary: round-trip latency of a 32-byte message, cases in interleaved
 //! rounds. Server streaming: 10,000 replies of 32 bytes per call, messages
-//! per second. Bidirectional echo is not measured: mocklib hands a
-//! bidirectional resolver the client's messages once the client has sent
-//! them all, so an interactive echo cannot run against it yet.
+//! per second. Bidirectional echo: in one call per case and round, the
+//! client sends a 32-byte message, waits for its echo, then sends the next
+//! (ping-pong); each send-to-echo round trip is one sample, cases in
+//! interleaved rounds.
 
 mod common;
 
@@ -35,8 +36,12 @@ const SAMPLES: usize = 5_000;
 const ROUNDS: usize = 10;
 const STREAMED: usize = 10_000;
 const STREAM_CALLS: usize = 10;
+const BIDI_WARMUP: usize = 500;
+const BIDI_PER_CALL: usize = 1_000;
+const BIDI_ROUNDS: usize = 10;
 const UNARY: &str = "/bench.Echo/Unary";
 const STREAM: &str = "/bench.Echo/Stream";
+const BIDI: &str = "/bench.Echo/Bidi";
 
 fn payload() -> Msg {
     Msg {
@@ -73,7 +78,17 @@ impl tonic::server::ServerStreamingService<Msg> for Bare {
     }
 }
 
-/// A bare tonic server (h2c) serving both methods.
+impl tonic::server::StreamingService<Msg> for Bare {
+    type Response = Msg;
+    type ResponseStream = tonic::Streaming<Msg>;
+    type Future = std::future::Ready<Result<tonic::Response<Self::ResponseStream>, tonic::Status>>;
+    fn call(&mut self, request: tonic::Request<tonic::Streaming<Msg>>) -> Self::Future {
+        // Each message back as it arrives.
+        std::future::ready(Ok(tonic::Response::new(request.into_inner())))
+    }
+}
+
+/// A bare tonic server (h2c) serving the three methods.
 async fn bare_server() -> String {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let address = listener.local_addr().unwrap();
@@ -81,14 +96,14 @@ async fn bare_server() -> String {
         while let Ok((stream, _)) = listener.accept().await {
             let service = hyper::service::service_fn(
                 |request: http::Request<hyper::body::Incoming>| async move {
-                    let stream = request.uri().path() == STREAM;
+                    let path = request.uri().path().to_owned();
                     let request = request.map(tonic::body::Body::new);
                     let mut grpc =
                         tonic::server::Grpc::new(tonic_prost::ProstCodec::<Msg, Msg>::default());
-                    let response = if stream {
-                        grpc.server_streaming(Bare, request).await
-                    } else {
-                        grpc.unary(Bare, request).await
+                    let response = match path.as_str() {
+                        STREAM => grpc.server_streaming(Bare, request).await,
+                        BIDI => grpc.streaming(Bare, request).await,
+                        _ => grpc.unary(Bare, request).await,
                     };
                     Ok::<_, Infallible>(response)
                 },
@@ -155,6 +170,50 @@ async fn stream_rate(grpc: &mut tonic::client::Grpc<tonic::transport::Channel>) 
     STREAMED as f64 / started.elapsed().as_secs_f64()
 }
 
+/// One bidirectional call of ping-pong round trips (send a message, wait
+/// for its echo, send the next): the time of each of `count` round trips
+/// after the first, which also opens the call.
+async fn bidi_echo<S>(grpc: &mut tonic::client::Grpc<S>, count: usize) -> Vec<Duration>
+where
+    S: tonic::client::GrpcService<tonic::body::Body>,
+    S::ResponseBody: http_body::Body<Data = bytes::Bytes> + Send + 'static,
+    <S::ResponseBody as http_body::Body>::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let (sender, receiver) = tokio::sync::mpsc::channel::<Msg>(1);
+    let outgoing = futures_util::stream::unfold(receiver, |mut receiver| async move {
+        receiver.recv().await.map(|message| (message, receiver))
+    });
+    let mut round_trips = Vec::with_capacity(count);
+    // The first message is queued before the call opens; its round trip,
+    // which includes opening the call, is left out below.
+    let mut started = Instant::now();
+    sender.send(payload()).await.unwrap();
+    grpc.ready().await.map_err(Into::into).unwrap();
+    let mut replies = grpc
+        .streaming(
+            tonic::Request::new(outgoing),
+            PathAndQuery::from_static(BIDI),
+            tonic_prost::ProstCodec::<Msg, Msg>::default(),
+        )
+        .await
+        .unwrap()
+        .into_inner();
+    loop {
+        let reply = replies.message().await.unwrap().expect("an echo");
+        round_trips.push(started.elapsed());
+        assert_eq!(reply.payload.len(), 32);
+        if round_trips.len() == count + 1 {
+            break;
+        }
+        started = Instant::now();
+        sender.send(payload()).await.unwrap();
+    }
+    drop(sender);
+    assert!(replies.message().await.unwrap().is_none());
+    round_trips.remove(0);
+    round_trips
+}
+
 async fn run() {
     let server = setup_server([
         grpc::unary("bench.Echo/Unary", |args: GrpcArgs<Msg>| Ok(args.message)),
@@ -162,6 +221,9 @@ async fn run() {
             Ok(futures_util::stream::iter(
                 (0..STREAMED).map(|_| Ok(payload())),
             ))
+        }),
+        grpc::bidi_streaming("bench.Echo/Bidi", |args: GrpcArgs<grpc::Messages<Msg>>| {
+            Ok(args.message)
         }),
     ]);
     server.listen();
@@ -233,10 +295,44 @@ async fn run() {
         median(&rates[1])
     );
 
+    bidi_echo(&mut in_process, BIDI_WARMUP).await;
+    bidi_echo(&mut over_h2c, BIDI_WARMUP).await;
+    bidi_echo(&mut to_bare, BIDI_WARMUP).await;
+    let mut round_trips = [Vec::new(), Vec::new(), Vec::new()];
+    for _ in 0..BIDI_ROUNDS {
+        round_trips[0].extend(bidi_echo(&mut in_process, BIDI_PER_CALL).await);
+        round_trips[1].extend(bidi_echo(&mut over_h2c, BIDI_PER_CALL).await);
+        round_trips[2].extend(bidi_echo(&mut to_bare, BIDI_PER_CALL).await);
+    }
+    for round_trips in &mut round_trips {
+        round_trips.sort_unstable();
+    }
+    println!(
+        "gRPC bidirectional echo (ping-pong in one call), 32-byte messages, tonic 0.14 client: \
+         each message sent once the echo of the one before has arrived; a {BIDI_WARMUP}-message \
+         warm-up call per case, then {BIDI_ROUNDS} interleaved rounds of one call of \
+         {BIDI_PER_CALL} timed round trips per case; percentiles of the per-message round trip \
+         (send to echo; each call's first, which opens it, not counted)\n"
+    );
+    println!("| case | median | p10 | p90 | p99 |");
+    println!("|---|---|---|---|---|");
+    for (name, round_trips) in names.iter().zip(&round_trips) {
+        println!(
+            "| {name} | {} | {} | {} | {} |",
+            micros(percentile(round_trips, 0.5)),
+            micros(percentile(round_trips, 0.1)),
+            micros(percentile(round_trips, 0.9)),
+            micros(percentile(round_trips, 0.99)),
+        );
+    }
+    println!();
+
     let median_of = |i: usize| percentile(&samples[i], 0.5).as_secs_f64();
     let in_process = median_of(0) / median_of(2);
     let listener = median_of(1) / median_of(2);
     let streaming = median(&rates[0]) / median(&rates[1]);
+    let bidi = percentile(&round_trips[1], 0.5).as_secs_f64()
+        / percentile(&round_trips[2], 0.5).as_secs_f64();
     let verdict = |pass: bool| if pass { "PASS" } else { "FAIL" };
     println!(
         "{}: unary in process ≤ 0.2× the bare tonic server's round trip ({in_process:.2}×)",
@@ -249,6 +345,10 @@ async fn run() {
     println!(
         "{}: a 10,000-message server stream ≥ 0.9× the bare tonic server's messages/s ({streaming:.2}×)",
         verdict(streaming >= 0.9)
+    );
+    println!(
+        "{}: bidirectional echo through the listener (h2c) ≤ 1.2× the bare tonic server ({bidi:.2}×)",
+        verdict(bidi <= 1.2)
     );
     server.close();
 }
