@@ -18,6 +18,9 @@
 use std::process::ExitCode;
 
 mod handler_file;
+// Wired into `serve --proto` with the proto loading.
+#[allow(dead_code)]
+mod reflection;
 mod serve;
 mod stamp;
 
