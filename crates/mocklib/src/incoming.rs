@@ -49,6 +49,15 @@ impl Waiting {
             wakers.push(waker.clone());
         }
     }
+
+    /// Wakes every waiting reader but `own`, the one that got the chunk
+    /// (waking it too would cost it a poll per chunk for nothing).
+    fn wake_others(&self, own: &Waker) {
+        let mut others =
+            std::mem::take(&mut *self.0.lock().unwrap_or_else(PoisonError::into_inner));
+        others.retain(|waker| !waker.will_wake(own));
+        others.into_iter().for_each(Waker::wake);
+    }
 }
 
 impl Wake for Waiting {
@@ -94,13 +103,13 @@ impl LiveBody {
                 Poll::Pending => return Poll::Pending,
                 Poll::Ready(Some(Ok(chunk))) => {
                     // Another reader may be waiting for this chunk too.
-                    self.waiting.wake_by_ref();
+                    self.waiting.wake_others(cx.waker());
                     if !chunk.is_empty() {
                         state.received.push(chunk);
                     }
                 }
                 Poll::Ready(end) => {
-                    self.waiting.wake_by_ref();
+                    self.waiting.wake_others(cx.waker());
                     state.source = None;
                     state.failure = end.and_then(Result::err).map(|error| error.to_string());
                 }
