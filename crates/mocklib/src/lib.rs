@@ -74,7 +74,7 @@
 //! | `graphql` | ✔ | the [`graphql`] namespace and its document parser |
 //! | `regex` | | a `regex::Regex` as a handler predicate (`http` and `graphql`); path patterns, `:id(\d+)` included, need none |
 //! | `har` | | `har`: HAR files replayed as handlers, and `record` recording requests performed for real into them |
-//! | `grpc` | | the [`grpc`] namespace: gRPC methods (unary and streaming) answered with prost messages, in process through the tower layer or through the listener (h2c) |
+//! | `grpc` | | the [`grpc`] namespace: gRPC methods (unary and streaming) answered with prost messages or a mounted tonic-generated server, in process through the tower layer or through the listener (h2c, HTTPS proxy) |
 //! | `openapi` | | `openapi`: OpenAPI 3.0/3.1 documents answered as handlers, requests optionally validated |
 //!
 //! The `mocklib` command (`mocklib serve`, `mocklib init`) is its own
