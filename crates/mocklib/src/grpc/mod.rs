@@ -54,7 +54,26 @@
 //! reach the handlers in process through the
 //! tower front door, with no socket — a generated client takes it:
 //! `GreeterClient::with_origin(server.service(), origin)` — or through the
-//! listener: h2c on the base URL ([`Server::url`](crate::node::Server::url)).
+//! listener: h2c on the base URL ([`Server::url`](crate::node::Server::url)),
+//! or `https://real.host` through its HTTPS proxy (a tonic `Endpoint` with
+//! the server's CA, or a gRPC core client given
+//! [`Server::env`](crate::node::Server::env)).
+//!
+//! Beyond one method at a time:
+//!
+//! - [`service`] mounts a whole tonic-generated server
+//!   (`GreeterServer::new(fake)`) as one handler; single methods are
+//!   overridden per test with the functions above, ahead of it.
+//! - [`GrpcArgs::real_reply`] and [`GrpcArgs::real_replies`] perform the
+//!   call for real and let the resolver alter what the real service
+//!   answers (as [`bypass`](crate::bypass) does for HTTP). A call no
+//!   handler answers goes to the real service under the `warn` and
+//!   `bypass` strategies, and ends with `UNIMPLEMENTED` naming the closest
+//!   handlers under `error` and `strict`.
+//! - The journal entry of every call answered here holds a [`CallRecord`]:
+//!   the messages both ways and the status the call ended with.
+//! - [`RawMessage`] is a message kept as its bytes, for types known only at
+//!   run time.
 //!
 //! A request that is not a valid call of the method is answered with the
 //! status a gRPC server gives it, with a message saying why: a malformed
