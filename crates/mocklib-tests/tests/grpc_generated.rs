@@ -144,6 +144,19 @@ async fn generated_clients_of_every_kind_reach_the_handlers_over_h2c() {
 }
 
 #[tokio::test]
+async fn generated_clients_of_every_kind_reach_the_handlers_through_the_memory_connector() {
+    let server = setup_server(handlers());
+    server.listen();
+    // The listener's HTTP/2, with no socket: `server.connector()`.
+    let channel = tonic::transport::Endpoint::from_static("http://greeter.internal")
+        .connect_with_connector(server.connector())
+        .await
+        .unwrap();
+    all_four_kinds(&mut GreeterClient::new(channel), MOCKED).await;
+    assert_eq!(server.requests().len(), 4);
+}
+
+#[tokio::test]
 async fn generated_clients_of_every_kind_reach_the_handlers_through_the_https_proxy() {
     use tonic::transport::{Certificate, ClientTlsConfig, Endpoint};
     let server = setup_server(handlers());

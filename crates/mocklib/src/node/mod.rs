@@ -34,7 +34,7 @@ use crate::setup_api::SetupApi;
 
 #[cfg(feature = "net")]
 #[cfg_attr(docsrs, doc(cfg(feature = "net")))]
-pub use self::net::ListenError;
+pub use self::net::{ListenError, MemoryConnector, MemoryStream};
 #[cfg(any(feature = "reqwest", feature = "reqwest-0-12"))]
 #[cfg_attr(docsrs, doc(cfg(any(feature = "reqwest", feature = "reqwest-0-12"))))]
 pub use self::reqwest::MockMiddleware;
@@ -390,6 +390,37 @@ impl Server {
             .unwrap_or_else(|error| {
                 panic!("server.url() could not open a port for this boundary: {error}")
             })
+    }
+
+    /// A connector to the listener through memory, not a socket: for
+    /// clients that take a connector — tonic's
+    /// `Endpoint::connect_with_connector(server.connector())`, hyper-util's
+    /// `Client::builder(..).build(server.connector())` and the clients
+    /// built on them. Every connection is served as a connection to
+    /// [`url`](Self::url) is (see [`MemoryConnector`]); inside a boundary
+    /// its requests resolve in that boundary.
+    ///
+    /// ```
+    /// use http_body_util::{BodyExt, Full};
+    /// use mocklib::{http, HttpResponse, node::setup_server};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    /// let server = setup_server([http::get("/user", |_| HttpResponse::text("John"))]);
+    /// server.listen();
+    /// let client = hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
+    ///     .build::<_, Full<bytes::Bytes>>(server.connector());
+    /// let response = client.get("http://api.internal/user".parse()?).await?;
+    /// assert_eq!(response.into_body().collect().await?.to_bytes(), "John");
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Panics
+    /// When the server is not listening.
+    pub fn connector(&self) -> MemoryConnector {
+        let scope = self.engine.current_scope();
+        self.with_network("connector", |network| network.connector(&scope))
     }
 
     /// The same listener as an HTTP(S) proxy URL, for clients configured

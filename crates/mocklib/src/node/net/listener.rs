@@ -120,6 +120,28 @@ pub(super) async fn accept_loop(
     }
 }
 
+/// Serves one in-memory connection (see [`super::memory`]) as the port's
+/// own connections are served, resolving in `scope` when it is a boundary's.
+pub(super) fn serve_in_memory(
+    shared: Arc<Shared>,
+    scope: Option<Arc<Scope>>,
+    io: tokio::io::DuplexStream,
+) {
+    let connection = serve(
+        Box::new(io),
+        Tenant::Fixed(shared),
+        Entry::Direct { scope },
+        None,
+    );
+    // The listener's runtime exists: its server is listening.
+    match super::runtime() {
+        Ok(runtime) => drop(runtime.spawn(connection)),
+        Err(error) => {
+            tracing::error!(target: "mocklib", %error, "no runtime for an in-memory connection")
+        }
+    }
+}
+
 /// Serves HTTP/1.1 or HTTP/2 (told apart by the connection preface) on `io`.
 /// `outer` is the connection a `CONNECT` tunnel runs in, which a
 /// [`Fault::ConnectionReset`] inside the tunnel resets.

@@ -59,11 +59,14 @@
 //! process), and the CA bundle for child processes is written on the first
 //! [`env`](super::Server::env).
 
+pub use memory::{MemoryConnector, MemoryStream};
+
 pub(crate) mod child_env;
 mod connection;
 mod crypto;
 mod held_error;
 mod listener;
+mod memory;
 mod private_dir;
 mod scopes;
 mod target;
@@ -327,6 +330,12 @@ impl Network {
             self.scope_port(scope)?
         };
         Ok(Url::parse(&format!("http://{address}")).expect("a socket address makes a valid URL"))
+    }
+
+    /// An in-memory connector to the listener, resolving in `scope`.
+    pub(super) fn connector(&self, scope: &Arc<Scope>) -> MemoryConnector {
+        let scope = (!self.shared.engine.is_root(scope)).then(|| Arc::clone(scope));
+        MemoryConnector::new(Arc::clone(&self.shared), scope)
     }
 
     /// The proxy URL for `scope`: plain at the root, with a credential naming
