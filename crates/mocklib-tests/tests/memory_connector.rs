@@ -63,7 +63,10 @@ async fn hyper_clients_reach_the_handlers_over_http1_and_http2_without_a_socket(
     // names (here one that does not exist), and the client is told why.
     let (status, body) = get(&http1, "http://api.internal/nothing").await;
     assert_eq!(status, 502);
-    assert!(body.contains("GET http://api.internal/nothing failed"), "{body}");
+    assert!(
+        body.contains("GET http://api.internal/nothing failed"),
+        "{body}"
+    );
 }
 
 #[tokio::test]

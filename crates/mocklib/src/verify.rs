@@ -237,8 +237,10 @@ pub(crate) fn closest_handler_differences(
 /// URL with the part where they part ways marked.
 fn mismatch(handler: &Handler, request: &Request, base_url: Option<&url::Url>) -> Vec<String> {
     let mut lines = Vec::new();
-    if let Some(method) = handler.kind().method()
-        && method != request.method()
+    if let Some(method) = handler
+        .kind()
+        .method()
+        .filter(|&method| method != request.method())
     {
         lines.push(format!(
             "      method: expected {method}, received {}",

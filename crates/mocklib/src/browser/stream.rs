@@ -39,9 +39,7 @@ fn poll_chunk(body: &mut Body, cx: &mut Context<'_>) -> Poll<Option<Result<Bytes
             None => return Poll::Ready(None),
             Some(Err(error)) => return Poll::Ready(Some(Err(error))),
             Some(Ok(frame)) => {
-                if let Ok(chunk) = frame.into_data()
-                    && !chunk.is_empty()
-                {
+                if let Some(chunk) = frame.into_data().ok().filter(|chunk| !chunk.is_empty()) {
                     return Poll::Ready(Some(Ok(chunk)));
                 }
             }

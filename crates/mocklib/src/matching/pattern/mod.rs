@@ -442,9 +442,7 @@ impl PathPattern {
         let mut params = Vec::new();
         match &self.kind {
             Kind::Relative => {
-                if let Some(base) = base
-                    && !same_origin(url, base)
-                {
+                if base.is_some_and(|base| !same_origin(url, base)) {
                     return None;
                 }
                 capture(&self.path, url.path(), &mut params).then_some(params)

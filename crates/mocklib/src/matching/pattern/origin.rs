@@ -69,9 +69,11 @@ fn check_host_names<'t>(
             continue;
         };
         let in_host = host.contains(at);
-        if let Some(&(_, first_in_host)) = seen.iter().find(|(seen, _)| seen == name)
-            && (in_host || first_in_host)
-        {
+        let first_in_host = seen
+            .iter()
+            .find(|(seen, _)| seen == name)
+            .map(|&(_, first_in_host)| first_in_host);
+        if first_in_host.is_some_and(|first_in_host| in_host || first_in_host) {
             return Err(ctx.error(
                 *at,
                 format!(
