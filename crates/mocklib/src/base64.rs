@@ -26,8 +26,12 @@ pub(crate) fn encode(data: &[u8]) -> String {
 
 /// `None` for anything that is not valid padded base64.
 #[cfg_attr(
-    not(any(feature = "har", all(feature = "net", not(target_arch = "wasm32")))),
-    allow(dead_code) // gRPC only encodes
+    not(any(
+        feature = "har",
+        feature = "grpc",
+        all(feature = "net", not(target_arch = "wasm32"))
+    )),
+    allow(dead_code) // the matchers only encode
 )]
 pub(crate) fn decode(text: &str) -> Option<Vec<u8>> {
     let text = text.as_bytes();

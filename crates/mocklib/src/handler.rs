@@ -83,6 +83,7 @@ use url::Url;
 
 use crate::cookies::Cookies;
 use crate::matching::Predicate;
+use crate::matching::matchers::{self, Matcher, Mismatch};
 use crate::request::Request;
 use crate::resolver::{CallContext, RequestId, ResolverCall};
 use crate::times::Times;
@@ -97,6 +98,8 @@ pub struct Handler {
     once: bool,
     expected: Option<Times>,
     logic: Arc<dyn HandlerKind>,
+    /// [`when`](Self::when)'s conditions, all of which must hold.
+    conditions: Option<Arc<Vec<Matcher>>>,
 }
 
 /// Identity of a handler (a `.once()` copy gets a new one).
@@ -120,7 +123,74 @@ impl Handler {
             once: false,
             expected: None,
             logic: Arc::new(kind),
+            conditions: None,
         }
+    }
+
+    /// This handler, answering only requests that also meet `matcher` (a
+    /// header, the query, a cookie, credentials, the body: see
+    /// [`matchers`](crate::matchers)). Each call adds a condition; all must
+    /// hold. A request that fails one is explained: the unhandled-request
+    /// warning, strict mode and [`verify`](crate::node::Server::verify)
+    /// name the condition, what it expected and what the request had.
+    ///
+    /// ```
+    /// use mocklib::matchers::{header, json_body};
+    /// use mocklib::{http, HttpResponse};
+    /// use serde_json::json;
+    ///
+    /// let handler = http::post("/users", |_| HttpResponse::text("created").status(201))
+    ///     .when(header("x-api-key", "secret"))
+    ///     .when(json_body(json!({ "role": "admin" })));
+    /// assert_eq!(handler.conditions().len(), 2);
+    /// ```
+    pub fn when(mut self, matcher: Matcher) -> Self {
+        let mut conditions = self.conditions.as_deref().cloned().unwrap_or_default();
+        conditions.push(matcher);
+        self.conditions = Some(Arc::new(conditions));
+        self
+    }
+
+    /// The conditions added with [`when`](Self::when).
+    pub fn conditions(&self) -> &[Matcher] {
+        self.conditions.as_deref().map_or(&[], Vec::as_slice)
+    }
+
+    /// The kind's match, when every condition holds too.
+    pub(crate) fn try_match(&self, context: &MatchContext<'_>) -> Option<Matched> {
+        let found = self.logic.try_match(context)?;
+        self.first_mismatch(context).is_none().then_some(found)
+    }
+
+    /// The first condition `context`'s request fails, if any.
+    fn first_mismatch(&self, context: &MatchContext<'_>) -> Option<Mismatch> {
+        let inputs = context.state::<matchers::Inputs>();
+        let cookies = || context.cookies();
+        self.conditions().iter().find_map(|matcher| {
+            matcher
+                .check_with(context.request(), inputs, &cookies)
+                .err()
+        })
+    }
+
+    /// Why `request` is not answered by this handler although its kind
+    /// matches it: the conditions it fails (empty when it meets them all);
+    /// `None` when the kind itself does not match.
+    pub(crate) fn mismatches(
+        &self,
+        request: &Request,
+        base_url: Option<&Url>,
+    ) -> Option<Vec<Mismatch>> {
+        let context = MatchContext::new(request, RequestId::next(), base_url);
+        self.logic.try_match(&context)?;
+        let inputs = context.state::<matchers::Inputs>();
+        let cookies = || context.cookies();
+        Some(
+            self.conditions()
+                .iter()
+                .filter_map(|matcher| matcher.check_with(request, inputs, &cookies).err())
+                .collect(),
+        )
     }
 
     /// This handler, answering only the first request that matches it (per
@@ -240,7 +310,7 @@ impl Handler {
     /// not run).
     pub(crate) fn matches(&self, request: &Request, base_url: Option<&Url>) -> bool {
         let context = MatchContext::new(request, RequestId::next(), base_url);
-        self.logic.try_match(&context).is_some()
+        self.try_match(&context).is_some()
     }
 }
 
@@ -250,6 +320,7 @@ impl std::fmt::Debug for Handler {
             .field("header", &self.header())
             .field("once", &self.once)
             .field("expected", &self.expected)
+            .field("conditions", &self.conditions())
             .finish()
     }
 }

@@ -137,11 +137,6 @@
 // docs.rs (which sets `docsrs`) marks items that need a cargo feature.
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
-#[cfg(any(
-    all(feature = "net", not(target_arch = "wasm32")),
-    feature = "har",
-    feature = "grpc"
-))]
 mod base64;
 mod body;
 pub mod boundary;
@@ -175,6 +170,7 @@ mod index;
 pub mod journal;
 mod log;
 pub mod matching;
+pub use matching::matchers;
 mod maybe_send;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod node;

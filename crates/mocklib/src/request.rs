@@ -59,6 +59,13 @@ struct RequestParts {
 /// `application/grpc+proto` and the like, not gRPC-Web (`application/grpc-web`,
 /// which HTTP/1.1 carries too). Front doors stream such a body (see
 /// [`Request::with_body_stream`]).
+#[cfg_attr(
+    not(any(
+        feature = "grpc",
+        all(not(target_arch = "wasm32"), any(feature = "tower", feature = "net"))
+    )),
+    allow(dead_code) // read by the front doors that stream and by `grpc`
+)]
 pub(crate) fn is_grpc_content(headers: &HeaderMap) -> bool {
     headers
         .get(http::header::CONTENT_TYPE)
@@ -364,6 +371,10 @@ impl Request {
     /// Like [`to_http`](Self::to_http), with a body that streams when this
     /// request's does (see [`with_body_stream`](Self::with_body_stream)):
     /// how a request is performed for real.
+    #[cfg_attr(
+        not(any(feature = "grpc", all(not(target_arch = "wasm32"), feature = "net"))),
+        allow(dead_code) // how the listener and `grpc::service` send requests on
+    )]
     pub(crate) fn to_http_body(&self) -> Result<http::Request<Body>, UnsendableRequestError> {
         let request = self.to_http()?;
         Ok(match &self.inner.live {

@@ -250,6 +250,11 @@ fn mismatch(handler: &Handler, request: &Request, base_url: Option<&url::Url>) -
             return lines; // the URL is not what differs
         }
     }
+    // The kind matches: what differs is a condition of `when`.
+    if let Some(failed) = handler.mismatches(request, base_url) {
+        lines.extend(failed.iter().map(|mismatch| format!("      ✗ {mismatch}")));
+        return lines;
+    }
     if let Some(text) = handler.kind().suggestion_text() {
         let received = crate::suggest::comparable_url(request, text);
         if !received.eq_ignore_ascii_case(text) {

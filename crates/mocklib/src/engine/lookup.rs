@@ -100,7 +100,7 @@ impl Lookup {
             if self.scope.is_used(handler) {
                 continue;
             }
-            let Some(found) = handler.kind().try_match(&context) else {
+            let Some(found) = handler.try_match(&context) else {
                 continue;
             };
             // Two concurrent requests may both match a once-handler: the one
@@ -290,16 +290,23 @@ impl Lookup {
         let failure = match &self.options.on_unhandled_request {
             UnhandledRequest::Bypass => None,
             UnhandledRequest::Warn => {
-                crate::log::warn(&unhandled_message(&request, handlers, matched));
+                crate::log::warn(&unhandled_message(
+                    &request,
+                    handlers,
+                    matched,
+                    self.base_url.as_ref(),
+                ));
                 None
             }
             UnhandledRequest::Error => {
-                let message = unhandled_message(&request, handlers, matched);
+                let message =
+                    unhandled_message(&request, handlers, matched, self.base_url.as_ref());
                 crate::log::error(&message);
                 Some(message)
             }
             UnhandledRequest::Strict => {
-                let message = unhandled_message(&request, handlers, matched);
+                let message =
+                    unhandled_message(&request, handlers, matched, self.base_url.as_ref());
                 crate::log::error(&message);
                 self.record_strict_failure(&request, handlers, &message);
                 Some(message)
@@ -359,10 +366,24 @@ fn panicked(panic: &(dyn std::any::Any + Send)) -> Resolution {
 
 const MAX_BODY_IN_MESSAGE: usize = 1024;
 
+/// The conditions ([`Handler::when`]) of `handler` that `request` fails,
+/// as lines under it; nothing when its kind does not match the request.
+fn push_conditions_failed(
+    message: &mut String,
+    handler: &Handler,
+    request: &Request,
+    base_url: Option<&Url>,
+) {
+    for mismatch in handler.mismatches(request, base_url).unwrap_or_default() {
+        message.push_str(&format!("      ✗ {mismatch}\n"));
+    }
+}
+
 fn unhandled_message(
     request: &Request,
     handlers: &crate::handlers::HandlerChain,
     matched: bool,
+    base_url: Option<&Url>,
 ) -> String {
     let what = if matched {
         "that request handlers matched but none answered (their resolvers returned nothing)"
@@ -393,15 +414,19 @@ fn unhandled_message(
     let closest = crate::suggest::closest_handlers(request, handlers.iter());
     match closest.as_slice() {
         [] => {}
-        [only] => message.push_str(&format!(
-            "\nDid you mean to request \"{}\" instead?\n",
-            only.header()
-        )),
+        [only] => {
+            message.push_str(&format!(
+                "\nDid you mean to request \"{}\" instead?\n",
+                only.header()
+            ));
+            push_conditions_failed(&mut message, only, request, base_url);
+        }
         several => {
             message
                 .push_str("\nDid you mean to request one of the following resources instead?\n\n");
             for handler in several {
                 message.push_str(&format!("  • {}\n", handler.header()));
+                push_conditions_failed(&mut message, handler, request, base_url);
             }
         }
     }

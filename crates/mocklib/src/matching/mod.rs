@@ -64,6 +64,7 @@
 //!
 //! [`ListenOptions::base_url`]: crate::ListenOptions::base_url
 
+pub mod matchers;
 mod pattern;
 
 use std::sync::Arc;
