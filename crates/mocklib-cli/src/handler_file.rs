@@ -8,6 +8,8 @@
 //!   headers: { x-total-count: "1" }
 //!   json: { id: 1, name: Kate } # or body: text, or body_file: a path
 //!   delay_ms: 150               # optional
+//! - grpc: helloworld.Greeter/SayHello   # a gRPC method of the --proto files
+//!   json: { message: "Hello!" }         # (see `grpc_entry`)
 //! ```
 //!
 //! `body_file` is relative to the handler file's folder. Errors name the
@@ -19,17 +21,24 @@ use std::path::{Path, PathBuf};
 use bytes::Bytes;
 use http::{HeaderName, HeaderValue, Method, StatusCode};
 use mocklib::{Handler, HttpResponse};
+use prost_reflect::DescriptorPool;
 
+use crate::grpc_entry::{self, GrpcEntry};
 use crate::stamp::{Watched, stamp};
 
-/// One entry as written; unknown fields are errors (a misspelt `staus`
-/// would otherwise be ignored silently).
+/// One entry as written: an HTTP one (`path`) or a gRPC one (`grpc`).
+/// Unknown fields are errors (a misspelt `staus` would otherwise be
+/// ignored silently); so are the fields of the other kind.
 #[derive(serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Entry {
     method: Option<String>,
-    path: String,
-    status: Option<u16>,
+    path: Option<String>,
+    grpc: Option<String>,
+    /// An HTTP status number, or a gRPC code (name or number).
+    status: Option<serde_json::Value>,
+    /// A gRPC status message.
+    message: Option<String>,
     #[serde(default)]
     headers: BTreeMap<String, String>,
     body: Option<String>,
@@ -40,8 +49,12 @@ struct Entry {
 
 /// The handlers of the file at `path`, and every file they were read from
 /// (the handler file and its body files) with its stamp from before it was
-/// read, for reloading.
-pub(crate) fn load(path: &Path) -> Result<(Vec<Handler>, Vec<Watched>), String> {
+/// read, for reloading. `pool` holds the descriptors of the `--proto`
+/// files, which `grpc` entries need.
+pub(crate) fn load(
+    path: &Path,
+    pool: Option<&DescriptorPool>,
+) -> Result<(Vec<Handler>, Vec<Watched>), String> {
     let name = path.display();
     let mut files = vec![(path.to_owned(), stamp(path))];
     let text = std::fs::read_to_string(path)
@@ -57,15 +70,17 @@ pub(crate) fn load(path: &Path) -> Result<(Vec<Handler>, Vec<Watched>), String> 
     };
     let serde_json::Value::Array(entries) = document else {
         return Err(format!(
-            "{name}: expected a list of handlers (method, path, status, headers, body | json | body_file, delay_ms)"
+            "{name}: expected a list of handlers (method, path, status, headers, body | json | body_file, delay_ms; or grpc, json | status, message, delay_ms)"
         ));
     };
     let dir = path.parent().unwrap_or(Path::new("."));
     let mut handlers = Vec::with_capacity(entries.len());
     for (index, value) in entries.into_iter().enumerate() {
-        // Named by position and, when it has them, by method and path.
-        let label = match (value.get("method"), value.get("path")) {
-            (method, Some(serde_json::Value::String(p))) => format!(
+        // Named by position and, when it has them, by method and path (or
+        // by its gRPC method).
+        let label = match (value.get("method"), value.get("path"), value.get("grpc")) {
+            (_, _, Some(serde_json::Value::String(grpc))) => format!(" (grpc {grpc})"),
+            (method, Some(serde_json::Value::String(p)), _) => format!(
                 " ({} {p})",
                 method.and_then(|m| m.as_str()).unwrap_or("ALL")
             ),
@@ -73,16 +88,54 @@ pub(crate) fn load(path: &Path) -> Result<(Vec<Handler>, Vec<Watched>), String> 
         };
         let entry: Entry = serde_json::from_value(value)
             .map_err(|error| format!("{name}, entry {}{label}: {error}", index + 1))?;
-        let handler = entry
-            .into_handler(dir, &mut files)
-            .map_err(|error| format!("{name}, entry {}{label}: {error}", index + 1))?;
+        let handler = if entry.grpc.is_some() {
+            entry.into_grpc_handler(pool)
+        } else {
+            entry.into_handler(dir, &mut files)
+        };
+        let handler =
+            handler.map_err(|error| format!("{name}, entry {}{label}: {error}", index + 1))?;
         handlers.push(handler);
     }
     Ok((handlers, files))
 }
 
 impl Entry {
+    /// The handler of a `grpc` entry, which has none of an HTTP entry's
+    /// fields but `json` and `delay_ms`.
+    fn into_grpc_handler(self, pool: Option<&DescriptorPool>) -> Result<Handler, String> {
+        let http_fields = [
+            ("method", self.method.is_some()),
+            ("path", self.path.is_some()),
+            ("headers", !self.headers.is_empty()),
+            ("body", self.body.is_some()),
+            ("body_file", self.body_file.is_some()),
+        ];
+        if let Some((field, _)) = http_fields.iter().find(|(_, given)| *given) {
+            return Err(format!(
+                "`{field}` is a field of HTTP entries; a grpc entry takes json, status, message and delay_ms"
+            ));
+        }
+        grpc_entry::handler(
+            pool,
+            GrpcEntry {
+                method: self.grpc.unwrap_or_default(),
+                json: self.json,
+                status: self.status,
+                message: self.message,
+                delay_ms: self.delay_ms,
+            },
+        )
+    }
+
+    /// The handler of an HTTP entry.
     fn into_handler(self, dir: &Path, files: &mut Vec<Watched>) -> Result<Handler, String> {
+        let path = self
+            .path
+            .ok_or("missing field `path` (or `grpc`, for a gRPC method)")?;
+        if self.message.is_some() {
+            return Err("`message` is a field of grpc entries (the status message)".to_owned());
+        }
         let method = match self.method.as_deref() {
             None | Some("ALL" | "all" | "*") => None,
             Some(method) => Some(
@@ -90,7 +143,12 @@ impl Entry {
                     .map_err(|_| format!("invalid method {method:?}"))?,
             ),
         };
-        let status = self.status.unwrap_or(200);
+        let status = match self.status {
+            None => 200,
+            Some(value) => {
+                serde_json::from_value::<u16>(value).map_err(|error| format!("status: {error}"))?
+            }
+        };
         StatusCode::from_u16(status).map_err(|_| format!("invalid status {status}"))?;
         let (body, content_type) = match (self.body, self.json, self.body_file) {
             (None, None, None) => (Bytes::new(), None),
@@ -141,8 +199,8 @@ impl Entry {
             }
         };
         match method {
-            Some(method) => mocklib::http::try_on(method, self.path, respond),
-            None => mocklib::http::try_all(self.path, respond),
+            Some(method) => mocklib::http::try_on(method, path, respond),
+            None => mocklib::http::try_all(path, respond),
         }
         .map_err(|error| error.to_string())
     }

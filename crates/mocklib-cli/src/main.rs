@@ -4,9 +4,9 @@
 //!   (`mocklib-worker.js`) of this mocklib version into your app's public
 //!   folder.
 //! - `mocklib serve ...` starts the loopback listener answering from HAR
-//!   files, OpenAPI documents and handler files, for test suites in any
-//!   language (see `serve.rs` and the README's "mocklib serve: for any
-//!   language").
+//!   files, OpenAPI documents and handler files (gRPC methods too, with
+//!   `.proto` files), for test suites in any language (see `serve.rs` and
+//!   the README's "mocklib serve: for any language").
 //!
 //! ```text
 //! cargo install mocklib-cli
@@ -17,9 +17,10 @@
 
 use std::process::ExitCode;
 
+mod base64;
+mod grpc_entry;
 mod handler_file;
-// Wired into `serve --proto` with the proto loading.
-#[allow(dead_code)]
+mod proto;
 mod reflection;
 mod serve;
 mod stamp;
@@ -32,8 +33,9 @@ browser entry point (mocklib::browser::setup_worker), into <public-dir>: the
 folder your app's web server serves at its root (Trunk: the folder of
 index.html or its copy-dir; Leptos: public/; Dioxus: assets/).
 
-mocklib serve starts a mock server and proxy answering from HAR files and
-handler files, for test suites in any language.";
+mocklib serve starts a mock server and proxy answering from HAR files,
+OpenAPI documents and handler files (HTTP, and gRPC with .proto files), for
+test suites in any language.";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();

@@ -1,6 +1,7 @@
 //! `mocklib serve`: the loopback listener (base URL, HTTP proxy, HTTPS
-//! through `CONNECT`) answering from handler files and HAR files, for test
-//! suites written in any language.
+//! through `CONNECT`) answering from handler files, HAR files and OpenAPI
+//! documents — gRPC too, from `.proto` files — for test suites written in
+//! any language.
 //!
 //! Once listening it prints `KEY=VALUE` lines (the base URL, the proxy URL,
 //! the CA file, then `server.env()`) and an empty line, and serves until
@@ -11,15 +12,19 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use mocklib::har::{RecordMode, Recording};
 use mocklib::journal::Answer;
 use mocklib::node::{Server, setup_server};
 use mocklib::{Handler, HttpResponse, ListenOptions, UnhandledRequest};
+use prost_reflect::DescriptorPool;
 use url::Url;
 
+use crate::base64::base64;
 use crate::handler_file;
+use crate::proto;
 use crate::stamp::{Watched, stamp};
 
 pub(crate) const USAGE: &str = "usage: mocklib serve [options]
@@ -36,6 +41,20 @@ Options (each file option may be repeated; earlier files win):
                              json: {id: 1}        (or body: TEXT, or
                                                    body_file: PATH)
                              delay_ms: 100        (optional)
+                         and gRPC methods of the --proto files:
+                           - grpc: helloworld.Greeter/SayHello
+                             json: {message: Hi}  (the reply, proto3 JSON;
+                                                   a list: one reply each,
+                                                   for a streaming method)
+                             status: NOT_FOUND    (optional: OK; a gRPC code
+                                                   name or number)
+                             message: TEXT        (optional: the status's)
+                             delay_ms: 100        (optional)
+  --proto FILE           a .proto file whose services the grpc entries
+                         answer (h2c on MOCKLIB_URL, and through the proxy),
+                         described by server reflection
+  --proto-path DIR       a folder where imports are looked up (default:
+                         each --proto file's folder)
   --har FILE             replay the exchanges of a HAR file (after the
                          handler files' handlers)
   --openapi FILE         answer every operation of an OpenAPI 3.0/3.1
@@ -61,8 +80,10 @@ Prints KEY=VALUE lines once listening, then an empty line:
   HTTP_PROXY, HTTPS_PROXY, SSL_CERT_FILE, REQUESTS_CA_BUNDLE, ... (the
   proxy and a CA bundle for curl, Python, Node, Go, Java, wget, git)
 
-GET MOCKLIB_URL/__mocklib/requests returns the requests received as JSON;
-DELETE clears them. Handler, body and HAR files are reloaded when they change.";
+GET MOCKLIB_URL/__mocklib/requests returns the requests received as JSON
+(a gRPC call's messages and status in its `grpc` object); DELETE clears
+them. Handler, body, HAR, OpenAPI and .proto files are reloaded when they
+change.";
 
 /// How often the files are checked for changes.
 const POLL: Duration = Duration::from_millis(200);
@@ -73,6 +94,8 @@ const JOURNAL_PATH: &str = "/__mocklib/requests";
 #[derive(Debug, Default)]
 struct Options {
     handler_files: Vec<PathBuf>,
+    proto_files: Vec<PathBuf>,
+    proto_paths: Vec<PathBuf>,
     har_files: Vec<PathBuf>,
     openapi_files: Vec<PathBuf>,
     record: Option<PathBuf>,
@@ -125,6 +148,8 @@ fn parse(args: &[String]) -> Result<Option<Options>, String> {
         match flag {
             "--help" | "-h" => return Ok(None),
             "--handlers" => options.handler_files.push(value()?.into()),
+            "--proto" => options.proto_files.push(value()?.into()),
+            "--proto-path" => options.proto_paths.push(value()?.into()),
             "--har" => options.har_files.push(value()?.into()),
             "--openapi" => options.openapi_files.push(value()?.into()),
             "--record" => options.record = Some(value()?.into()),
@@ -166,6 +191,9 @@ fn parse(args: &[String]) -> Result<Option<Options>, String> {
     if options.record.is_none() && options.record_mode != RecordMode::Once {
         return Err("--record-mode needs --record FILE".to_owned());
     }
+    if options.proto_files.is_empty() && !options.proto_paths.is_empty() {
+        return Err("--proto-path needs --proto FILE".to_owned());
+    }
     Ok(Some(options))
 }
 
@@ -179,9 +207,11 @@ fn serve(options: &Options) -> Result<(), String> {
         .try_listen_with(listen)
         .map_err(|error| format!("could not start listening: {error}"))?;
     let base_url = server.url();
+    let pool = Arc::default();
     let mut sources = Sources {
         options,
-        journal: journal_endpoint(&server, &base_url),
+        journal: journal_endpoint(&server, &base_url, Arc::clone(&pool)),
+        pool,
         watched: Vec::new(),
         count: 0,
     };
@@ -250,6 +280,9 @@ fn announce(server: &Server, options: &Options, base_url: Url) -> Result<(), Str
 struct Sources<'a> {
     options: &'a Options,
     journal: Handler,
+    /// The descriptors of the `--proto` files last loaded, shared with the
+    /// journal endpoint, which decodes the calls' messages with them.
+    pool: SharedPool,
     /// Every file read, with its stamp from before it was read.
     watched: Vec<Watched>,
     /// How many handlers the last load gave (the list's head; what `record`
@@ -257,16 +290,33 @@ struct Sources<'a> {
     count: usize,
 }
 
+/// The descriptors of the `--proto` files (`None` without any).
+type SharedPool = Arc<Mutex<Option<DescriptorPool>>>;
+
 impl Sources<'_> {
     /// The journal endpoint, then the handler files' handlers, then the HAR
-    /// files', then the OpenAPI documents'.
+    /// files', then the OpenAPI documents'. The `.proto` files are compiled
+    /// first: the handler files' `grpc` entries are checked against them.
     fn load(&mut self) -> Result<Vec<Handler>, String> {
         let mut handlers = vec![self.journal.clone()];
         let mut files = Vec::new();
+        let pool = if self.options.proto_files.is_empty() {
+            None
+        } else {
+            let (pool, read) =
+                proto::compile(&self.options.proto_files, &self.options.proto_paths)?;
+            files.extend(read);
+            Some(pool)
+        };
         for path in &self.options.handler_files {
-            let (loaded, read) = handler_file::load(path)?;
+            let (loaded, read) = handler_file::load(path, pool.as_ref())?;
             handlers.extend(loaded);
             files.extend(read);
+        }
+        // gRPC server reflection: after the handler files' handlers, so an
+        // entry for a reflection method wins, and before the HAR files'.
+        if let Some(pool) = &pool {
+            handlers.extend(crate::reflection::handlers(pool));
         }
         for path in &self.options.har_files {
             files.push((path.clone(), stamp(path)));
@@ -278,6 +328,8 @@ impl Sources<'_> {
             handlers.extend(document);
         }
         self.watched = files;
+        // Only a load that worked replaces them, as it replaces the handlers.
+        *self.pool.lock().unwrap_or_else(PoisonError::into_inner) = pool;
         Ok(handlers)
     }
 
@@ -373,8 +425,10 @@ fn stop_signal() -> Result<impl std::future::Future<Output = ()>, String> {
 }
 
 /// `GET /__mocklib/requests` on the listener's own origin: the journal as
-/// JSON, less the endpoint's own requests; `DELETE` clears it.
-fn journal_endpoint(server: &Server, base_url: &Url) -> Handler {
+/// JSON, less the endpoint's own requests; `DELETE` clears it. gRPC calls'
+/// messages are decoded with the descriptors in `pool` at the time of the
+/// `GET`.
+fn journal_endpoint(server: &Server, base_url: &Url, pool: SharedPool) -> Handler {
     let endpoint = base_url
         .join(JOURNAL_PATH)
         .expect("a path joins the base URL");
@@ -386,11 +440,12 @@ fn journal_endpoint(server: &Server, base_url: &Url) -> Handler {
     mocklib::http::all(endpoint.as_str(), move |args| {
         match args.request.method().as_str() {
             "GET" => {
+                let pool = pool.lock().unwrap_or_else(PoisonError::into_inner).clone();
                 let requests: Vec<serde_json::Value> = server
                     .requests()
                     .iter()
                     .filter(|entry| !is_endpoint(entry.url()))
-                    .map(journal_entry)
+                    .map(|entry| journal_entry(entry, pool.as_ref()))
                     .collect();
                 HttpResponse::json(&requests)
             }
@@ -406,8 +461,13 @@ fn journal_endpoint(server: &Server, base_url: &Url) -> Handler {
 }
 
 /// One journal entry as JSON: the body as text when it is UTF-8, base64
-/// otherwise; repeated headers joined with ", ".
-fn journal_entry(entry: &mocklib::RecordedRequest) -> serde_json::Value {
+/// otherwise; repeated headers joined with ", "; for a gRPC call answered
+/// by a `grpc` handler, its messages and status (`grpc`, `null` for other
+/// requests).
+fn journal_entry(
+    entry: &mocklib::RecordedRequest,
+    pool: Option<&DescriptorPool>,
+) -> serde_json::Value {
     let mut headers = serde_json::Map::new();
     for (name, value) in entry.headers() {
         let value = String::from_utf8_lossy(value.as_bytes());
@@ -443,27 +503,8 @@ fn journal_entry(entry: &mocklib::RecordedRequest) -> serde_json::Value {
         "handler": entry.handler().map(Handler::header),
         "answer": answer,
         "status": status,
+        "grpc": mocklib::grpc::CallRecord::of(entry).map(|call| proto::call_json(pool, call)),
     })
-}
-
-/// Standard base64 with padding (the library's encoder is private).
-fn base64(bytes: &[u8]) -> String {
-    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for chunk in bytes.chunks(3) {
-        let n = chunk
-            .iter()
-            .enumerate()
-            .fold(0u32, |n, (i, b)| n | u32::from(*b) << (16 - 8 * i));
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(char::from(ALPHABET[(n >> (18 - 6 * i) & 63) as usize]));
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
 }
 
 /// `value` in single quotes for a POSIX shell.
@@ -484,15 +525,6 @@ fn write_atomically(path: &Path, contents: &[u8]) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn base64_pads_like_the_standard_alphabet() {
-        assert_eq!(base64(b""), "");
-        assert_eq!(base64(b"f"), "Zg==");
-        assert_eq!(base64(b"fo"), "Zm8=");
-        assert_eq!(base64(b"foo"), "Zm9v");
-        assert_eq!(base64(&[0xff, 0xfe, 0x00, 0x01]), "//4AAQ==");
-    }
 
     #[test]
     fn shell_quoting_survives_quotes() {

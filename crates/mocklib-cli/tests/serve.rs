@@ -554,6 +554,417 @@ fn the_readme_node_suite_passes_through_the_readme_shell_script() {
     );
 }
 
+/// The service of crates/mocklib-tests/protos/helloworld.proto, copied (this
+/// package's tests read no other package's files for it): one method of
+/// each kind.
+const HELLOWORLD_PROTO: &str = r#"syntax = "proto3";
+
+package helloworld;
+
+service Greeter {
+  // Unary.
+  rpc SayHello (HelloRequest) returns (HelloReply);
+  // Server streaming.
+  rpc SpellHello (HelloRequest) returns (stream HelloReply);
+  // Client streaming.
+  rpc GreetAll (stream HelloRequest) returns (HelloReply);
+  // Bidirectional.
+  rpc Chat (stream HelloRequest) returns (stream HelloReply);
+}
+
+message HelloRequest {
+  string name = 1;
+}
+
+message HelloReply {
+  string message = 1;
+}
+"#;
+
+/// A folder with [`HELLOWORLD_PROTO`] as protos/helloworld.proto and
+/// `handlers` as greeter.yaml.
+fn with_helloworld(handlers: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("protos")).unwrap();
+    std::fs::write(dir.path().join("protos/helloworld.proto"), HELLOWORLD_PROTO).unwrap();
+    std::fs::write(dir.path().join("greeter.yaml"), handlers).unwrap();
+    dir
+}
+
+/// Runs `mocklib serve ARGS` in `dir`, which must fail to start (exit
+/// code 1, nothing printed on standard output); what it said on standard
+/// error.
+fn serve_fails(dir: &Path, args: &[&str]) -> String {
+    let output = Command::new(env!("CARGO_BIN_EXE_mocklib"))
+        .arg("serve")
+        .args(args)
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(output.stdout.is_empty(), "{output:?}");
+    stderr
+}
+
+#[test]
+fn the_readme_grpcio_suite_passes_against_the_readme_proto_and_handler_file() {
+    let dir = tempfile::tempdir().unwrap();
+    for folder in ["protos", "tests"] {
+        std::fs::create_dir(dir.path().join(folder)).unwrap();
+    }
+    let [proto] = &readme_blocks("proto")[..] else {
+        panic!("one proto block in the README's serve section")
+    };
+    std::fs::write(dir.path().join("protos/helloworld.proto"), proto).unwrap();
+    std::fs::write(
+        dir.path().join("tests/greeter.yaml"),
+        &readme_blocks("yaml")[1],
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("tests/test_greeter.py"),
+        &readme_blocks("python")[1],
+    )
+    .unwrap();
+    // The README's commands: its protoc line as it is, and the serve line
+    // it shows with these arguments.
+    let script = &readme_blocks("sh")[2];
+    let protoc = script
+        .lines()
+        .find(|line| line.starts_with("python3 -m grpc_tools.protoc "))
+        .expect("the README runs grpc_tools.protoc");
+    let generated = Command::new("sh")
+        .arg("-c")
+        .arg(protoc)
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        generated.status.success(),
+        "{protoc} (scripts/test installs grpcio-tools: python3 -m pip install grpcio-tools): {}",
+        String::from_utf8_lossy(&generated.stderr)
+    );
+    let args = [
+        "--proto",
+        "protos/helloworld.proto",
+        "--handlers",
+        "tests/greeter.yaml",
+    ];
+    assert!(
+        script.contains(&format!("mocklib serve {} ", args.join(" "))),
+        "{script}"
+    );
+    let serve = Serve::start(dir.path(), &args);
+
+    // With the printed variables, as the README's shell script sets them.
+    let output = Command::new("python3")
+        .arg("tests/test_greeter.py")
+        .current_dir(dir.path())
+        .envs(serve.env())
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}\nmocklib serve said: {}",
+        String::from_utf8_lossy(&output.stderr),
+        serve.stderr()
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&output.stdout),
+        "greeter: all passed\n"
+    );
+}
+
+#[test]
+fn grpc_entries_that_do_not_fit_the_proto_fail_naming_the_file_and_the_entry() {
+    let proto = ["--proto", "protos/helloworld.proto"];
+    let cases: [(&str, &[&str], &str); 8] = [
+        (
+            "- grpc: helloworld.Greeter/SayHello\n  json: {message: Hi}\n- grpc: helloworld.Greeter/SayHi\n  json: {message: Hi}\n",
+            &proto,
+            "greeter.yaml, entry 2 (grpc helloworld.Greeter/SayHi): service helloworld.Greeter has no method SayHi (methods: SayHello, SpellHello, GreetAll, Chat)",
+        ),
+        (
+            "- grpc: helloworld.Greeters/SayHello\n",
+            &proto,
+            "greeter.yaml, entry 1 (grpc helloworld.Greeters/SayHello): no service helloworld.Greeters in the .proto files (services: helloworld.Greeter)",
+        ),
+        (
+            "- grpc: helloworld.Greeter/SayHello\n  json: {message: 5}\n",
+            &proto,
+            "greeter.yaml, entry 1 (grpc helloworld.Greeter/SayHello): json: not a helloworld.HelloReply: field `message`: invalid type: integer `5`, expected a string",
+        ),
+        (
+            "- grpc: helloworld.Greeter/SpellHello\n  json: [{message: B}, {mesage: o}]\n",
+            &proto,
+            "greeter.yaml, entry 1 (grpc helloworld.Greeter/SpellHello): json, reply 2: not a helloworld.HelloReply: field `mesage`: unrecognized field name",
+        ),
+        (
+            "- grpc: helloworld.Greeter/SayHello\n  json: [{message: B}, {message: o}]\n",
+            &proto,
+            "greeter.yaml, entry 1 (grpc helloworld.Greeter/SayHello): json is a list, but helloworld.Greeter/SayHello answers one helloworld.HelloReply (a list of replies needs a server-streaming or bidirectional method)",
+        ),
+        (
+            "- grpc: helloworld.Greeter/SayHello\n  status: NOT_FOND\n",
+            &proto,
+            "greeter.yaml, entry 1 (grpc helloworld.Greeter/SayHello): unknown gRPC status \"NOT_FOND\" (a code name or number: OK, CANCELLED,",
+        ),
+        (
+            "- grpc: helloworld.Greeter/SayHello\n  path: /greeting\n",
+            &proto,
+            "greeter.yaml, entry 1 (grpc helloworld.Greeter/SayHello): `path` is a field of HTTP entries",
+        ),
+        (
+            "- grpc: helloworld.Greeter/SayHello\n  json: {message: Hi}\n",
+            &[],
+            "greeter.yaml, entry 1 (grpc helloworld.Greeter/SayHello): no --proto file was given",
+        ),
+    ];
+    for (handlers, args, expected) in cases {
+        let dir = with_helloworld(handlers);
+        let mut args = args.to_vec();
+        args.extend(["--handlers", "greeter.yaml"]);
+        let stderr = serve_fails(dir.path(), &args);
+        assert!(stderr.contains(expected), "{handlers}\n{stderr}");
+    }
+
+    // A .proto file that does not compile: the file, line and column.
+    let dir = with_helloworld("[]");
+    let broken = HELLOWORLD_PROTO.replace("string name = 1;", "string name = 1");
+    std::fs::write(dir.path().join("protos/helloworld.proto"), &broken).unwrap();
+    // The error points at what follows the missing `;`: the `}` that
+    // closes HelloRequest, on the line after it.
+    let line = broken[..broken.find("string name = 1\n}").unwrap()]
+        .lines()
+        .count()
+        + 1;
+    let stderr = serve_fails(dir.path(), &proto);
+    assert!(
+        stderr.contains(&format!(
+            "mocklib serve: could not compile the .proto files: helloworld.proto:{line}:1: expected ';'"
+        )),
+        "{stderr}"
+    );
+    let stderr = serve_fails(dir.path(), &["--proto", "protos/missing.proto"]);
+    assert!(
+        stderr.contains("could not read the .proto file protos/missing.proto"),
+        "{stderr}"
+    );
+}
+
+/// Calls `method` (`/package.Service/Method`) from Python's `grpcio`
+/// without generated code (no serializers: bytes both ways), over h2c on
+/// the base URL: `kind` is the channel's method (`unary_unary`,
+/// `unary_stream`, `stream_unary`), `messages` the Python expression of
+/// what is sent. Returns each reply in hex, then the status's `CODE
+/// details`, space-separated.
+fn grpcio_call(serve: &Serve, kind: &str, method: &str, messages: &str) -> String {
+    let script = format!(
+        "import os, grpc\n\
+         channel = grpc.insecure_channel(os.environ['MOCKLIB_URL'].removeprefix('http://'))\n\
+         call = channel.{kind}('{method}')\n\
+         shown = []\n\
+         try:\n    \
+             answer = call({messages}, timeout=20)\n    \
+             for reply in [answer] if isinstance(answer, bytes) else answer:\n        \
+                 shown.append(reply.hex())\n    \
+             shown.append('OK')\n\
+         except grpc.RpcError as error:\n    \
+             shown.append(f'{{error.code().name}} {{error.details()}}')\n\
+         print(' '.join(shown), end='')\n"
+    );
+    python(serve, &script, &[])
+}
+
+#[test]
+fn the_journal_shows_grpc_calls_as_proto3_json() {
+    let dir = with_helloworld(
+        "- grpc: helloworld.Greeter/SayHello\n  json: {message: Hello Kate!}\n\
+         - grpc: helloworld.Greeter/GreetAll\n  status: NOT_FOUND\n  message: no such person\n\
+         - grpc: helloworld.Greeter/SpellHello\n  json: [{message: K}, {message: a}]\n  status: ABORTED\n  message: out of letters\n\
+         - path: /ping\n  body: pong\n",
+    );
+    let serve = Serve::start(
+        dir.path(),
+        &[
+            "--proto",
+            "protos/helloworld.proto",
+            "--handlers",
+            "greeter.yaml",
+        ],
+    );
+    // HelloRequest { name: "Kate" }; HelloReply { message: "Hello Kate!" }.
+    let kate = r"b'\x0a\x04Kate'";
+    assert_eq!(
+        grpcio_call(&serve, "unary_unary", "/helloworld.Greeter/SayHello", kate),
+        format!("0a0b{} OK", hex(b"Hello Kate!"))
+    );
+    // A length prefix of 9 before 2 bytes: not a HelloRequest.
+    let broken = r"b'\x0a\x09Ka'";
+    assert!(
+        grpcio_call(
+            &serve,
+            "unary_unary",
+            "/helloworld.Greeter/SayHello",
+            broken
+        )
+        .ends_with(" OK")
+    );
+    assert_eq!(
+        grpcio_call(
+            &serve,
+            "stream_unary",
+            "/helloworld.Greeter/GreetAll",
+            &format!(r"iter([{kate}, b'\x0a\x05Sarah'])"),
+        ),
+        "NOT_FOUND no such person"
+    );
+    // The replies, then the status.
+    assert_eq!(
+        grpcio_call(
+            &serve,
+            "unary_stream",
+            "/helloworld.Greeter/SpellHello",
+            kate
+        ),
+        "0a014b 0a0161 ABORTED out of letters"
+    );
+    assert_eq!(curl(&[&format!("{}/ping", serve.url())]), "pong");
+
+    let journal: Vec<serde_json::Value> =
+        serde_json::from_str(&curl(&[&format!("{}/__mocklib/requests", serve.url())])).unwrap();
+    let [hello, broken, greet_all, spell, ping] = &journal[..] else {
+        panic!("five requests: {journal:#?}")
+    };
+    assert_eq!(hello["handler"], "grpc helloworld.Greeter/SayHello");
+    assert_eq!(
+        hello["grpc"],
+        serde_json::json!({
+            "method": "helloworld.Greeter/SayHello",
+            "requests": [{"name": "Kate"}],
+            "replies": [{"message": "Hello Kate!"}],
+            "requests_received": 1,
+            "replies_sent": 1,
+            "status": {"code": "OK", "message": ""},
+        })
+    );
+    let [request] = &broken["grpc"]["requests"].as_array().unwrap()[..] else {
+        panic!("{broken:#}")
+    };
+    assert_eq!(request["base64"], "CglLYQ==", "{broken:#}");
+    let note = request["note"].as_str().unwrap();
+    assert!(
+        note.starts_with("does not decode as helloworld.HelloRequest: "),
+        "{note}"
+    );
+    assert_eq!(
+        greet_all["grpc"],
+        serde_json::json!({
+            "method": "helloworld.Greeter/GreetAll",
+            "requests": [{"name": "Kate"}, {"name": "Sarah"}],
+            "replies": [],
+            "requests_received": 2,
+            "replies_sent": 0,
+            "status": {"code": "NOT_FOUND", "message": "no such person"},
+        })
+    );
+    assert_eq!(
+        spell["grpc"]["replies"],
+        serde_json::json!([{"message": "K"}, {"message": "a"}])
+    );
+    assert_eq!(
+        spell["grpc"]["status"],
+        serde_json::json!({"code": "ABORTED", "message": "out of letters"})
+    );
+    assert_eq!(ping["grpc"], serde_json::Value::Null, "{ping:#}");
+}
+
+#[test]
+fn proto_files_and_their_imports_are_reloaded_and_a_broken_edit_keeps_the_handlers() {
+    let dir = tempfile::tempdir().unwrap();
+    let greeter = dir.path().join("greeter.proto");
+    let replies = dir.path().join("replies.proto");
+    let handlers = dir.path().join("handlers.yaml");
+    let greeter_proto = "syntax = \"proto3\";\npackage helloworld;\nimport \"replies.proto\";\n\
+                         service Greeter {\n  rpc SayHello (HelloRequest) returns (HelloReply);\n}\n\
+                         message HelloRequest {\n  string name = 1;\n}\n";
+    std::fs::write(&greeter, greeter_proto).unwrap();
+    std::fs::write(
+        &replies,
+        "syntax = \"proto3\";\npackage helloworld;\nmessage HelloReply {\n  string message = 1;\n}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        &handlers,
+        "- grpc: helloworld.Greeter/SayHello\n  json: {message: Hello}\n",
+    )
+    .unwrap();
+    let serve = Serve::start(
+        dir.path(),
+        &["--proto", "greeter.proto", "--handlers", "handlers.yaml"],
+    );
+    let say_hello = || {
+        grpcio_call(
+            &serve,
+            "unary_unary",
+            "/helloworld.Greeter/SayHello",
+            r"b'\x0a\x04Kate'",
+        )
+    };
+    let replied = |text: &str| format!("0a{:02x}{} OK", text.len(), hex(text.as_bytes()));
+    assert_eq!(say_hello(), replied("Hello"));
+
+    // The imported file changes: the handler file no longer fits it.
+    std::fs::write(
+        &replies,
+        "syntax = \"proto3\";\npackage helloworld;\nmessage HelloReply {\n  string text = 1;\n}\n",
+    )
+    .unwrap();
+    let stderr = eventually("the error message", || {
+        let stderr = serve.stderr();
+        stderr
+            .contains("keeping the previous handlers")
+            .then_some(stderr)
+    });
+    assert!(
+        stderr.contains(
+            "handlers.yaml, entry 1 (grpc helloworld.Greeter/SayHello): json: not a helloworld.HelloReply: field `message`"
+        ),
+        "{stderr}"
+    );
+    assert_eq!(say_hello(), replied("Hello"));
+
+    std::fs::write(
+        &handlers,
+        "- grpc: helloworld.Greeter/SayHello\n  json: {text: Hi}\n",
+    )
+    .unwrap();
+    eventually("the reload", || {
+        (say_hello() == replied("Hi")).then_some(())
+    });
+
+    // A .proto file that does not compile keeps the handlers too.
+    std::fs::write(&greeter, greeter_proto.replace("service", "servic")).unwrap();
+    let stderr = eventually("the compile error", || {
+        let stderr = serve.stderr();
+        stderr
+            .contains("could not compile the .proto files: greeter.proto:")
+            .then_some(stderr)
+    });
+    assert!(
+        stderr.contains("; keeping the previous handlers"),
+        "{stderr}"
+    );
+    assert_eq!(say_hello(), replied("Hi"));
+}
+
+/// `bytes` in lower-case hex, as Python's `bytes.hex()` prints them.
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
+}
+
 /// Runs curl with `args` (plus `--silent --show-error --max-time 20`) as a
 /// child process; returns what it printed, failing the test if it failed.
 fn curl(args: &[&str]) -> String {
@@ -581,4 +992,41 @@ async fn spawn_upstream(app: axum::Router) -> std::net::SocketAddr {
         axum::serve(listener, app).await.expect("upstream server");
     });
     address
+}
+
+/// gRPC server reflection, as a tool with no generated code uses it:
+/// grpcio's reflection client lists the services, builds the message
+/// types from the descriptors it is sent, and calls a method with them.
+#[test]
+fn reflection_lets_a_client_without_generated_code_list_and_call_the_services() {
+    let dir = with_helloworld(
+        "- grpc: helloworld.Greeter/SayHello\n  json: { message: Hello from the file }\n",
+    );
+    let serve = Serve::start(
+        dir.path(),
+        &[
+            "--proto",
+            "protos/helloworld.proto",
+            "--handlers",
+            "greeter.yaml",
+        ],
+    );
+    let script = "import os, grpc\n\
+        from grpc_reflection.v1alpha.proto_reflection_descriptor_database import ProtoReflectionDescriptorDatabase\n\
+        from google.protobuf.descriptor_pool import DescriptorPool\n\
+        from google.protobuf import message_factory\n\
+        channel = grpc.insecure_channel(os.environ['MOCKLIB_URL'].removeprefix('http://'))\n\
+        database = ProtoReflectionDescriptorDatabase(channel)\n\
+        services = sorted(database.get_services())\n\
+        method = DescriptorPool(database).FindMethodByName('helloworld.Greeter.SayHello')\n\
+        Request = message_factory.GetMessageClass(method.input_type)\n\
+        Reply = message_factory.GetMessageClass(method.output_type)\n\
+        say = channel.unary_unary('/helloworld.Greeter/SayHello', request_serializer=Request.SerializeToString, response_deserializer=Reply.FromString)\n\
+        reply = say(Request(name='Kate'), timeout=20)\n\
+        print(' '.join(services), '|', reply.message, end='')\n";
+    assert_eq!(
+        python(&serve, script, &[]),
+        "grpc.reflection.v1.ServerReflection grpc.reflection.v1alpha.ServerReflection \
+         helloworld.Greeter | Hello from the file"
+    );
 }
