@@ -214,8 +214,8 @@ where
     round_trips
 }
 
-async fn run() {
-    let server = setup_server([
+fn echo_handlers() -> Vec<mocklib::Handler> {
+    vec![
         grpc::unary("bench.Echo/Unary", |args: GrpcArgs<Msg>| Ok(args.message)),
         grpc::server_streaming("bench.Echo/Stream", |_: GrpcArgs<Msg>| {
             Ok(futures_util::stream::iter(
@@ -225,8 +225,16 @@ async fn run() {
         grpc::bidi_streaming("bench.Echo/Bidi", |args: GrpcArgs<grpc::Messages<Msg>>| {
             Ok(args.message)
         }),
-    ]);
+    ]
+}
+
+async fn run() {
+    let server = setup_server(echo_handlers());
     server.listen();
+    // The same handlers with the listener on this runtime (no hop between
+    // runtimes), as the bare tonic server runs.
+    let here = setup_server(echo_handlers());
+    here.listen_with(mocklib::ListenOptions::new().on_current_runtime());
     let bare = bare_server().await;
     let mut in_process = tonic::client::Grpc::with_origin(
         server.service(),
@@ -234,13 +242,15 @@ async fn run() {
     );
     let mut over_h2c = channel(server.url().as_str()).await;
     let mut to_bare = channel(&bare).await;
+    let mut over_h2c_here = channel(here.url().as_str()).await;
 
     for _ in 0..WARMUP {
         unary(&mut in_process).await;
         unary(&mut over_h2c).await;
         unary(&mut to_bare).await;
+        unary(&mut over_h2c_here).await;
     }
-    let mut samples = [Vec::new(), Vec::new(), Vec::new()];
+    let mut samples = [Vec::new(), Vec::new(), Vec::new(), Vec::new()];
     for _ in 0..ROUNDS {
         for _ in 0..SAMPLES / ROUNDS {
             samples[0].push(unary(&mut in_process).await);
@@ -250,6 +260,9 @@ async fn run() {
         }
         for _ in 0..SAMPLES / ROUNDS {
             samples[2].push(unary(&mut to_bare).await);
+        }
+        for _ in 0..SAMPLES / ROUNDS {
+            samples[3].push(unary(&mut over_h2c_here).await);
         }
     }
     for samples in &mut samples {
@@ -266,6 +279,7 @@ async fn run() {
         "mocklib, in process (tower front door)",
         "mocklib, listener over h2c",
         "bare tonic server over h2c",
+        "mocklib, listener on the caller's runtime (`on_current_runtime`), h2c",
     ];
     for (name, samples) in names.iter().zip(&samples) {
         println!(
@@ -298,11 +312,13 @@ async fn run() {
     bidi_echo(&mut in_process, BIDI_WARMUP).await;
     bidi_echo(&mut over_h2c, BIDI_WARMUP).await;
     bidi_echo(&mut to_bare, BIDI_WARMUP).await;
-    let mut round_trips = [Vec::new(), Vec::new(), Vec::new()];
+    bidi_echo(&mut over_h2c_here, BIDI_WARMUP).await;
+    let mut round_trips = [Vec::new(), Vec::new(), Vec::new(), Vec::new()];
     for _ in 0..BIDI_ROUNDS {
         round_trips[0].extend(bidi_echo(&mut in_process, BIDI_PER_CALL).await);
         round_trips[1].extend(bidi_echo(&mut over_h2c, BIDI_PER_CALL).await);
         round_trips[2].extend(bidi_echo(&mut to_bare, BIDI_PER_CALL).await);
+        round_trips[3].extend(bidi_echo(&mut over_h2c_here, BIDI_PER_CALL).await);
     }
     for round_trips in &mut round_trips {
         round_trips.sort_unstable();
@@ -333,6 +349,9 @@ async fn run() {
     let streaming = median(&rates[0]) / median(&rates[1]);
     let bidi = percentile(&round_trips[1], 0.5).as_secs_f64()
         / percentile(&round_trips[2], 0.5).as_secs_f64();
+    let listener_here = median_of(3) / median_of(2);
+    let bidi_here = percentile(&round_trips[3], 0.5).as_secs_f64()
+        / percentile(&round_trips[2], 0.5).as_secs_f64();
     let verdict = |pass: bool| if pass { "PASS" } else { "FAIL" };
     println!(
         "{}: unary in process ≤ 0.2× the bare tonic server's round trip ({in_process:.2}×)",
@@ -350,5 +369,14 @@ async fn run() {
         "{}: bidirectional echo through the listener (h2c) ≤ 1.2× the bare tonic server ({bidi:.2}×)",
         verdict(bidi <= 1.2)
     );
+    println!(
+        "{}: unary through the listener on the caller's runtime (h2c) ≤ 1.1× the bare tonic server ({listener_here:.2}×)",
+        verdict(listener_here <= 1.1)
+    );
+    println!(
+        "{}: bidirectional echo through the listener on the caller's runtime (h2c) ≤ 1.2× the bare tonic server ({bidi_here:.2}×)",
+        verdict(bidi_here <= 1.2)
+    );
     server.close();
+    here.close();
 }

@@ -160,6 +160,25 @@ async fn measure_tower(name: &'static str, server: &mocklib::node::Server) -> Me
     measure_tower_at(name, server, "https://api.example.com/user").await
 }
 
+/// Like [`measure_tower`], the request carrying `x-api-key: secret` (what
+/// the matchers of [`server_with_matchers`] ask for).
+async fn measure_tower_with_key(name: &'static str, server: &mocklib::node::Server) -> Measurement {
+    let service = server.service();
+    measure(name, || {
+        let service = service.clone();
+        async move {
+            let request = ::http::Request::get("https://api.example.com/user")
+                .header("x-api-key", "secret")
+                .body(Full::new(Bytes::new()))
+                .unwrap();
+            let response = service.oneshot(request).await.unwrap();
+            let body = response.into_body().collect().await.unwrap().to_bytes();
+            assert_eq!(body, "John");
+        }
+    })
+    .await
+}
+
 /// GETs `url` through `server`'s tower service, expecting "John".
 async fn measure_tower_at(
     name: &'static str,
@@ -197,6 +216,28 @@ fn server_with(count: usize) -> mocklib::node::Server {
     setup_server(handlers)
 }
 
+/// [`server_with`], every handler also asking for a header
+/// (`Handler::when`): the target for `x-api-key: secret`, each decoy for a
+/// key of its own.
+fn server_with_matchers(count: usize) -> mocklib::node::Server {
+    use mocklib::matchers::header;
+    let mut handlers: Vec<_> = (1..count)
+        .map(|i| {
+            http::get(format!("https://api.example.com/decoy/{i}"), |_| {
+                HttpResponse::text("decoy")
+            })
+            .when(header("x-api-key", format!("key-{i}")))
+        })
+        .collect();
+    handlers.push(
+        http::get("https://api.example.com/user", |_| {
+            HttpResponse::text("John")
+        })
+        .when(header("x-api-key", "secret")),
+    );
+    setup_server(handlers)
+}
+
 /// In-process latency as the number of handlers grows (target last).
 async fn scaling() {
     let mut rows = Vec::new();
@@ -230,6 +271,34 @@ async fn scaling() {
     let ratio = rows[3].percentile(0.5).as_secs_f64() / one;
     let verdict = if ratio <= 1.5 { "PASS" } else { "FAIL" };
     println!("\n{verdict}: 10,000 handlers cost {ratio:.2}× one handler (goal ≤ 1.5×)");
+
+    // Declarative matchers are data checked after the index has narrowed
+    // by method and path: they should not make lookup grow.
+    let mut matched = Vec::new();
+    for (count, name) in [
+        (1, "1 handler with a header matcher"),
+        (10_000, "10,000 handlers with header matchers"),
+    ] {
+        let server = server_with_matchers(count);
+        server.listen();
+        matched.push(measure_tower_with_key(name, &server).await);
+        server.close();
+    }
+    println!("\n| handlers | median | p10 | p90 |\n|---|---|---|---|");
+    for m in &matched {
+        println!(
+            "| {} | {} | {} | {} |",
+            m.name,
+            micros(m.percentile(0.5)),
+            micros(m.percentile(0.1)),
+            micros(m.percentile(0.9))
+        );
+    }
+    let ratio = matched[1].percentile(0.5).as_secs_f64() / matched[0].percentile(0.5).as_secs_f64();
+    let verdict = if ratio <= 1.5 { "PASS" } else { "FAIL" };
+    println!(
+        "\n{verdict}: 10,000 handlers with header matchers cost {ratio:.2}× one handler with one (goal ≤ 1.5×)"
+    );
 }
 
 /// Entering a boundary (creating its scope and running a trivial callback)

@@ -349,3 +349,40 @@ async fn an_invalid_service_name_is_refused_at_creation() {
         );
     }
 }
+
+/// `ListenOptions::on_current_runtime`: the listener's connections run on
+/// the test's own (multi-thread) runtime.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_listener_on_the_callers_runtime_serves_every_kind() {
+    let server = setup_server(handlers());
+    server.listen_with(mocklib::ListenOptions::new().on_current_runtime());
+    let channel = tonic::transport::Endpoint::from_shared(server.url().to_string())
+        .unwrap()
+        .connect()
+        .await
+        .unwrap();
+    all_four_kinds(&mut GreeterClient::new(channel), MOCKED).await;
+    // Its port is its own: closed with the server, not pooled.
+    let address = server.url().socket_addrs(|| None).unwrap()[0];
+    server.close();
+    let refused = tokio::time::timeout(GUARD, async {
+        loop {
+            if tokio::net::TcpStream::connect(address).await.is_err() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await;
+    assert!(refused.is_ok(), "the port still accepts after close()");
+}
+
+#[tokio::test]
+async fn a_listener_on_a_current_thread_runtime_is_refused_saying_why() {
+    let server = setup_server(handlers());
+    let error = server
+        .try_listen_with(mocklib::ListenOptions::new().on_current_runtime())
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("not multi-threaded"), "{error}");
+}

@@ -90,6 +90,8 @@ pub struct ListenOptions {
     pub(crate) port: Option<u16>,
     #[cfg(feature = "net")]
     pub(crate) upstream_root_certificates: Vec<String>,
+    #[cfg(feature = "net")]
+    pub(crate) on_current_runtime: bool,
     pub(crate) journal_capacity: Option<usize>,
     pub(crate) fallthrough_is_unhandled: bool,
 }
@@ -116,6 +118,22 @@ impl ListenOptions {
     #[doc(alias = "baseUrl")]
     pub fn base_url(mut self, url: Url) -> Self {
         self.base_url = Some(url);
+        self
+    }
+
+    /// Serves the listener on the tokio runtime `listen` is called in (it
+    /// must be a multi-thread one: `#[tokio::test(flavor = "multi_thread")]`)
+    /// rather than on the process's own listener runtime, and on a port of
+    /// its own (not pooled). Requests then cross no runtime: a heavy stream
+    /// of calls, a gRPC bidirectional chat or a benchmark goes faster (see
+    /// docs/BENCHMARKS.md, "gRPC"); a test that starts a server per test
+    /// pays a port bind instead of reusing a pooled one. On a
+    /// current-thread runtime `listen` fails ([`ListenError::Runtime`]):
+    /// the listener would stand still whenever the test blocks.
+    #[cfg(feature = "net")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "net")))]
+    pub fn on_current_runtime(mut self) -> Self {
+        self.on_current_runtime = true;
         self
     }
 
@@ -263,6 +281,7 @@ impl Server {
                 Arc::clone(&self.engine),
                 options.port.unwrap_or(0),
                 &options.upstream_root_certificates,
+                options.on_current_runtime,
             )?);
         }
         self.engine.listen(options.intercept());

@@ -127,19 +127,13 @@ pub(super) fn serve_in_memory(
     scope: Option<Arc<Scope>>,
     io: tokio::io::DuplexStream,
 ) {
-    let connection = serve(
+    let runtime = shared.runtime.clone();
+    drop(runtime.spawn(serve(
         Box::new(io),
         Tenant::Fixed(shared),
         Entry::Direct { scope },
         None,
-    );
-    // The listener's runtime exists: its server is listening.
-    match super::runtime() {
-        Ok(runtime) => drop(runtime.spawn(connection)),
-        Err(error) => {
-            tracing::error!(target: "mocklib", %error, "no runtime for an in-memory connection")
-        }
-    }
+    )));
 }
 
 /// Serves HTTP/1.1 or HTTP/2 (told apart by the connection preface) on `io`.

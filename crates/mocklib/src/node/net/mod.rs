@@ -143,6 +143,10 @@ struct Bundle {
 /// What every connection task needs.
 pub(crate) struct Shared {
     pub engine: Arc<Engine>,
+    /// Where this listener's accept loops and connections run: the
+    /// process's listener runtime, or the caller's
+    /// (`ListenOptions::on_current_runtime`).
+    pub runtime: tokio::runtime::Handle,
     /// Generated on first use: most tests never see a `CONNECT`.
     ca: OnceLock<Result<Arc<CertificateAuthority>, String>>,
     pub upstream: Arc<LazyUpstream>,
@@ -212,6 +216,26 @@ fn runtime() -> Result<&'static tokio::runtime::Runtime, ListenError> {
         .map_err(|error| ListenError::Runtime(std::io::Error::other(error.clone())))
 }
 
+/// The caller's runtime, for a listener that runs on it: a multi-thread
+/// one, since on a current-thread runtime the listener would stand still
+/// whenever the test blocks (a blocking client waiting for it, say).
+fn current_multi_thread_runtime() -> Result<tokio::runtime::Handle, ListenError> {
+    let refuse = |why: &str| {
+        ListenError::Runtime(std::io::Error::other(format!(
+            "ListenOptions::on_current_runtime: {why}"
+        )))
+    };
+    let handle = tokio::runtime::Handle::try_current()
+        .map_err(|_| refuse("listen() was not called inside a tokio runtime"))?;
+    match handle.runtime_flavor() {
+        tokio::runtime::RuntimeFlavor::MultiThread => Ok(handle),
+        _ => Err(refuse(
+            "the current runtime is not multi-threaded: use #[tokio::test(flavor = \"multi_thread\")] \
+             (on a current-thread runtime the listener stands still whenever the test blocks)",
+        )),
+    }
+}
+
 /// A loopback port with its accept loop, lent to one server at a time.
 ///
 /// A port asked for as "any" (the default) is not closed with its server: it
@@ -263,7 +287,7 @@ fn take_port(
             return Ok((port, true));
         }
     }
-    let (listener, address) = bind(runtime, number)?;
+    let (listener, address) = bind(runtime.handle(), number)?;
     let port = Arc::new(Port {
         address,
         tenant: RwLock::new(None),
@@ -282,11 +306,30 @@ impl Network {
         engine: Arc<Engine>,
         port: u16,
         extra_roots_pem: &[String],
+        on_current_runtime: bool,
     ) -> Result<Self, ListenError> {
         let extra_roots = parse_pem_certificates(extra_roots_pem)?;
         upstream::check_roots(&extra_roots).map_err(|e| ListenError::Upstream(e.to_string()))?;
-        let runtime = runtime()?;
-        let (port, pooled) = take_port(runtime, port)?;
+        let (runtime, port, pooled) = if on_current_runtime {
+            let runtime = current_multi_thread_runtime()?;
+            let (listener, address) = bind(&runtime, port)?;
+            let port = Arc::new(Port {
+                address,
+                tenant: RwLock::new(None),
+                retired: tokio::sync::watch::Sender::new(false),
+            });
+            runtime.spawn(listener::accept_loop(
+                listener,
+                listener::Tenant::Lent(Arc::clone(&port)),
+                None,
+            ));
+            // Never pooled: the next server may run on another runtime.
+            (runtime, port, false)
+        } else {
+            let runtime = runtime()?;
+            let (port, pooled) = take_port(runtime, port)?;
+            (runtime.handle().clone(), port, pooled)
+        };
         let address = port.address;
         let upstream = Arc::new(LazyUpstream {
             extra_roots,
@@ -297,6 +340,7 @@ impl Network {
         }));
         let shared = Arc::new(Shared {
             engine,
+            runtime,
             ca: OnceLock::new(),
             upstream,
             address,
@@ -361,7 +405,7 @@ impl Network {
         if let Some(address) = ports.get(&scope.id()) {
             return Ok(*address);
         }
-        let runtime = runtime()?;
+        let runtime = &self.shared.runtime;
         let (listener, address) = bind(runtime, 0)?;
         runtime.spawn(listener::accept_loop(
             listener,
@@ -417,7 +461,7 @@ impl Drop for Network {
 /// Binds a loopback port synchronously, so that `listen()` returns with the
 /// port ready, and registers it with `runtime`.
 fn bind(
-    runtime: &tokio::runtime::Runtime,
+    runtime: &tokio::runtime::Handle,
     port: u16,
 ) -> Result<(tokio::net::TcpListener, SocketAddr), ListenError> {
     let bind_error = |source| ListenError::Bind { port, source };
