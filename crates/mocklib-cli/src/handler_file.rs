@@ -5,6 +5,10 @@
 //! - method: GET                 # optional: any method when left out (or ALL)
 //!   path: /users/:id            # a mocklib pattern; absolute URLs too
 //!   status: 200                 # optional: 200
+//!   match:                      # optional: conditions the request must meet too
+//!     headers: { x-api-key: secret }
+//!     query: { page: "2" }
+//!     json: { role: admin }     # the body holds this JSON (a subset)
 //!   headers: { x-total-count: "1" }
 //!   json: { id: 1, name: Kate } # or body: text, or body_file: a path
 //!   delay_ms: 150               # optional
@@ -45,6 +49,85 @@ struct Entry {
     json: Option<serde_json::Value>,
     body_file: Option<PathBuf>,
     delay_ms: Option<u64>,
+    /// Conditions beyond method and path (`mocklib::matchers`).
+    #[serde(rename = "match")]
+    conditions: Option<Conditions>,
+}
+
+/// An entry's `match:` block: each field one kind of `mocklib::matchers`
+/// condition; all must hold.
+#[derive(serde::Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct Conditions {
+    /// Header values, exactly.
+    #[serde(default)]
+    headers: BTreeMap<String, String>,
+    /// Header values, by regular expression.
+    #[serde(default)]
+    headers_matching: BTreeMap<String, String>,
+    /// Headers that must not be there.
+    #[serde(default)]
+    headers_absent: Vec<String>,
+    #[serde(default)]
+    query: BTreeMap<String, String>,
+    #[serde(default)]
+    cookies: BTreeMap<String, String>,
+    /// Text fields of a URL-encoded or multipart body.
+    #[serde(default)]
+    form: BTreeMap<String, String>,
+    /// JSON the body holds (a subset).
+    json: Option<serde_json::Value>,
+    /// Values at JSON paths of the body (`$.user.role: admin`).
+    #[serde(default)]
+    json_path: BTreeMap<String, serde_json::Value>,
+    body_contains: Option<String>,
+    bearer: Option<String>,
+    basic: Option<BasicCredentials>,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BasicCredentials {
+    user: String,
+    password: String,
+}
+
+impl Conditions {
+    /// The matchers, or the first that is invalid (field, why).
+    fn matchers(self) -> Result<Vec<mocklib::matchers::Matcher>, String> {
+        use mocklib::matchers;
+        let mut all = Vec::new();
+        let pairs = |map: BTreeMap<String, String>| map.into_iter();
+        all.extend(pairs(self.headers).map(|(name, value)| matchers::header(&name, value)));
+        all.extend(
+            pairs(self.headers_matching)
+                .map(|(name, pattern)| matchers::header_matches(&name, &pattern)),
+        );
+        all.extend(
+            self.headers_absent
+                .iter()
+                .map(|name| matchers::header_absent(name)),
+        );
+        all.extend(pairs(self.query).map(|(name, value)| matchers::query(name, value)));
+        all.extend(pairs(self.cookies).map(|(name, value)| matchers::cookie(name, value)));
+        all.extend(pairs(self.form).map(|(name, value)| matchers::form_field(name, value)));
+        all.extend(self.json.map(matchers::json_body));
+        all.extend(
+            self.json_path
+                .into_iter()
+                .map(|(path, value)| matchers::json_path(&path, value)),
+        );
+        all.extend(self.body_contains.map(matchers::body_contains));
+        all.extend(self.bearer.map(matchers::bearer));
+        all.extend(
+            self.basic
+                .map(|basic| matchers::basic(&basic.user, &basic.password)),
+        );
+        match all.iter().find_map(matchers::Matcher::invalid) {
+            Some(why) => Err(format!("match: {why}")),
+            None => Ok(all),
+        }
+    }
 }
 
 /// The handlers of the file at `path`, and every file they were read from
@@ -110,6 +193,7 @@ impl Entry {
             ("headers", !self.headers.is_empty()),
             ("body", self.body.is_some()),
             ("body_file", self.body_file.is_some()),
+            ("match", self.conditions.is_some()),
         ];
         if let Some((field, _)) = http_fields.iter().find(|(_, given)| *given) {
             return Err(format!(
@@ -198,11 +282,13 @@ impl Entry {
                 response
             }
         };
-        match method {
+        let conditions = self.conditions.unwrap_or_default().matchers()?;
+        let handler = match method {
             Some(method) => mocklib::http::try_on(method, path, respond),
             None => mocklib::http::try_all(path, respond),
         }
-        .map_err(|error| error.to_string())
+        .map_err(|error| error.to_string())?;
+        Ok(conditions.into_iter().fold(handler, Handler::when))
     }
 }
 

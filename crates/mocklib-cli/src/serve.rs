@@ -41,6 +41,15 @@ Options (each file option may be repeated; earlier files win):
                              json: {id: 1}        (or body: TEXT, or
                                                    body_file: PATH)
                              delay_ms: 100        (optional)
+                             match:               (optional: all must hold)
+                               headers: {x-api-key: secret}
+                               headers_matching: {accept: ^application/}
+                               headers_absent: [x-debug]
+                               query: {page: \"2\"}    cookies: {session: abc}
+                               json: {role: admin}  (the body holds it)
+                               json_path: {$.user.id: 7}
+                               form: {name: Kate}   body_contains: TEXT
+                               bearer: TOKEN  basic: {user: U, password: P}
                          and gRPC methods of the --proto files:
                            - grpc: helloworld.Greeter/SayHello
                              json: {message: Hi}  (the reply, proto3 JSON;

@@ -1030,3 +1030,102 @@ fn reflection_lets_a_client_without_generated_code_list_and_call_the_services() 
          helloworld.Greeter | Hello from the file"
     );
 }
+
+/// `match:` in a handler file: the same declarative matchers as
+/// `Handler::when`, with the unhandled warning naming what failed.
+#[test]
+fn match_conditions_in_a_handler_file_choose_the_entry_and_explain_a_miss() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("handlers.yaml"),
+        r#"
+- method: POST
+  path: /users
+  match:
+    headers: { x-api-key: secret }
+    json: { role: admin }
+  status: 201
+  body: admin created
+- method: GET
+  path: /users
+  match:
+    query: { page: "2" }
+    bearer: t0ken
+  body: page 2
+"#,
+    )
+    .unwrap();
+    let serve = Serve::start(dir.path(), &["--handlers", "handlers.yaml"]);
+    let users = format!("{}/users", serve.url().trim_end_matches('/'));
+    let created = curl(&[
+        "-w",
+        " %{http_code}",
+        "-X",
+        "POST",
+        "-H",
+        "x-api-key: secret",
+        "-H",
+        "content-type: application/json",
+        "-d",
+        r#"{"name":"Kate","role":"admin"}"#,
+        &users,
+    ]);
+    assert_eq!(created, "admin created 201");
+    let page = curl(&[
+        "-H",
+        "Authorization: Bearer t0ken",
+        &format!("{users}?page=2"),
+    ]);
+    assert_eq!(page, "page 2");
+    // A miss: unhandled (502: nothing real behind the listener), and the
+    // warning says which condition failed and what the request had.
+    let missed = curl(&[
+        "-o",
+        "/dev/null",
+        "-w",
+        "%{http_code}",
+        "-X",
+        "POST",
+        "-H",
+        "x-api-key: wrong",
+        "-d",
+        r#"{"role":"admin"}"#,
+        &users,
+    ]);
+    assert_eq!(missed, "502");
+    let said = eventually("the warning", || {
+        let stderr = serve.stderr();
+        stderr.contains("✗ header \"x-api-key\"").then_some(stderr)
+    });
+    assert!(
+        said.contains(r#"✗ header "x-api-key": expected "secret", received "wrong""#),
+        "{said}"
+    );
+}
+
+#[test]
+fn a_bad_match_block_fails_the_load_naming_the_file_the_entry_and_the_field() {
+    for (block, says) in [
+        ("match: { header: { a: b } }", "unknown field `header`"),
+        (
+            "match: { json_path: { user.name: Kate } }",
+            "starts with `$`",
+        ),
+        (
+            "match: { headers_matching: { accept: \"(\" } }",
+            "not a regular expression",
+        ),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("handlers.yaml"),
+            format!("- path: /users\n  {block}\n  body: x\n"),
+        )
+        .unwrap();
+        let stderr = serve_fails(dir.path(), &["--handlers", "handlers.yaml"]);
+        assert!(
+            stderr.contains("handlers.yaml, entry 1 (ALL /users)") && stderr.contains(says),
+            "{block}: {stderr}"
+        );
+    }
+}

@@ -293,6 +293,29 @@ impl Matcher {
         self.check_with(request, &Inputs::default(), &cookies)
     }
 
+    /// Why this matcher can never hold, when it was made with an invalid
+    /// argument (a regular expression or JSON path that does not parse),
+    /// so that a caller building matchers from a file can refuse it at
+    /// once; `None` for a valid one, combinators included when all their
+    /// parts are valid.
+    ///
+    /// ```
+    /// use mocklib::matchers::{header_matches, json_path};
+    ///
+    /// assert!(header_matches("accept", "^application/").invalid().is_none());
+    /// let matcher = json_path("user.name", "Kate");
+    /// let why = matcher.invalid().unwrap();
+    /// assert!(why.contains("starts with `$`"), "{why}");
+    /// ```
+    pub fn invalid(&self) -> Option<&str> {
+        match &*self.0 {
+            Kind::Invalid(why) => Some(why),
+            Kind::AllOf(parts) | Kind::AnyOf(parts) => parts.iter().find_map(Matcher::invalid),
+            Kind::Not(inner) => inner.invalid(),
+            _ => None,
+        }
+    }
+
     /// [`check`](Self::check), with what the request's lookup made once
     /// already.
     pub(crate) fn check_with<'c>(
