@@ -52,6 +52,10 @@ struct Entry {
     /// Conditions beyond method and path (`mocklib::matchers`).
     #[serde(rename = "match")]
     conditions: Option<Conditions>,
+    /// Whether `body`, `json`'s strings, the header values and `status` are
+    /// templates rendered per request (see `template.rs`).
+    #[serde(default)]
+    template: bool,
 }
 
 /// An entry's `match:` block: each field one kind of `mocklib::matchers`
@@ -227,12 +231,36 @@ impl Entry {
                     .map_err(|_| format!("invalid method {method:?}"))?,
             ),
         };
+        let mut templates = self.template.then(crate::template::Templates::new);
         let status = match self.status {
             None => 200,
+            // A templated status, rendered and parsed per request.
+            Some(serde_json::Value::String(source)) if templates.is_some() => {
+                let templates = templates.as_mut().expect("checked above");
+                templates.add("status".to_owned(), source)?;
+                200
+            }
             Some(value) => {
                 serde_json::from_value::<u16>(value).map_err(|error| format!("status: {error}"))?
             }
         };
+        if let Some(templates) = templates.as_mut() {
+            if let Some(text) = &self.body {
+                templates.add("body".to_owned(), text.clone())?;
+            }
+            if let Some(json) = &self.json {
+                crate::template::add_json(templates, json, "json")?;
+            }
+            if self.body_file.is_some() {
+                return Err(
+                    "template: a body_file is sent as it is; template a body or json".to_owned(),
+                );
+            }
+            for (name, value) in &self.headers {
+                templates.add(format!("headers.{name}"), value.clone())?;
+            }
+        }
+        let json_source = self.json.clone();
         StatusCode::from_u16(status).map_err(|_| format!("invalid status {status}"))?;
         let (body, content_type) = match (self.body, self.json, self.body_file) {
             (None, None, None) => (Bytes::new(), None),
@@ -267,13 +295,28 @@ impl Entry {
                 .any(|name| name.eq_ignore_ascii_case("content-type"))
         });
         let delay = self.delay_ms;
-        let respond = move |_: mocklib::ResolverArgs| {
-            let mut response = HttpResponse::new(body.clone()).status(status);
+        let templates = templates.map(std::sync::Arc::new);
+        let respond = move |args: mocklib::ResolverArgs| {
+            let mut response = match &templates {
+                None => {
+                    let mut response = HttpResponse::new(body.clone()).status(status);
+                    for (name, value) in &headers {
+                        response = response.header(name, value);
+                    }
+                    response
+                }
+                Some(templates) => templated(
+                    templates,
+                    &args,
+                    status,
+                    &body,
+                    json_source.as_ref(),
+                    &headers,
+                )
+                .unwrap_or_else(|why| crate::template::failed(&why)),
+            };
             if let Some(content_type) = content_type {
                 response = response.header("content-type", content_type);
-            }
-            for (name, value) in &headers {
-                response = response.header(name, value);
             }
             async move {
                 if let Some(milliseconds) = delay {
@@ -290,6 +333,42 @@ impl Entry {
         .map_err(|error| error.to_string())?;
         Ok(conditions.into_iter().fold(handler, Handler::when))
     }
+}
+
+/// A templated entry's response for one request: each template rendered
+/// (`body`, `json`'s strings, header values, `status`), or which failed and
+/// why.
+fn templated(
+    templates: &crate::template::Templates,
+    args: &mocklib::ResolverArgs,
+    status: u16,
+    body: &Bytes,
+    json: Option<&serde_json::Value>,
+    headers: &BTreeMap<String, String>,
+) -> Result<HttpResponse, String> {
+    let context = crate::template::context(args);
+    let body = match json {
+        Some(json) => {
+            let rendered = crate::template::render_json(templates, json, "json", &context)?;
+            Bytes::from(serde_json::to_vec(&rendered).expect("a JSON value serializes"))
+        }
+        None if body.is_empty() => Bytes::new(),
+        None => Bytes::from(templates.render("body", &context)?),
+    };
+    let status = match templates.render("status", &context) {
+        Ok(text) => text.trim().parse::<u16>().map_err(|_| {
+            format!("the template of status rendered {text:?}, not a status number")
+        })?,
+        Err(why) if templates.has("status") => return Err(why),
+        // No status template: the entry's own status.
+        Err(_) => status,
+    };
+    let mut response = HttpResponse::new(body).status(status);
+    for name in headers.keys() {
+        let value = templates.render(&format!("headers.{name}"), &context)?;
+        response = response.header(name, value);
+    }
+    Ok(response)
 }
 
 /// The content type of a body file by its extension: the common ones, and

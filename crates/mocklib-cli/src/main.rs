@@ -24,6 +24,7 @@ mod proto;
 mod reflection;
 mod serve;
 mod stamp;
+mod template;
 
 const USAGE: &str = "usage: mocklib init <public-dir>
        mocklib serve [options]   (mocklib serve --help)

@@ -50,6 +50,13 @@ Options (each file option may be repeated; earlier files win):
                                json_path: {$.user.id: 7}
                                form: {name: Kate}   body_contains: TEXT
                                bearer: TOKEN  basic: {user: U, password: P}
+                             template: true       (optional: body, json strings,
+                                                   header values and status
+                                                   are Jinja2 templates of
+                                                   request.params, .query,
+                                                   .headers, .cookies, .json,
+                                                   .body; now(), uuid(),
+                                                   random(min, max))
                          and gRPC methods of the --proto files:
                            - grpc: helloworld.Greeter/SayHello
                              json: {message: Hi}  (the reply, proto3 JSON;

@@ -1129,3 +1129,81 @@ fn a_bad_match_block_fails_the_load_naming_the_file_the_entry_and_the_field() {
         );
     }
 }
+
+/// `template: true`: the body, `json`'s strings, header values and the
+/// status rendered per request from what it carried.
+#[test]
+fn templated_entries_answer_from_the_request() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("handlers.yaml"),
+        r#"
+- method: GET
+  path: /users/:id
+  template: true
+  headers: { x-request-id: "{{ uuid() }}" }
+  json: { id: "{{ request.params.id }}", page: "{{ request.query.page }}", agent: "{{ request.headers['user-agent'] }}", at: "{{ now() }}" }
+- method: POST
+  path: /greetings
+  template: true
+  status: "{{ 201 if request.json.name else 400 }}"
+  body: "Hello {{ request.json.name }}"
+- method: GET
+  path: /broken
+  template: true
+  body: "{{ random(5, 1) }}"
+"#,
+    )
+    .unwrap();
+    let serve = Serve::start(dir.path(), &["--handlers", "handlers.yaml"]);
+    let base = serve.url().trim_end_matches('/').to_owned();
+    let user = curl(&["-i", "-A", "curl-test", &format!("{base}/users/7?page=2")]);
+    let (head, body) = user.split_once("\r\n\r\n").unwrap();
+    let json: serde_json::Value = serde_json::from_str(body).unwrap();
+    assert_eq!(json["id"], "7");
+    assert_eq!(json["page"], "2");
+    assert_eq!(json["agent"], "curl-test");
+    assert!(json["at"].as_str().unwrap().ends_with('Z'), "{json}");
+    let request_id = head
+        .lines()
+        .find_map(|line| line.strip_prefix("x-request-id: "))
+        .expect("a templated header");
+    assert_eq!(request_id.len(), 36, "{request_id}");
+    assert!(head.contains("content-type: application/json"), "{head}");
+
+    let post = |data: &str| {
+        curl(&[
+            "-w",
+            " %{http_code}",
+            "-H",
+            "content-type: application/json",
+            "-d",
+            data,
+            &format!("{base}/greetings"),
+        ])
+    };
+    assert_eq!(post(r#"{"name":"Kate"}"#), "Hello Kate 201");
+    assert_eq!(post("{}"), "Hello  400");
+    // A template that fails when rendered: a 500 saying which and why.
+    let broken = curl(&["-w", " %{http_code}", &format!("{base}/broken")]);
+    assert!(broken.ends_with(" 500"), "{broken}");
+    assert!(
+        broken.contains("the template of body failed") && broken.contains("min is above max"),
+        "{broken}"
+    );
+}
+
+#[test]
+fn a_template_that_does_not_compile_fails_the_load_naming_the_field() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("handlers.yaml"),
+        "- path: /users\n  template: true\n  json: { name: \"{{ unclosed\" }\n",
+    )
+    .unwrap();
+    let stderr = serve_fails(dir.path(), &["--handlers", "handlers.yaml"]);
+    assert!(
+        stderr.contains("handlers.yaml, entry 1 (ALL /users): json.name: not a template"),
+        "{stderr}"
+    );
+}
