@@ -1207,3 +1207,127 @@ fn a_template_that_does_not_compile_fails_the_load_naming_the_field() {
         "{stderr}"
     );
 }
+
+/// Issue 27, "nothing lost on a crash": a recording process killed with
+/// SIGKILL at a pseudo-random moment while 1,000 exchanges run at once
+/// leaves a HAR file that parses (writes are atomic renames), holds only
+/// exchanges that happened, and holds every exchange whose client had its
+/// whole answer a margin before the kill (the write of an exchange follows
+/// its last byte). Four rounds, each killed after a different number of
+/// answers.
+#[test]
+fn a_recording_killed_at_random_moments_keeps_a_valid_har_with_what_completed() {
+    use std::time::{Duration, Instant};
+    const CALLS: u32 = 1_000;
+    const MARGIN: Duration = Duration::from_millis(50);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let upstream = runtime.block_on(spawn_upstream(axum::Router::new().route(
+        "/item/{n}",
+        axum::routing::get(
+            |axum::extract::Path(n): axum::extract::Path<u32>| async move { format!("item {n}") },
+        ),
+    )));
+    // A fixed sequence of kill points (xorshift): reproducible.
+    let mut seed: u64 = 0x9E37_79B9_7F4A_7C15;
+    for round in 0..4 {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        let kill_after = 50 + (seed % 700) as usize;
+        let dir = tempfile::tempdir().unwrap();
+        let mut serve = Serve::start(dir.path(), &["--record", "rec.har", "--record-mode", "all"]);
+        let proxy = serve.variables["MOCKLIB_PROXY_URL"]
+            .trim_start_matches("http://")
+            .trim_end_matches('/')
+            .to_owned();
+        let completed = Arc::new(std::sync::Mutex::new(Vec::<(u32, Instant)>::new()));
+        runtime.block_on(async {
+            for n in 0..CALLS {
+                let (proxy, completed) = (proxy.clone(), Arc::clone(&completed));
+                tokio::spawn(async move {
+                    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+                    let Ok(mut tcp) = tokio::net::TcpStream::connect(&proxy).await else {
+                        return;
+                    };
+                    let head = format!(
+                        "GET http://{upstream}/item/{n} HTTP/1.1\r\nHost: {upstream}\r\nConnection: close\r\n\r\n"
+                    );
+                    if tcp.write_all(head.as_bytes()).await.is_err() {
+                        return;
+                    }
+                    let mut answer = Vec::new();
+                    let _ = tcp.read_to_end(&mut answer).await;
+                    if String::from_utf8_lossy(&answer).ends_with(&format!("item {n}")) {
+                        completed.lock().unwrap().push((n, Instant::now()));
+                    }
+                });
+            }
+            let deadline = Instant::now() + Duration::from_secs(60);
+            while completed.lock().unwrap().len() < kill_after {
+                assert!(Instant::now() < deadline, "round {round}: the exchanges hung");
+                tokio::time::sleep(Duration::from_millis(1)).await;
+            }
+        });
+        let killed_at = Instant::now();
+        serve.child.kill().unwrap(); // SIGKILL
+        serve.child.wait().unwrap();
+
+        let text = std::fs::read_to_string(dir.path().join("rec.har"))
+            .unwrap_or_else(|error| panic!("round {round}: no HAR file after the kill: {error}"));
+        let har: serde_json::Value = serde_json::from_str(&text)
+            .unwrap_or_else(|error| panic!("round {round}: the HAR does not parse: {error}"));
+        let recorded: std::collections::BTreeSet<u32> = har["log"]["entries"]
+            .as_array()
+            .expect("entries")
+            .iter()
+            .map(|entry| {
+                let url = entry["request"]["url"].as_str().unwrap();
+                let n = url
+                    .strip_prefix(&format!("http://{upstream}/item/"))
+                    .unwrap_or_else(|| panic!("round {round}: an entry nobody asked for: {url}"));
+                n.parse().unwrap()
+            })
+            .collect();
+        let settled: Vec<u32> = completed
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|(_, at)| *at + MARGIN < killed_at)
+            .map(|(n, _)| *n)
+            .collect();
+        // A write the kill interrupted may leave its temporary file; never more.
+        let leftovers = std::fs::read_dir(dir.path())
+            .unwrap()
+            .filter(|entry| {
+                entry
+                    .as_ref()
+                    .unwrap()
+                    .file_name()
+                    .to_string_lossy()
+                    .ends_with(".tmp")
+            })
+            .count();
+        assert!(
+            leftovers <= 1,
+            "round {round}: {leftovers} temporary files left"
+        );
+        let lost: Vec<&u32> = settled.iter().filter(|n| !recorded.contains(n)).collect();
+        assert!(
+            lost.is_empty(),
+            "round {round} (killed after {kill_after} answers): {} exchanges answered over {MARGIN:?} \
+             before the kill are missing from the HAR ({} recorded): {lost:?}",
+            lost.len(),
+            recorded.len()
+        );
+        eprintln!(
+            "round {round}: killed after {} answers, {} recorded, {} settled before the margin",
+            completed.lock().unwrap().len(),
+            recorded.len(),
+            settled.len()
+        );
+    }
+}
