@@ -230,6 +230,7 @@ fn serve(options: &Options) -> Result<(), String> {
         pool,
         watched: Vec::new(),
         count: 0,
+        settling: None,
     };
     let handlers = sources.load()?;
     sources.count = handlers.len();
@@ -304,6 +305,9 @@ struct Sources<'a> {
     /// How many handlers the last load gave (the list's head; what `record`
     /// appended follows them).
     count: usize,
+    /// The stamps a change was first seen with: the files are loaded once
+    /// they have stayed so for a whole poll.
+    settling: Option<Vec<Watched>>,
 }
 
 /// The descriptors of the `--proto` files (`None` without any).
@@ -349,6 +353,21 @@ impl Sources<'_> {
         Ok(handlers)
     }
 
+    /// Whether every file the last load read still has the stamp it had
+    /// before it was read.
+    fn unchanged_since_read(&self) -> bool {
+        self.watched
+            .iter()
+            .all(|(path, before)| stamp(path) == *before)
+    }
+
+    fn current_pool(&self) -> Option<DescriptorPool> {
+        self.pool
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
     /// Loads again when a watched file changed, and swaps the handlers;
     /// when the new files are broken, says why and keeps the old handlers
     /// (until the files change again).
@@ -359,9 +378,25 @@ impl Sources<'_> {
             .map(|(path, _)| (path.clone(), stamp(path)))
             .collect();
         if now == self.watched {
+            self.settling = None;
             return;
         }
+        // An editor may write a file in several pieces: read it only once
+        // it has stayed the same for a whole poll, never half-way through.
+        if self.settling.as_ref() != Some(&now) {
+            self.settling = Some(now);
+            return;
+        }
+        self.settling = None;
+        let (pool, watched) = (self.current_pool(), self.watched.clone());
         match self.load() {
+            // A write landed while the files were read: what was read may
+            // mix two versions. Keep the handlers; the next polls see the
+            // change and load it once it has settled.
+            Ok(_) if !self.unchanged_since_read() => {
+                *self.pool.lock().unwrap_or_else(PoisonError::into_inner) = pool;
+                self.watched = watched;
+            }
             Ok(handlers) => {
                 eprintln!("mocklib serve: reloaded ({} handlers)", handlers.len() - 1);
                 let current = server.list_handlers();

@@ -1331,3 +1331,53 @@ fn a_recording_killed_at_random_moments_keeps_a_valid_har_with_what_completed() 
         );
     }
 }
+
+/// Issue 27: a handler file written in pieces (an editor that truncates,
+/// writes part, pauses, writes the rest) is never loaded half-way: while it
+/// is rewritten twenty times, every request is answered by the whole old
+/// file or the whole new one.
+#[test]
+fn a_handler_file_written_in_pieces_is_never_loaded_half_way() {
+    use std::time::Duration;
+    let version = |v: u32| {
+        format!("- path: /a\n  body: a{v}\n- path: /b\n  body: b{v}\n- path: /c\n  body: c{v}\n")
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("handlers.yaml");
+    std::fs::write(&file, version(0)).unwrap();
+    let serve = Serve::start(dir.path(), &["--handlers", "handlers.yaml"]);
+    let base = serve.url().trim_end_matches('/').to_owned();
+    let writer = std::thread::spawn(move || {
+        for v in 1..=20 {
+            let text = version(v);
+            let (first, rest) = text.split_at(text.len() / 2);
+            let mut handle = std::fs::File::create(&file).unwrap(); // truncates
+            handle.write_all(first.as_bytes()).unwrap();
+            handle.flush().unwrap();
+            std::thread::sleep(Duration::from_millis(50));
+            handle.write_all(rest.as_bytes()).unwrap();
+            drop(handle);
+            std::thread::sleep(Duration::from_millis(250));
+        }
+    });
+    let mut seen = std::collections::BTreeSet::new();
+    while !writer.is_finished() {
+        // One request for the last entry: a file read half-way lacks it.
+        let answer = curl(&["-w", " %{http_code}", &format!("{base}/c")]);
+        assert!(
+            answer.starts_with('c') && answer.ends_with(" 200"),
+            "answered from a half-written file: {answer}\n{}",
+            serve.stderr()
+        );
+        seen.insert(answer);
+    }
+    writer.join().unwrap();
+    // The rewrites were loaded, not ignored.
+    eventually("the last version", || {
+        (curl(&[&format!("{base}/c")]) == "c20").then_some(())
+    });
+    assert!(
+        seen.len() > 2,
+        "few versions were seen while writing: {seen:?}"
+    );
+}
