@@ -11,11 +11,17 @@
 //! set) covers its own thread only, so a warning from another thread (a
 //! listener thread, another test) still goes to the fallback. A subscriber
 //! that is in effect is respected even if it filters mocklib's target out.
+//!
+//! The listener resolves requests on threads of its own, where a test's
+//! scoped subscriber is not in effect: the subscriber in effect where
+//! `listen` was called is kept with the server's options, and a request
+//! resolved on a thread without one logs to it. So a warning reaches the
+//! test that caused it, once, also when tests run in parallel.
 
 /// Whether a `tracing` subscriber is in effect on this thread: the thread's
 /// scoped one, or else the global default. Cheap: one atomic load when
 /// `tracing` was never set up, a thread-local lookup otherwise.
-fn has_subscriber() -> bool {
+pub(crate) fn has_subscriber() -> bool {
     // `has_been_set` stays true once any thread ever set a scoped
     // subscriber, so it only rules subscribers out; the thread's current
     // dispatcher decides.
@@ -23,6 +29,12 @@ fn has_subscriber() -> bool {
         && tracing::dispatcher::get_default(|dispatch| {
             !dispatch.is::<tracing::subscriber::NoSubscriber>()
         })
+}
+
+/// The subscriber in effect on this thread, if any (see
+/// [`has_subscriber`]).
+pub(crate) fn current_dispatch() -> Option<tracing::Dispatch> {
+    has_subscriber().then(|| tracing::dispatcher::get_default(Clone::clone))
 }
 
 pub(crate) fn warn(message: &str) {

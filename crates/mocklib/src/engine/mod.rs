@@ -86,7 +86,10 @@ impl Engine {
             .unwrap_or_else(PoisonError::into_inner) = recorder;
     }
 
-    pub(crate) fn listen(&self, options: InterceptOptions) {
+    pub(crate) fn listen(&self, mut options: InterceptOptions) {
+        // The caller's subscriber (a test's scoped one, say), for messages
+        // about requests resolved on threads without one: the listener's.
+        options.log_dispatch = crate::log::current_dispatch();
         *self
             .listening
             .write()
@@ -180,15 +183,25 @@ impl Engine {
                     recording: None,
                 }),
                 Some(options) => {
-                    Lookup {
+                    let dispatch = options.log_dispatch.clone();
+                    let lookup = Lookup {
                         scope,
                         events,
                         options,
                         base_url: None,
                         recorder,
                     }
-                    .resolve(request, base_url)
-                    .await
+                    .resolve(request, base_url);
+                    // A thread with no subscriber of its own (the listener's)
+                    // logs to the one `listen` was called under, so its
+                    // messages reach the test that caused them.
+                    match dispatch.filter(|_| !crate::log::has_subscriber()) {
+                        Some(dispatch) => {
+                            tracing::instrument::WithSubscriber::with_subscriber(lookup, dispatch)
+                                .await
+                        }
+                        None => lookup.await,
+                    }
                 }
             }
         })

@@ -18,6 +18,10 @@ pub(crate) struct InterceptOptions {
     /// A request that handlers matched but none answered goes to the
     /// unhandled-request strategy instead of being performed as it is.
     pub(crate) fallthrough_is_unhandled: bool,
+    /// The `tracing` subscriber in effect where `listen` was called, for
+    /// the messages of requests resolved on threads that have none (the
+    /// listener's): set by [`Engine::listen`](super::Engine::listen).
+    pub(crate) log_dispatch: Option<tracing::Dispatch>,
 }
 
 /// What happens to a request that no handler matches.

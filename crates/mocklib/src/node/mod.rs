@@ -216,6 +216,7 @@ impl ListenOptions {
             base_url: self.base_url.clone(),
             journal_capacity: self.journal_capacity,
             fallthrough_is_unhandled: self.fallthrough_is_unhandled,
+            log_dispatch: None,
         }
     }
 }
