@@ -497,8 +497,18 @@ impl Request {
     /// The body parsed as a form, according to its `Content-Type`
     /// (`application/x-www-form-urlencoded` or `multipart/form-data`).
     pub fn form(&self) -> Result<FormData, BodyError> {
-        let content_type = self.header("content-type").unwrap_or_default();
-        Ok(FormData::parse(content_type, &self.inner.body)?)
+        // Not `header()`: it hides a value that is not visible ASCII (a
+        // boundary with UTF-8 in it), and the error then named an empty
+        // content type instead of the one sent (found by
+        // tests/hostile_input.rs). Bytes that are not UTF-8 become U+FFFD,
+        // so such a boundary fails as "no opening boundary".
+        let content_type = self
+            .inner
+            .headers
+            .get(http::header::CONTENT_TYPE)
+            .map(|value| String::from_utf8_lossy(value.as_bytes()))
+            .unwrap_or_default();
+        Ok(FormData::parse(&content_type, &self.inner.body)?)
     }
 }
 
@@ -580,6 +590,29 @@ pub(crate) trait Performer: Send + Sync {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Found by tests/hostile_input.rs: a multipart content type whose
+    /// boundary is not ASCII was read as no content type at all, and the
+    /// error named `""`.
+    #[test]
+    fn form_reads_a_content_type_that_is_not_ascii() {
+        let boundary = "\u{fffc}";
+        let mut headers = HeaderMap::new();
+        headers.insert(
+            "content-type",
+            HeaderValue::from_str(&format!("multipart/form-data;;;=;boundary={boundary}")).unwrap(),
+        );
+        let body = format!(
+            "--{boundary}\r\ncontent-disposition: form-data; name=\"a\"\r\n\r\nb\r\n--{boundary}--\r\n"
+        );
+        let request = Request::from_parts(
+            Method::POST,
+            "http://127.0.0.1/form".parse().unwrap(),
+            headers,
+            Bytes::from(body),
+        );
+        assert_eq!(request.form().unwrap(), FormData::new().text("a", "b"));
+    }
 
     /// Whether `value`'s bytes lie inside `buffer`.
     fn inside(value: &HeaderValue, buffer: &Bytes) -> bool {

@@ -9,6 +9,14 @@ use super::document::{Document, entries, to_json};
 /// once); a bound on the size of what is generated.
 const MAX_DEPTH: usize = 12;
 
+/// How many values one generated example may hold, a string counting one
+/// more per 64 characters. A document of a few hundred bytes can ask for
+/// billions: `width` properties referring to a schema `depth` levels down
+/// (`width ^ depth` values), `minItems: 1e12`, `minLength: 1e12`; that hung
+/// `handlers()` or aborted on allocation (found by tests/hostile_input.rs).
+/// What lies beyond the budget is left out, as a recursive reference is.
+const BUDGET: usize = 100_000;
+
 /// The named examples of a media type or parameter (`examples:`), in
 /// document order, with references to `components/examples` followed.
 pub(crate) fn named_examples(doc: &Document, holder: &Value) -> Vec<(String, Json)> {
@@ -39,6 +47,7 @@ pub(crate) fn from_schema(doc: &Document, schema: &Value) -> Json {
     Generator {
         doc,
         expanding: Vec::new(),
+        budget: BUDGET,
     }
     .value(schema)
     .unwrap_or(Json::Null)
@@ -50,11 +59,15 @@ struct Generator<'a> {
     /// The references being expanded, outermost first: one met again is a
     /// recursive schema (a tree node's children), which ends there.
     expanding: Vec<String>,
+    /// What is left of [`BUDGET`].
+    budget: usize,
 }
 
 impl Generator<'_> {
-    /// The value, or `None` for a recursive reference (or one too deep).
+    /// The value, or `None` for a recursive reference (or one too deep),
+    /// or when the budget is spent.
     fn value(&mut self, schema: &Value) -> Option<Json> {
+        self.budget = self.budget.checked_sub(1)?;
         let reference = schema.get("$ref").is_some();
         let Ok((schema, pointer)) = self.doc.resolve(schema, String::new()) else {
             return Some(Json::Null);
@@ -155,13 +168,25 @@ impl Generator<'_> {
                 Json::Object(object)
             }
             Some("array") => {
-                let count = number(schema, "minItems").map_or(1, |n| n.max(1.0) as usize);
+                // `as` saturates (and makes NaN 0).
+                let wanted = number(schema, "minItems").map_or(1, |n| n.max(1.0) as usize);
+                let before = self.budget;
                 match schema.get("items").and_then(|items| self.value(items)) {
-                    Some(item) => Json::Array(vec![item; count]),
+                    Some(item) => {
+                        // Each copy costs what the first did.
+                        let cost = (before - self.budget).max(1);
+                        let count = wanted.min(1 + self.budget / cost);
+                        self.budget -= cost * (count - 1);
+                        Json::Array(vec![item; count])
+                    }
                     None => Json::Array(Vec::new()),
                 }
             }
-            Some("string") => Json::String(string(schema)),
+            Some("string") => {
+                let text = string(schema, self.budget.saturating_mul(64));
+                self.budget -= (text.len() / 64).min(self.budget);
+                Json::String(text)
+            }
             Some(kind @ ("integer" | "number")) => {
                 let value = in_range(schema, kind == "integer");
                 if kind == "integer" {
@@ -221,7 +246,9 @@ fn in_range(schema: &Value, integer: bool) -> f64 {
     value
 }
 
-fn string(schema: &Value) -> String {
+/// An example string for `schema`, padded to its `minLength` but to no
+/// more than `limit` characters.
+fn string(schema: &Value, limit: usize) -> String {
     let text = match schema.get("format").and_then(Value::as_str) {
         Some("date-time") => "2024-01-01T00:00:00Z",
         Some("date") => "2024-01-01",
@@ -237,12 +264,82 @@ fn string(schema: &Value) -> String {
     };
     let mut text = text.to_owned();
     if let Some(min) = number(schema, "minLength") {
-        while (text.chars().count() as f64) < min {
-            text.push('x');
+        let (min, length) = ((min as usize).min(limit), text.chars().count());
+        if length < min {
+            text.push_str(&"x".repeat(min - length));
         }
     }
     if let Some(max) = number(schema, "maxLength") {
         text = text.chars().take(max as usize).collect();
     }
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Regressions found by tests/hostile_input.rs: small documents that
+    /// asked for billions of values.
+    fn generated(schemas: &str, schema: &str) -> Json {
+        let text = format!(
+            r#"{{"openapi": "3.0.3", "info": {{"title": "t", "version": "1"}}, "paths": {{}},
+                "components": {{"schemas": {schemas}}}}}"#
+        );
+        let doc = Document::parse(&text, true, "the test".to_owned()).unwrap();
+        from_schema(&doc, &serde_norway::from_str(schema).unwrap())
+    }
+
+    fn values_in(value: &Json) -> usize {
+        1 + match value {
+            Json::Array(items) => items.iter().map(values_in).sum(),
+            Json::Object(fields) => fields.values().map(values_in).sum(),
+            _ => 0,
+        }
+    }
+
+    #[test]
+    fn references_fanning_out_stop_at_the_budget() {
+        // 6 properties, each referring 7 levels down: 6^7 = 279,936 values.
+        let schemas: Vec<String> = (0..7)
+            .map(|level| {
+                let properties: Vec<String> = (0..6)
+                    .map(|i| {
+                        format!(
+                            r##""p{i}": {{"$ref": "#/components/schemas/S{}"}}"##,
+                            level + 1
+                        )
+                    })
+                    .collect();
+                format!(
+                    r#""S{level}": {{"type": "object", "properties": {{{}}}}}"#,
+                    properties.join(",")
+                )
+            })
+            .chain([r#""S7": {"type": "string"}"#.to_owned()])
+            .collect();
+        let value = generated(
+            &format!("{{{}}}", schemas.join(",")),
+            r##"{"$ref": "#/components/schemas/S0"}"##,
+        );
+        assert!(value["p0"].is_object(), "{value}");
+        assert!(values_in(&value) <= BUDGET, "{}", values_in(&value));
+    }
+
+    #[test]
+    fn a_huge_min_items_is_cut_to_the_budget() {
+        let value = generated(
+            "{}",
+            r#"{"type": "array", "minItems": 1e15, "items": {"type": "array", "minItems": 1e15, "items": {"type": "integer"}}}"#,
+        );
+        assert!(!value.as_array().unwrap().is_empty());
+        assert!(values_in(&value) <= BUDGET + 1, "{}", values_in(&value));
+    }
+
+    #[test]
+    fn a_huge_min_length_is_cut_to_the_budget() {
+        let value = generated("{}", r#"{"type": "string", "minLength": 1e15}"#);
+        let length = value.as_str().unwrap().len();
+        assert!((64..=64 * BUDGET).contains(&length), "{length}");
+    }
 }
