@@ -14,6 +14,8 @@
 //!   delay_ms: 150               # optional
 //! - grpc: helloworld.Greeter/SayHello   # a gRPC method of the --proto files
 //!   json: { message: "Hello!" }         # (see `grpc_entry`)
+//! - resource: /users                    # a stateful REST collection
+//!   seed: [ { id: 1, name: Kate } ]     # (see `resource_entry`)
 //! ```
 //!
 //! `body_file` is relative to the handler file's folder. Errors name the
@@ -28,11 +30,13 @@ use mocklib::{Handler, HttpResponse};
 use prost_reflect::DescriptorPool;
 
 use crate::grpc_entry::{self, GrpcEntry};
+use crate::resource_entry::{self, ResourceEntry};
 use crate::stamp::{Watched, stamp};
 
-/// One entry as written: an HTTP one (`path`) or a gRPC one (`grpc`).
-/// Unknown fields are errors (a misspelt `staus` would otherwise be
-/// ignored silently); so are the fields of the other kind.
+/// One entry as written: an HTTP one (`path`), a gRPC one (`grpc`) or a
+/// REST resource (`resource`). Unknown fields are errors (a misspelt
+/// `staus` would otherwise be ignored silently); so are the fields of the
+/// other kinds.
 #[derive(serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Entry {
@@ -56,6 +60,14 @@ struct Entry {
     /// templates rendered per request (see `template.rs`).
     #[serde(default)]
     template: bool,
+    /// A stateful REST collection at this path (see `resource_entry.rs`).
+    resource: Option<String>,
+    /// A resource's id field.
+    id_field: Option<String>,
+    /// A resource's first items.
+    seed: Option<serde_json::Value>,
+    /// A file holding a resource's first items.
+    seed_file: Option<PathBuf>,
 }
 
 /// An entry's `match:` block: each field one kind of `mocklib::matchers`
@@ -157,7 +169,7 @@ pub(crate) fn load(
     };
     let serde_json::Value::Array(entries) = document else {
         return Err(format!(
-            "{name}: expected a list of handlers (method, path, status, headers, body | json | body_file, delay_ms; or grpc, json | status, message, delay_ms)"
+            "{name}: expected a list of handlers (method, path, status, headers, body | json | body_file, delay_ms; or grpc, json | status, message, delay_ms; or resource, id_field, seed | seed_file)"
         ));
     };
     let dir = path.parent().unwrap_or(Path::new("."));
@@ -166,6 +178,15 @@ pub(crate) fn load(
         // Named by position and, when it has them, by method and path (or
         // by its gRPC method).
         let label = match (value.get("method"), value.get("path"), value.get("grpc")) {
+            _ if value
+                .get("resource")
+                .is_some_and(serde_json::Value::is_string) =>
+            {
+                format!(
+                    " (resource {})",
+                    value["resource"].as_str().unwrap_or_default()
+                )
+            }
             (_, _, Some(serde_json::Value::String(grpc))) => format!(" (grpc {grpc})"),
             (method, Some(serde_json::Value::String(p)), _) => format!(
                 " ({} {p})",
@@ -175,7 +196,9 @@ pub(crate) fn load(
         };
         let entry: Entry = serde_json::from_value(value)
             .map_err(|error| format!("{name}, entry {}{label}: {error}", index + 1))?;
-        let handler = if entry.grpc.is_some() {
+        let handler = if entry.resource.is_some() {
+            entry.into_resource_handler(dir, &mut files)
+        } else if entry.grpc.is_some() {
             entry.into_grpc_handler(pool)
         } else {
             entry.into_handler(dir, &mut files)
@@ -188,6 +211,61 @@ pub(crate) fn load(
 }
 
 impl Entry {
+    /// The handler of a `resource` entry: a collection answering by itself,
+    /// so none of the fields that write a response (nor `path`, `method`,
+    /// `grpc`) belong on it; `match` does.
+    fn into_resource_handler(
+        self,
+        dir: &Path,
+        files: &mut Vec<Watched>,
+    ) -> Result<Handler, String> {
+        let refused = [
+            ("method", self.method.is_some()),
+            ("path", self.path.is_some()),
+            ("grpc", self.grpc.is_some()),
+            ("status", self.status.is_some()),
+            ("message", self.message.is_some()),
+            ("headers", !self.headers.is_empty()),
+            ("body", self.body.is_some()),
+            ("json", self.json.is_some()),
+            ("body_file", self.body_file.is_some()),
+            ("delay_ms", self.delay_ms.is_some()),
+            ("template", self.template),
+        ];
+        if let Some((field, _)) = refused.iter().find(|(_, given)| *given) {
+            return Err(format!(
+                "`{field}` does not go on a resource entry: a resource answers from its collection (list, get, create, replace, patch, delete); it takes id_field, seed or seed_file, and match"
+            ));
+        }
+        let handler = resource_entry::handler(
+            ResourceEntry {
+                path: self.resource.unwrap_or_default(),
+                id_field: self.id_field,
+                seed: self.seed,
+                seed_file: self.seed_file,
+            },
+            dir,
+            files,
+        )?;
+        let conditions = self.conditions.unwrap_or_default().matchers()?;
+        Ok(conditions.into_iter().fold(handler, Handler::when))
+    }
+
+    /// An error naming the first field that only a `resource` entry takes.
+    fn refuse_resource_fields(&self) -> Result<(), String> {
+        let resource_fields = [
+            ("id_field", self.id_field.is_some()),
+            ("seed", self.seed.is_some()),
+            ("seed_file", self.seed_file.is_some()),
+        ];
+        match resource_fields.iter().find(|(_, given)| *given) {
+            Some((field, _)) => Err(format!(
+                "`{field}` is a field of resource entries (`resource: /users` in place of `path`)"
+            )),
+            None => Ok(()),
+        }
+    }
+
     /// The handler of a `grpc` entry, which has none of an HTTP entry's
     /// fields but `json` and `delay_ms`.
     fn into_grpc_handler(self, pool: Option<&DescriptorPool>) -> Result<Handler, String> {
@@ -199,6 +277,7 @@ impl Entry {
             ("body_file", self.body_file.is_some()),
             ("match", self.conditions.is_some()),
         ];
+        self.refuse_resource_fields()?;
         if let Some((field, _)) = http_fields.iter().find(|(_, given)| *given) {
             return Err(format!(
                 "`{field}` is a field of HTTP entries; a grpc entry takes json, status, message and delay_ms"
@@ -218,6 +297,7 @@ impl Entry {
 
     /// The handler of an HTTP entry.
     fn into_handler(self, dir: &Path, files: &mut Vec<Watched>) -> Result<Handler, String> {
+        self.refuse_resource_fields()?;
         let path = self
             .path
             .ok_or("missing field `path` (or `grpc`, for a gRPC method)")?;

@@ -22,6 +22,7 @@ mod grpc_entry;
 mod handler_file;
 mod proto;
 mod reflection;
+mod resource_entry;
 mod serve;
 mod stamp;
 mod template;

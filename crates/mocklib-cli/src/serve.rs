@@ -57,6 +57,16 @@ Options (each file option may be repeated; earlier files win):
                                                    .headers, .cookies, .json,
                                                    .body; now(), uuid(),
                                                    random(min, max))
+                         stateful REST resources (list, get, create,
+                         replace, patch, delete; 404/409/400 as an API
+                         answers; one collection per server, started over
+                         from the seed when the files are reloaded):
+                           - resource: /users     (a mocklib pattern or URL)
+                             id_field: id         (optional: id)
+                             seed: [{id: 1, name: Kate}]  (optional; or
+                                                   seed_file: PATH, a JSON
+                                                   or YAML list)
+                             match: {bearer: t0ken}  (optional)
                          and gRPC methods of the --proto files:
                            - grpc: helloworld.Greeter/SayHello
                              json: {message: Hi}  (the reply, proto3 JSON;

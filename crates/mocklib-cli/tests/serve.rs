@@ -505,7 +505,7 @@ fn the_readme_python_suite_passes_against_the_readme_handler_file() {
         .expect("python3 runs (Debian: python3-requests)");
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "{stderr}");
-    assert!(stderr.contains("Ran 2 tests"), "{stderr}");
+    assert!(stderr.contains("Ran 3 tests"), "{stderr}");
 }
 
 /// Runs the README's shell script in `dir` with its test command
@@ -1380,4 +1380,214 @@ fn a_handler_file_written_in_pieces_is_never_loaded_half_way() {
         seen.len() > 2,
         "few versions were seen while writing: {seen:?}"
     );
+}
+
+/// A Python `requests` suite's CRUD cycle against a resource entry (through
+/// the HTTPS proxy); prints one line per step.
+const PYTHON_CRUD: &str = r#"
+import requests, sys
+books = sys.argv[1]
+listed = requests.get(books, timeout=30)
+print("list", listed.status_code, [book["title"] for book in listed.json()])
+created = requests.post(books, json={"title": "Emma"}, timeout=30)
+book = created.json()
+location = created.headers["Location"]
+assert location == books + "/" + book["isbn"], (location, book)
+print("create", created.status_code, book["title"], len(book["isbn"]))
+print("get", requests.get(location, timeout=30).json() == book)
+patched = requests.patch(location, json={"year": 1815}, timeout=30)
+print("patch", patched.status_code, patched.json()["year"])
+replaced = requests.put(location, json={"title": "Emma."}, timeout=30)
+print("put", replaced.status_code, sorted(replaced.json()))
+taken = requests.post(books, json={"isbn": book["isbn"]}, timeout=30)
+print("conflict", taken.status_code, taken.json()["error"])
+bad = requests.post(books, data="{oops", headers={"content-type": "application/json"}, timeout=30)
+print("bad", bad.status_code, bad.json()["message"].split(":")[0])
+deleted = requests.delete(location, timeout=30)
+print("delete", deleted.status_code, deleted.json()["title"])
+gone = requests.get(location, timeout=30)
+print("gone", gone.status_code, gone.json()["error"])
+"#;
+
+/// The issue's "a handler file alone can mock a CRUD API": `resource`
+/// entries, seeded inline and from a file, driven by curl (base URL) and
+/// Python's `requests` (HTTPS proxy); the collection is the server's, and
+/// a reload starts it over from the seed.
+#[test]
+fn a_resource_entry_alone_mocks_a_crud_api_for_curl_and_python() {
+    let dir = tempfile::tempdir().unwrap();
+    let handlers = r#"
+- resource: /users
+  seed:
+    - { id: 1, name: Kate }
+    - { id: 2, name: Sarah }
+- resource: https://api.example.com/books
+  id_field: isbn
+  seed_file: data/books.json
+"#;
+    std::fs::write(dir.path().join("handlers.yaml"), handlers).unwrap();
+    std::fs::create_dir(dir.path().join("data")).unwrap();
+    std::fs::write(
+        dir.path().join("data/books.json"),
+        r#"[{"isbn": "978-0441013593", "title": "Dune"}]"#,
+    )
+    .unwrap();
+    let serve = Serve::start(dir.path(), &["--handlers", "handlers.yaml"]);
+    let users = format!("{}/users", serve.url().trim_end_matches('/'));
+
+    assert_eq!(
+        curl(&[&users]),
+        r#"[{"id":1,"name":"Kate"},{"id":2,"name":"Sarah"}]"#
+    );
+    let created = curl(&[
+        "-i",
+        "-H",
+        "content-type: application/json",
+        "-d",
+        r#"{"name":"John"}"#,
+        &users,
+    ]);
+    assert!(created.starts_with("HTTP/1.1 201"), "{created}");
+    assert!(
+        created.contains(&format!("location: {users}/3\r\n")),
+        "{created}"
+    );
+    assert!(created.ends_with(r#"{"id":3,"name":"John"}"#), "{created}");
+    let send = |method: &str, path: &str, body: &str| {
+        curl(&[
+            "-X",
+            method,
+            "-w",
+            " %{http_code}",
+            "-H",
+            "content-type: application/json",
+            "--data-raw",
+            body,
+            &format!("{users}{path}"),
+        ])
+    };
+    assert_eq!(
+        send("PUT", "/3", r#"{"name":"Johnny"}"#),
+        r#"{"id":3,"name":"Johnny"} 200"#
+    );
+    let patched = send("PATCH", "/3", r#"{"email":"j@example.com"}"#);
+    let (patched, status) = patched.rsplit_once(' ').unwrap();
+    assert_eq!(status, "200");
+    assert_eq!(
+        serde_json::from_str::<serde_json::Value>(patched).unwrap(),
+        serde_json::json!({ "id": 3, "name": "Johnny", "email": "j@example.com" })
+    );
+    assert_eq!(
+        send("POST", "", r#"{"id":1}"#),
+        format!(r#"{{"error":"Conflict","message":"/users already has an item with id 1"}} 409"#)
+    );
+    let bad = send("POST", "", "[1, 2]");
+    assert_eq!(
+        bad,
+        r#"{"error":"Bad Request","message":"expected a JSON object, found an array"} 400"#
+    );
+    assert_eq!(
+        curl(&["-X", "DELETE", "-w", " %{http_code}", &format!("{users}/1")]),
+        r#"{"id":1,"name":"Kate"} 200"#
+    );
+    assert_eq!(
+        curl(&["-w", " %{http_code}", &format!("{users}/1")]),
+        r#"{"error":"Not Found","message":"/users has no item with id \"1\""} 404"#
+    );
+
+    // Python through the HTTPS proxy, on the resource seeded from a file.
+    let printed = python(&serve, PYTHON_CRUD, &["https://api.example.com/books"]);
+    assert_eq!(
+        printed,
+        "list 200 ['Dune']\n\
+         create 201 Emma 36\n\
+         get True\n\
+         patch 200 1815\n\
+         put 200 ['isbn', 'title']\n\
+         conflict 409 Conflict\n\
+         bad 400 the request body is not valid JSON\n\
+         delete 200 Emma.\n\
+         gone 404 Not Found\n"
+    );
+    // The same collection for every client: Python sees what curl changed.
+    let script = "import requests, sys\n\
+                  print([user['name'] for user in requests.get(sys.argv[1], timeout=30).json()], end='')";
+    assert_eq!(python(&serve, script, &[&users]), "['Sarah', 'Johnny']");
+
+    // A reload starts every collection over from its seed.
+    std::fs::write(
+        dir.path().join("handlers.yaml"),
+        format!("{handlers}# edited\n"),
+    )
+    .unwrap();
+    eventually("the reload", || {
+        (curl(&[&users]) == r#"[{"id":1,"name":"Kate"},{"id":2,"name":"Sarah"}]"#).then_some(())
+    });
+}
+
+#[test]
+fn a_bad_resource_entry_fails_the_load_naming_the_file_the_entry_and_the_field() {
+    for (entry, says) in [
+        (
+            "- resource: /users\n  seed: { id: 1 }\n",
+            "entry 1 (resource /users): seed: expected a list of JSON objects, found an object",
+        ),
+        (
+            "- resource: /users\n  seed: [ { id: 1 }, { name: Kate } ]\n",
+            "entry 1 (resource /users): seed[1]: no `id` field (the id field)",
+        ),
+        (
+            "- resource: /users\n  id_field: uuid\n  seed: [ { uuid: a }, { uuid: a } ]\n",
+            "entry 1 (resource /users): seed[1].uuid: duplicate id \"a\" (seed[0] has it too)",
+        ),
+        (
+            "- resource: /users\n  seed: [ [1] ]\n",
+            "seed[0]: expected a JSON object, found an array",
+        ),
+        (
+            "- resource: /users\n  seed_file: users.json\n",
+            "entry 1 (resource /users): seed_file: could not read",
+        ),
+        (
+            "- resource: /users\n  seed_file: list.json\n",
+            "list.json: seed[0].id: an id is a string or a number, found null",
+        ),
+        (
+            "- resource: /users\n  seed: []\n  seed_file: list.json\n",
+            "give seed or seed_file, not both",
+        ),
+        (
+            "- resource: /users\n  status: 201\n",
+            "entry 1 (resource /users): `status` does not go on a resource entry",
+        ),
+        (
+            "- resource: /users\n  json: []\n",
+            "`json` does not go on a resource entry",
+        ),
+        (
+            "- resource: /users\n  path: /users\n",
+            "`path` does not go on a resource entry",
+        ),
+        (
+            "- resource: /users\n  seeds: []\n",
+            "entry 1 (resource /users): unknown field `seeds`",
+        ),
+        (
+            "- resource: \"/users/:\"\n",
+            "entry 1 (resource /users/:): invalid path pattern",
+        ),
+        (
+            "- path: /users\n  seed: []\n",
+            "entry 1 (ALL /users): `seed` is a field of resource entries",
+        ),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("handlers.yaml"), entry).unwrap();
+        std::fs::write(dir.path().join("list.json"), r#"[{"id": null}]"#).unwrap();
+        let stderr = serve_fails(dir.path(), &["--handlers", "handlers.yaml"]);
+        assert!(
+            stderr.contains("handlers.yaml, ") && stderr.contains(says),
+            "{entry}: {stderr}"
+        );
+    }
 }

@@ -129,7 +129,7 @@ impl Handler {
 
     /// This handler, answering only requests that also meet `matcher` (a
     /// header, the query, a cookie, credentials, the body: see
-    /// [`matchers`](crate::matchers)). Each call adds a condition; all must
+    /// [`matchers`]). Each call adds a condition; all must
     /// hold. A request that fails one is explained: the unhandled-request
     /// warning, strict mode and [`verify`](crate::node::Server::verify)
     /// name the condition, what it expected and what the request had.

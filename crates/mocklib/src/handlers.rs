@@ -27,6 +27,9 @@
 //! ([`Handler::expect`]) count per scope the same way. The request journal
 //! ([`crate::journal`]) and strict mode's failures are per scope too, but a
 //! boundary starts them empty: it records what happened inside it.
+//! Handlers' own per-scope values ([`ScopeLocal`](crate::ScopeLocal), the
+//! collections of `rest` resources) start as the enclosing scope's, shared
+//! until changed.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -36,6 +39,7 @@ use crate::handler::{Handler, HandlerId, MatchContext};
 use crate::index::{ChunkIndex, MIN_INDEXED, RequestKeys};
 use crate::journal::{Answer, Journal, RecordedRequest};
 use crate::request::Request;
+use crate::scope_local::ScopeValues;
 
 /// An immutable, shareable handler list.
 #[derive(Clone, Default)]
@@ -135,6 +139,9 @@ pub(crate) struct Scope {
     /// Whether `used` may hold a handler that is not a once-handler: until
     /// then, the lookup checks only once-handlers under the lock.
     exhausted_any: AtomicBool,
+    /// The handlers' [`ScopeLocal`](crate::ScopeLocal) values, behind a lock
+    /// of their own: a resolver changes them while the lookup goes on.
+    values: ScopeValues,
 }
 
 #[cfg(all(feature = "net", not(target_arch = "wasm32")))]
@@ -188,6 +195,7 @@ impl Scope {
                 failures: Vec::new(),
             }),
             exhausted_any: AtomicBool::new(false),
+            values: ScopeValues::default(),
         }
     }
 
@@ -210,6 +218,7 @@ impl Scope {
                 failures: Vec::new(),
             }),
             exhausted_any: AtomicBool::new(self.exhausted_any.load(Ordering::Relaxed)),
+            values: self.values.fork(),
         }
     }
 
@@ -220,6 +229,11 @@ impl Scope {
 
     pub(crate) fn engine_id(&self) -> u64 {
         self.engine_id
+    }
+
+    /// The handlers' per-scope values, for a resolver call.
+    pub(crate) fn values(&self) -> &ScopeValues {
+        &self.values
     }
 
     fn lock(&self) -> MutexGuard<'_, ScopeState> {
@@ -265,13 +279,15 @@ impl Scope {
     }
 
     /// `restoreHandlers()`: re-arm every used handler and start every
-    /// sequence over.
+    /// sequence and every per-scope value over.
     pub(crate) fn restore(&self) {
         let mut state = self.lock();
         state.used.clear();
         state.calls.clear();
         state.uses.clear();
         self.exhausted_any.store(false, Ordering::Relaxed);
+        drop(state);
+        self.values.clear();
     }
 
     pub(crate) fn is_used(&self, handler: &Handler) -> bool {

@@ -48,6 +48,7 @@
 //! | server-sent event streams | [`sse`]: `get`, `post`, the [`sse::SseClient`] a resolver sends through |
 //! | streamed bodies, cleanup after them | [`HttpResponse::stream`], [`Body`], [`ResolverArgs::finalize`] |
 //! | answering in turn (retries) | [`sequence`], [`sequence_once`] |
+//! | stateful REST resources (CRUD from an in-memory collection) | [`rest`]: `resource`; state per scope in a [`ScopeLocal`] |
 //! | WebSocket servers (feature `ws`) | `ws`: `link`, `on_connection`, `broadcast` |
 //! | which requests a handler matches | [`matching`] |
 //! | what a resolver receives and returns | [`resolver`], [`Request`], [`HttpResponse`] |
@@ -181,6 +182,8 @@ mod params;
 mod request;
 pub mod resolver;
 mod response;
+pub mod rest;
+mod scope_local;
 mod setup_api;
 pub mod sse;
 mod suggest;
@@ -230,5 +233,6 @@ pub use resolver::{
     sequence_once,
 };
 pub use response::{HttpResponse, ResponseBodyError, StatusText, passthrough};
+pub use scope_local::ScopeLocal;
 pub use times::Times;
 pub use verify::{UnmetExpectation, VerificationError};

@@ -43,6 +43,7 @@ use crate::maybe_send::MaybeSend;
 use crate::params::Params;
 use crate::request::Request;
 use crate::response::HttpResponse;
+use crate::scope_local::{ScopeLocal, ScopeValues};
 #[cfg(feature = "ws")]
 use crate::upgrade::WebSocketUpgrade;
 
@@ -110,6 +111,18 @@ impl ResolverArgs {
     /// see [`sequence`] for the common use.
     pub fn previous_calls(&self) -> usize {
         self.call.previous_calls
+    }
+
+    /// Runs `f` on the current scope's copy of `local` and returns what it
+    /// returns: state a resolver keeps per scope, which a boundary starts
+    /// from its enclosing scope's and changes apart (see [`ScopeLocal`]).
+    /// `f` runs under the scope's lock for these values: keep it short, and
+    /// use no other `ScopeLocal` inside it (that would wait forever).
+    pub fn scope_local<T, R>(&self, local: &ScopeLocal<T>, f: impl FnOnce(&mut T) -> R) -> R
+    where
+        T: Clone + Send + Sync + 'static,
+    {
+        self.call.scope_local(local, f)
     }
 }
 
@@ -311,6 +324,8 @@ pub struct CallContext {
     pub(crate) previous_calls: usize,
     /// Where the resolver registers its `finalize` cleanup.
     pub(crate) finalizers: Finalizers,
+    /// The scope's [`ScopeLocal`] values; `None` outside a lookup.
+    pub(crate) values: Option<ScopeValues>,
 }
 
 impl CallContext {
@@ -324,6 +339,20 @@ impl CallContext {
     /// [`ResolverArgs::finalize`].
     pub fn finalize(&self, cleanup: impl FnOnce() + Send + 'static) {
         self.finalizers.push(Box::new(cleanup));
+    }
+
+    /// Runs `f` on the current scope's copy of `local`; see
+    /// [`ResolverArgs::scope_local`]. A context made with `Default` (a
+    /// resolver called outside a lookup) belongs to no scope: `f` gets a
+    /// fresh value each time.
+    pub fn scope_local<T, R>(&self, local: &ScopeLocal<T>, f: impl FnOnce(&mut T) -> R) -> R
+    where
+        T: Clone + Send + Sync + 'static,
+    {
+        match &self.values {
+            Some(values) => values.with(local, f),
+            None => f(&mut local.init()),
+        }
     }
 }
 

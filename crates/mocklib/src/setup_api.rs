@@ -168,8 +168,10 @@ macro_rules! shared_api {
         }
 
         /// Re-arms every used `.once()` handler of the current scope (MSW:
-        /// `restoreHandlers()`), starts every sequence over and sets the counts
-        /// that expectations check back to zero.
+        /// `restoreHandlers()`), starts every sequence over, sets the counts
+        /// that expectations check back to zero, and starts every per-scope
+        /// value ([`ScopeLocal`](crate::ScopeLocal): the collections of
+        /// [`rest`](crate::rest) resources) over from its seed.
         ///
         /// ```
         /// use mocklib::{http, HttpResponse, node::setup_server, Outcome, Request};

@@ -111,6 +111,7 @@ impl Lookup {
             let call = CallContext {
                 previous_calls: self.scope.count_call(handler),
                 finalizers: Finalizers::default(),
+                values: Some(self.scope.values().clone()),
             };
             // Runs the cleanup when dropped: at once unless a mocked body
             // takes it, also when this future is dropped mid-resolver.
