@@ -60,6 +60,13 @@ struct Entry {
     /// templates rendered per request (see `template.rs`).
     #[serde(default)]
     template: bool,
+    /// One answer per request, in order (the last repeats, or with `once`
+    /// the entry then stops matching), in place of a single answer.
+    sequence: Option<Vec<Answer>>,
+    /// The entry answers once (a sequence: each of its answers once), then
+    /// lets the next entry or the unhandled strategy take the requests.
+    #[serde(default)]
+    once: bool,
     /// A stateful REST collection at this path (see `resource_entry.rs`).
     resource: Option<String>,
     /// A resource's id field.
@@ -106,6 +113,139 @@ struct Conditions {
 struct BasicCredentials {
     user: String,
     password: String,
+}
+
+/// One answer of a `sequence:`.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Answer {
+    status: Option<u16>,
+    #[serde(default)]
+    headers: BTreeMap<String, String>,
+    body: Option<String>,
+    json: Option<serde_json::Value>,
+    body_file: Option<PathBuf>,
+    delay_ms: Option<u64>,
+}
+
+/// An answer ready to send, built once at load.
+struct Canned {
+    status: u16,
+    body: Bytes,
+    content_type: Option<&'static str>,
+    headers: BTreeMap<String, String>,
+    delay_ms: Option<u64>,
+}
+
+impl Canned {
+    fn response(&self) -> HttpResponse {
+        let mut response = HttpResponse::new(self.body.clone()).status(self.status);
+        for (name, value) in &self.headers {
+            response = response.header(name, value);
+        }
+        // The headers written in the file win over the body's default type.
+        let typed = self
+            .headers
+            .keys()
+            .any(|name| name.eq_ignore_ascii_case("content-type"));
+        match self.content_type.filter(|_| !typed) {
+            Some(content_type) => response.header("content-type", content_type),
+            None => response,
+        }
+    }
+}
+
+impl Answer {
+    fn canned(self, dir: &Path, files: &mut Vec<Watched>) -> Result<Canned, String> {
+        let status = self.status.unwrap_or(200);
+        StatusCode::from_u16(status).map_err(|_| format!("invalid status {status}"))?;
+        let (body, content_type) = body_of(self.body, self.json, self.body_file, dir, files)?;
+        check_headers(&self.headers)?;
+        Ok(Canned {
+            status,
+            body,
+            content_type,
+            headers: self.headers,
+            delay_ms: self.delay_ms,
+        })
+    }
+}
+
+/// The body an entry or answer gives, with its default content type.
+fn body_of(
+    body: Option<String>,
+    json: Option<serde_json::Value>,
+    body_file: Option<PathBuf>,
+    dir: &Path,
+    files: &mut Vec<Watched>,
+) -> Result<(Bytes, Option<&'static str>), String> {
+    Ok(match (body, json, body_file) {
+        (None, None, None) => (Bytes::new(), None),
+        (Some(text), None, None) => (Bytes::from(text), Some("text/plain")),
+        (None, Some(json), None) => (
+            Bytes::from(serde_json::to_vec(&json).expect("a JSON value serializes")),
+            Some("application/json"),
+        ),
+        (None, None, Some(file)) => {
+            let file = dir.join(file);
+            let stamp = stamp(&file);
+            let bytes = std::fs::read(&file).map_err(|error| {
+                format!("could not read the body file {}: {error}", file.display())
+            })?;
+            let content_type = content_type_of(&file);
+            files.push((file, stamp));
+            (Bytes::from(bytes), content_type)
+        }
+        _ => return Err("give one of body, json and body_file, not several".to_owned()),
+    })
+}
+
+/// Checked at load, so a bad header fails the load, not each request.
+fn check_headers(headers: &BTreeMap<String, String>) -> Result<(), String> {
+    for (name, value) in headers {
+        if HeaderName::try_from(name).is_err() || HeaderValue::try_from(value).is_err() {
+            return Err(format!("invalid header {name:?}: {value:?}"));
+        }
+    }
+    Ok(())
+}
+
+/// The handler of an entry with a `sequence:`.
+fn sequence_handler(
+    method: Option<Method>,
+    path: String,
+    answers: Vec<Canned>,
+    once: bool,
+) -> Result<Handler, String> {
+    let answers = std::sync::Arc::new(answers);
+    let respond = move |args: mocklib::ResolverArgs| {
+        let calls = args.previous_calls();
+        let last = answers.len() - 1;
+        let answer = match answers.get(calls) {
+            Some(answer) => Some(answer),
+            None if once => None,
+            None => answers.get(last),
+        };
+        let (response, delay) = match answer {
+            Some(answer) => (Some(answer.response()), answer.delay_ms),
+            None => (None, None),
+        };
+        async move {
+            if let Some(milliseconds) = delay {
+                mocklib::delay(milliseconds).await;
+            }
+            match response {
+                Some(response) => mocklib::Resolution::Respond(response),
+                // Every answer given: as a used `.once()` handler.
+                None => mocklib::Resolution::Exhausted,
+            }
+        }
+    };
+    match method {
+        Some(method) => mocklib::http::try_on(method, path, respond),
+        None => mocklib::http::try_all(path, respond),
+    }
+    .map_err(|error| error.to_string())
 }
 
 impl Conditions {
@@ -231,6 +371,8 @@ impl Entry {
             ("body_file", self.body_file.is_some()),
             ("delay_ms", self.delay_ms.is_some()),
             ("template", self.template),
+            ("sequence", self.sequence.is_some()),
+            ("once", self.once),
         ];
         if let Some((field, _)) = refused.iter().find(|(_, given)| *given) {
             return Err(format!(
@@ -276,6 +418,8 @@ impl Entry {
             ("body", self.body.is_some()),
             ("body_file", self.body_file.is_some()),
             ("match", self.conditions.is_some()),
+            ("sequence", self.sequence.is_some()),
+            ("once", self.once),
         ];
         self.refuse_resource_fields()?;
         if let Some((field, _)) = http_fields.iter().find(|(_, given)| *given) {
@@ -311,6 +455,37 @@ impl Entry {
                     .map_err(|_| format!("invalid method {method:?}"))?,
             ),
         };
+        if let Some(sequence) = self.sequence {
+            let beside = [
+                ("status", self.status.is_some()),
+                ("headers", !self.headers.is_empty()),
+                ("body", self.body.is_some()),
+                ("json", self.json.is_some()),
+                ("body_file", self.body_file.is_some()),
+                ("delay_ms", self.delay_ms.is_some()),
+                ("template", self.template),
+            ];
+            if let Some((field, _)) = beside.iter().find(|(_, given)| *given) {
+                return Err(format!(
+                    "`{field}` beside `sequence`: give each answer's fields in its sequence item"
+                ));
+            }
+            if sequence.is_empty() {
+                return Err("sequence: give at least one answer".to_owned());
+            }
+            let answers = sequence
+                .into_iter()
+                .enumerate()
+                .map(|(index, answer)| {
+                    answer
+                        .canned(dir, files)
+                        .map_err(|error| format!("sequence[{index}]: {error}"))
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            let conditions = self.conditions.unwrap_or_default().matchers()?;
+            let handler = sequence_handler(method, path, answers, self.once)?;
+            return Ok(conditions.into_iter().fold(handler, Handler::when));
+        }
         let mut templates = self.template.then(crate::template::Templates::new);
         let status = match self.status {
             None => 200,
@@ -342,32 +517,9 @@ impl Entry {
         }
         let json_source = self.json.clone();
         StatusCode::from_u16(status).map_err(|_| format!("invalid status {status}"))?;
-        let (body, content_type) = match (self.body, self.json, self.body_file) {
-            (None, None, None) => (Bytes::new(), None),
-            (Some(text), None, None) => (Bytes::from(text), Some("text/plain")),
-            (None, Some(json), None) => (
-                Bytes::from(serde_json::to_vec(&json).expect("a JSON value serializes")),
-                Some("application/json"),
-            ),
-            (None, None, Some(file)) => {
-                let file = dir.join(file);
-                let stamp = stamp(&file);
-                let bytes = std::fs::read(&file).map_err(|error| {
-                    format!("could not read the body file {}: {error}", file.display())
-                })?;
-                let content_type = content_type_of(&file);
-                files.push((file, stamp));
-                (Bytes::from(bytes), content_type)
-            }
-            _ => return Err("give one of body, json and body_file, not several".to_owned()),
-        };
+        let (body, content_type) = body_of(self.body, self.json, self.body_file, dir, files)?;
         let headers = self.headers;
-        for (name, value) in &headers {
-            // Checked here so a bad header fails the load, not each request.
-            if HeaderName::try_from(name).is_err() || HeaderValue::try_from(value).is_err() {
-                return Err(format!("invalid header {name:?}: {value:?}"));
-            }
-        }
+        check_headers(&headers)?;
         // The headers written in the file win over the body's default type.
         let content_type = content_type.filter(|_| {
             !headers
@@ -411,7 +563,8 @@ impl Entry {
             None => mocklib::http::try_all(path, respond),
         }
         .map_err(|error| error.to_string())?;
-        Ok(conditions.into_iter().fold(handler, Handler::when))
+        let handler = conditions.into_iter().fold(handler, Handler::when);
+        Ok(if self.once { handler.once() } else { handler })
     }
 }
 

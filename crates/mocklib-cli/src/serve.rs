@@ -50,6 +50,12 @@ Options (each file option may be repeated; earlier files win):
                                json_path: {$.user.id: 7}
                                form: {name: Kate}   body_contains: TEXT
                                bearer: TOKEN  basic: {user: U, password: P}
+                             sequence:            (in place of one answer: one
+                               - {status: 202}      per request, in order; the
+                               - {json: {ok: 1}}    last repeats)
+                             once: true           (answer once, a sequence each
+                                                   answer once; then the next
+                                                   entry takes the requests)
                              template: true       (optional: body, json strings,
                                                    header values and status
                                                    are Jinja2 templates of

@@ -1591,3 +1591,74 @@ fn a_bad_resource_entry_fails_the_load_naming_the_file_the_entry_and_the_field()
         );
     }
 }
+
+/// `sequence:` answers in order (the last repeats); with `once`, each
+/// answer once and then the next entry; `once` on a single answer too.
+#[test]
+fn sequences_answer_in_order_and_once_hands_over_to_the_next_entry() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("handlers.yaml"),
+        r#"
+- path: /job
+  sequence:
+    - { status: 202, json: { state: pending } }
+    - { json: { state: done }, headers: { x-step: "2" } }
+- path: /token
+  once: true
+  sequence:
+    - { body: first }
+    - { body: second }
+- path: /token
+  status: 410
+  body: gone
+- path: /welcome
+  once: true
+  body: hello once
+"#,
+    )
+    .unwrap();
+    let serve = Serve::start(dir.path(), &["--handlers", "handlers.yaml"]);
+    let base = serve.url().trim_end_matches('/').to_owned();
+    let get = |path: &str| curl(&["-w", " %{http_code}", &format!("{base}{path}")]);
+    assert_eq!(get("/job"), r#"{"state":"pending"} 202"#);
+    for _ in 0..2 {
+        assert_eq!(get("/job"), r#"{"state":"done"} 200"#);
+    }
+    let stepped = curl(&["-i", &format!("{base}/job")]);
+    assert!(stepped.contains("x-step: 2"), "{stepped}");
+    assert_eq!(get("/token"), "first 200");
+    assert_eq!(get("/token"), "second 200");
+    assert_eq!(get("/token"), "gone 410");
+    assert_eq!(get("/welcome"), "hello once 200");
+    // Used: unhandled, and addressed to the listener itself.
+    assert_eq!(get("/welcome").rsplit(' ').next(), Some("502"));
+}
+
+#[test]
+fn a_sequence_beside_a_single_answer_fails_the_load_saying_why() {
+    for (entry, says) in [
+        (
+            "  status: 200\n  sequence: [ { body: a } ]",
+            "`status` beside `sequence`",
+        ),
+        ("  sequence: []", "at least one answer"),
+        ("  sequence: [ { staus: 200 } ]", "unknown field `staus`"),
+        (
+            "  sequence: [ { status: 99 } ]",
+            "sequence[0]: invalid status 99",
+        ),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("handlers.yaml"),
+            format!("- path: /job\n{entry}\n"),
+        )
+        .unwrap();
+        let stderr = serve_fails(dir.path(), &["--handlers", "handlers.yaml"]);
+        assert!(
+            stderr.contains("handlers.yaml, entry 1 (ALL /job)") && stderr.contains(says),
+            "{entry}: {stderr}"
+        );
+    }
+}
