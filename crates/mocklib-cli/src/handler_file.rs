@@ -623,3 +623,118 @@ fn content_type_of(file: &Path) -> Option<&'static str> {
         _ => "application/octet-stream",
     })
 }
+
+#[cfg(test)]
+mod tests {
+    //! Hostile handler files (issue 27, part 2): any document loads or is
+    //! an error naming the file, never a panic; seeded and bounded, longer
+    //! with `MOCKLIB_PROPTEST_CASES` (docs/RELIABILITY.md).
+    use super::*;
+    use proptest::prelude::*;
+    use proptest::test_runner::{Config, RngAlgorithm, RngSeed, TestRunner};
+
+    fn env_number(name: &str) -> Option<u64> {
+        std::env::var(name).ok()?.parse().ok()
+    }
+
+    /// Any JSON value, shallow.
+    fn value() -> impl Strategy<Value = serde_json::Value> {
+        let leaf = prop_oneof![
+            Just(serde_json::Value::Null),
+            any::<bool>().prop_map(serde_json::Value::from),
+            any::<i64>().prop_map(serde_json::Value::from),
+            (-1e9..1e9f64).prop_map(serde_json::Value::from),
+            "\\PC{0,12}".prop_map(serde_json::Value::from),
+            prop::sample::select(vec![
+                "/users/:id",
+                "GET",
+                "{{ request.params.id }}",
+                "{{ unclosed",
+                "$.a[0]",
+                "$.a[x",
+                "(",
+                "^ok$",
+                "NOT_FOUND",
+                "999",
+                "a.b/C",
+                "seed.json",
+            ])
+            .prop_map(serde_json::Value::from),
+        ];
+        leaf.prop_recursive(3, 24, 4, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..4).prop_map(serde_json::Value::from),
+                prop::collection::btree_map(key(), inner, 0..4)
+                    .prop_map(|map| serde_json::Value::Object(map.into_iter().collect())),
+            ]
+        })
+    }
+
+    /// The format's own keys mostly, and a few others.
+    fn key() -> impl Strategy<Value = String> {
+        prop_oneof![
+            9 => prop::sample::select(vec![
+                "method", "path", "grpc", "status", "message", "headers", "body", "json",
+                "body_file", "delay_ms", "match", "template", "sequence", "once", "resource",
+                "id_field", "seed", "seed_file", "query", "cookies", "form", "json_path",
+                "headers_matching", "headers_absent", "body_contains", "bearer", "basic",
+                "user", "password", "id",
+            ])
+            .prop_map(str::to_owned),
+            1 => "[a-z_]{1,8}",
+        ]
+    }
+
+    fn entry() -> impl Strategy<Value = serde_json::Value> {
+        prop::collection::btree_map(key(), value(), 0..6)
+            .prop_map(|map| serde_json::Value::Object(map.into_iter().collect()))
+    }
+
+    #[test]
+    fn any_handler_file_loads_or_fails_naming_the_file() {
+        let config = Config {
+            cases: env_number("MOCKLIB_PROPTEST_CASES").map_or(2_048, |n| n as u32),
+            rng_algorithm: RngAlgorithm::ChaCha,
+            rng_seed: RngSeed::Fixed(env_number("MOCKLIB_PROPTEST_SEED").unwrap_or(27)),
+            failure_persistence: None,
+            max_shrink_iters: 64,
+            ..Config::default()
+        };
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("seed.json"), r#"[{"id": 1}]"#).unwrap();
+        let (loaded, refused) = (std::cell::Cell::new(0), std::cell::Cell::new(0));
+        let document = prop_oneof![
+            4 => prop::collection::vec(entry(), 0..4).prop_map(|entries| (true, serde_json::Value::from(entries).to_string())),
+            1 => value().prop_map(|value| (true, value.to_string())),
+            1 => "\\PC{0,64}".prop_map(|text| (false, text)),
+        ];
+        TestRunner::new(config)
+            .run(&document, |(json, text)| {
+                let name = if json {
+                    "handlers.json"
+                } else {
+                    "handlers.yaml"
+                };
+                let path = dir.path().join(name);
+                std::fs::write(&path, &text).unwrap();
+                match load(&path, None) {
+                    Ok(_) => loaded.set(loaded.get() + 1),
+                    Err(error) => {
+                        refused.set(refused.get() + 1);
+                        prop_assert!(
+                            error.contains(name),
+                            "the error does not name the file: {error}"
+                        );
+                    }
+                }
+                Ok(())
+            })
+            .unwrap();
+        // The cases reached both outcomes.
+        let (loaded, refused) = (loaded.get(), refused.get());
+        assert!(
+            loaded > 0 && refused > 0,
+            "loaded {loaded}, refused {refused}"
+        );
+    }
+}
