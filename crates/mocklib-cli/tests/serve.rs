@@ -608,6 +608,20 @@ fn serve_fails(dir: &Path, args: &[&str]) -> String {
     stderr
 }
 
+/// A folder holding `handlers.yaml` with `text`.
+fn with_handler_file(text: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("handlers.yaml"), text).unwrap();
+    dir
+}
+
+/// What `mocklib serve --handlers handlers.yaml` says when `text` does not
+/// load (it must fail to start).
+fn load_error(text: &str) -> String {
+    let dir = with_handler_file(text);
+    serve_fails(dir.path(), &["--handlers", "handlers.yaml"])
+}
+
 #[test]
 fn the_readme_grpcio_suite_passes_against_the_readme_proto_and_handler_file() {
     let dir = tempfile::tempdir().unwrap();
@@ -1116,13 +1130,7 @@ fn a_bad_match_block_fails_the_load_naming_the_file_the_entry_and_the_field() {
             "not a regular expression",
         ),
     ] {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(
-            dir.path().join("handlers.yaml"),
-            format!("- path: /users\n  {block}\n  body: x\n"),
-        )
-        .unwrap();
-        let stderr = serve_fails(dir.path(), &["--handlers", "handlers.yaml"]);
+        let stderr = load_error(&format!("- path: /users\n  {block}\n  body: x\n"));
         assert!(
             stderr.contains("handlers.yaml, entry 1 (ALL /users)") && stderr.contains(says),
             "{block}: {stderr}"
@@ -1195,13 +1203,8 @@ fn templated_entries_answer_from_the_request() {
 
 #[test]
 fn a_template_that_does_not_compile_fails_the_load_naming_the_field() {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        dir.path().join("handlers.yaml"),
-        "- path: /users\n  template: true\n  json: { name: \"{{ unclosed\" }\n",
-    )
-    .unwrap();
-    let stderr = serve_fails(dir.path(), &["--handlers", "handlers.yaml"]);
+    let stderr =
+        load_error("- path: /users\n  template: true\n  json: { name: \"{{ unclosed\" }\n");
     assert!(
         stderr.contains("handlers.yaml, entry 1 (ALL /users): json.name: not a template"),
         "{stderr}"
@@ -1649,13 +1652,7 @@ fn a_sequence_beside_a_single_answer_fails_the_load_saying_why() {
             "sequence[0]: invalid status 99",
         ),
     ] {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(
-            dir.path().join("handlers.yaml"),
-            format!("- path: /job\n{entry}\n"),
-        )
-        .unwrap();
-        let stderr = serve_fails(dir.path(), &["--handlers", "handlers.yaml"]);
+        let stderr = load_error(&format!("- path: /job\n{entry}\n"));
         assert!(
             stderr.contains("handlers.yaml, entry 1 (ALL /job)") && stderr.contains(says),
             "{entry}: {stderr}"
