@@ -97,6 +97,12 @@ impl Default for Inner {
 /// is reset (`RST_STREAM`, `INTERNAL_ERROR`), possibly after an empty DATA
 /// frame. In process (tower, reqwest middleware) reading the body fails
 /// with this error.
+///
+/// One protocol cannot say it: an HTTP/1.0 client has no chunked encoding,
+/// so a streamed body without a `Content-Length` ends when the connection
+/// closes, and a failure looks like the end. Give such a response a
+/// `Content-Length` (the client then sees the body cut short) or let the
+/// client speak HTTP/1.1.
 #[derive(Debug, thiserror::Error)]
 #[error("the streamed body of a mocked response failed: {source}")]
 pub struct StreamError {
