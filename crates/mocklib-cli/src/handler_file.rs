@@ -20,6 +20,10 @@
 //!
 //! `body_file` is relative to the handler file's folder. Errors name the
 //! file and the entry (from 1), so a typo is found at once.
+//!
+//! The format's JSON Schema, for editors, is `handler-file.schema.json`
+//! beside Cargo.toml: a field added to these structs goes there too
+//! (tests/schema.rs compares the two and runs its documents through both).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -409,7 +413,8 @@ impl Entry {
     }
 
     /// The handler of a `grpc` entry, which has none of an HTTP entry's
-    /// fields but `json` and `delay_ms`.
+    /// fields but `json` and `delay_ms` (`template: true` included: a
+    /// grpc entry's replies are not templated).
     fn into_grpc_handler(self, pool: Option<&DescriptorPool>) -> Result<Handler, String> {
         let http_fields = [
             ("method", self.method.is_some()),
@@ -418,6 +423,7 @@ impl Entry {
             ("body", self.body.is_some()),
             ("body_file", self.body_file.is_some()),
             ("match", self.conditions.is_some()),
+            ("template", self.template),
             ("sequence", self.sequence.is_some()),
             ("once", self.once),
         ];

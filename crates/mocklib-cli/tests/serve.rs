@@ -505,7 +505,7 @@ fn the_readme_python_suite_passes_against_the_readme_handler_file() {
         .expect("python3 runs (Debian: python3-requests)");
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "{stderr}");
-    assert!(stderr.contains("Ran 3 tests"), "{stderr}");
+    assert!(stderr.contains("Ran 5 tests"), "{stderr}");
 }
 
 /// Runs the README's shell script in `dir` with its test command
@@ -532,6 +532,16 @@ fn the_readme_shell_script_reaches_the_handlers() {
     assert!(output.status.success(), "{output:?}");
     let answer = std::fs::read_to_string(dir.path().join("answer.json")).unwrap();
     assert_eq!(answer, r#"{"id":7,"name":"Kate"}"#);
+    // Its curl lines: the matched report, the templated order, a todo
+    // created and the list holding it; what the README says they print.
+    let [printed] = &readme_blocks("text")[..] else {
+        panic!("one text block in the README's serve section")
+    };
+    // (After the variables `mocklib serve` prints, up to an empty line.)
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let (_, curls) = stdout.split_once("\n\n").expect("the variables, then");
+    assert_eq!(curls, printed);
+    assert_eq!(printed.lines().count(), 4, "{printed}");
 }
 
 #[test]
@@ -549,7 +559,7 @@ fn the_readme_node_suite_passes_through_the_readme_shell_script() {
     let report = std::fs::read_to_string(dir.path().join("node.out")).unwrap_or_default();
     assert!(output.status.success(), "{output:?}\n{report}");
     assert!(
-        report.contains("# pass 1") && report.contains("# fail 0"),
+        report.contains("# pass 4") && report.contains("# fail 0"),
         "{report}"
     );
 }
@@ -694,7 +704,7 @@ fn the_readme_grpcio_suite_passes_against_the_readme_proto_and_handler_file() {
 #[test]
 fn grpc_entries_that_do_not_fit_the_proto_fail_naming_the_file_and_the_entry() {
     let proto = ["--proto", "protos/helloworld.proto"];
-    let cases: [(&str, &[&str], &str); 8] = [
+    let cases: [(&str, &[&str], &str); 9] = [
         (
             "- grpc: helloworld.Greeter/SayHello\n  json: {message: Hi}\n- grpc: helloworld.Greeter/SayHi\n  json: {message: Hi}\n",
             &proto,
@@ -729,6 +739,12 @@ fn grpc_entries_that_do_not_fit_the_proto_fail_naming_the_file_and_the_entry() {
             "- grpc: helloworld.Greeter/SayHello\n  path: /greeting\n",
             &proto,
             "greeter.yaml, entry 1 (grpc helloworld.Greeter/SayHello): `path` is a field of HTTP entries",
+        ),
+        (
+            // Once silently ignored: a grpc entry's replies are not templated.
+            "- grpc: helloworld.Greeter/SayHello\n  template: true\n  json: {message: \"{{ request.params.id }}\"}\n",
+            &proto,
+            "greeter.yaml, entry 1 (grpc helloworld.Greeter/SayHello): `template` is a field of HTTP entries",
         ),
         (
             "- grpc: helloworld.Greeter/SayHello\n  json: {message: Hi}\n",
