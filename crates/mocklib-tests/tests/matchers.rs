@@ -183,3 +183,56 @@ async fn curl_through_the_listener_meets_the_conditions_too() {
         "a request without the token is not answered"
     );
 }
+
+/// `when` is the handler's, whatever its kind: a GraphQL operation (here
+/// told apart by a variable, through `json_path` on the request body) and
+/// a server-sent event stream (by a header).
+#[tokio::test]
+async fn conditions_apply_to_graphql_operations_and_event_streams_too() {
+    use mocklib::graphql;
+    use mocklib::sse::{self, Event};
+    const GRAPHQL: &str = "https://api.example.com/graphql";
+    let client = serve([
+        graphql::query("GetUser", |_| {
+            graphql::data(json!({ "user": { "name": "Admin" } }))
+        })
+        .when(json_path("$.variables.id", "1")),
+        graphql::query("GetUser", |_| {
+            graphql::data(json!({ "user": { "name": "Someone" } }))
+        }),
+        sse::get("https://api.example.com/feed", |args| async move {
+            args.client.send(Event::data("for subscribers"));
+        })
+        .when(header("x-plan", "pro")),
+    ]);
+    let ask = |id: &'static str| {
+        client
+            .post(GRAPHQL)
+            .json(&json!({ "query": "query GetUser($id: ID!) { user(id: $id) { name } }", "variables": { "id": id } }))
+    };
+    assert_eq!(
+        ask("1").await.json::<serde_json::Value>()["data"]["user"]["name"],
+        "Admin"
+    );
+    assert_eq!(
+        ask("2").await.json::<serde_json::Value>()["data"]["user"]["name"],
+        "Someone"
+    );
+    let feed = client
+        .get("https://api.example.com/feed")
+        .header("x-plan", "pro")
+        .await;
+    assert!(
+        feed.text().contains("data: for subscribers"),
+        "{}",
+        feed.text()
+    );
+    let message = client
+        .get("https://api.example.com/feed")
+        .expect_unhandled()
+        .await;
+    assert!(
+        message.contains(r#"✗ header "x-plan": expected "pro", received none"#),
+        "{message}"
+    );
+}
