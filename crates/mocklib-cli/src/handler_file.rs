@@ -299,24 +299,41 @@ pub(crate) fn load(
     pool: Option<&DescriptorPool>,
 ) -> Result<(Vec<Handler>, Vec<Watched>), String> {
     let name = path.display();
-    let mut files = vec![(path.to_owned(), stamp(path))];
+    let stamped = (path.to_owned(), stamp(path));
     let text = std::fs::read_to_string(path)
         .map_err(|error| format!("could not read the handler file {name}: {error}"))?;
     let yaml = matches!(
         path.extension().and_then(|e| e.to_str()),
         Some("yaml" | "yml")
     );
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let (handlers, mut files) = parse(&text, yaml, &name.to_string(), dir, pool)?;
+    files.insert(0, stamped);
+    Ok((handlers, files))
+}
+
+/// The handlers of a handler-file document (`yaml`, or JSON), named `name`
+/// in errors; `body_file` and `seed_file` are relative to `dir`. Returns the
+/// files the entries read, with their stamps. The files and the admin API
+/// (`POST /__mocklib/handlers`) both load through here.
+pub(crate) fn parse(
+    text: &str,
+    yaml: bool,
+    name: &str,
+    dir: &Path,
+    pool: Option<&DescriptorPool>,
+) -> Result<(Vec<Handler>, Vec<Watched>), String> {
+    let mut files = Vec::new();
     let document: serde_json::Value = if yaml {
-        serde_norway::from_str(&text).map_err(|error| format!("{name} is not YAML: {error}"))?
+        serde_norway::from_str(text).map_err(|error| format!("{name} is not YAML: {error}"))?
     } else {
-        serde_json::from_str(&text).map_err(|error| format!("{name} is not JSON: {error}"))?
+        serde_json::from_str(text).map_err(|error| format!("{name} is not JSON: {error}"))?
     };
     let serde_json::Value::Array(entries) = document else {
         return Err(format!(
             "{name}: expected a list of handlers (method, path, status, headers, body | json | body_file, delay_ms; or grpc, json | status, message, delay_ms; or resource, id_field, seed | seed_file)"
         ));
     };
-    let dir = path.parent().unwrap_or(Path::new("."));
     let mut handlers = Vec::with_capacity(entries.len());
     for (index, value) in entries.into_iter().enumerate() {
         // Named by position and, when it has them, by method and path (or

@@ -17,6 +17,7 @@
 
 use std::process::ExitCode;
 
+mod admin;
 mod base64;
 mod grpc_entry;
 mod handler_file;

@@ -114,8 +114,10 @@ Prints KEY=VALUE lines once listening, then an empty line:
 
 GET MOCKLIB_URL/__mocklib/requests returns the requests received as JSON
 (a gRPC call's messages and status in its `grpc` object); DELETE clears
-them. Handler, body, HAR, OpenAPI and .proto files are reloaded when they
-change.";
+them. POST MOCKLIB_URL/__mocklib/handlers adds handlers (the handler-file
+format; YAML when the content type says yaml) ahead of the files', GET
+lists them, DELETE removes what was added. Handler, body, HAR, OpenAPI and
+.proto files are reloaded when they change.";
 
 /// How often the files are checked for changes.
 const POLL: Duration = Duration::from_millis(200);
@@ -240,9 +242,19 @@ fn serve(options: &Options) -> Result<(), String> {
         .map_err(|error| format!("could not start listening: {error}"))?;
     let base_url = server.url();
     let pool = Arc::default();
+    let added = crate::admin::Added::default();
+    let here = std::env::current_dir().unwrap_or_default();
     let mut sources = Sources {
         options,
         journal: journal_endpoint(&server, &base_url, Arc::clone(&pool)),
+        admin: crate::admin::handlers_endpoint(
+            &server,
+            &base_url,
+            Arc::clone(&pool),
+            Arc::clone(&added),
+            here,
+        ),
+        added,
         pool,
         watched: Vec::new(),
         count: 0,
@@ -313,6 +325,10 @@ fn announce(server: &Server, options: &Options, base_url: Url) -> Result<(), Str
 struct Sources<'a> {
     options: &'a Options,
     journal: Handler,
+    /// The admin API's handlers resource (`admin.rs`).
+    admin: Handler,
+    /// The handlers it added at runtime, put back after each reload.
+    added: crate::admin::Added,
     /// The descriptors of the `--proto` files last loaded, shared with the
     /// journal endpoint, which decodes the calls' messages with them.
     pool: SharedPool,
@@ -334,7 +350,7 @@ impl Sources<'_> {
     /// files', then the OpenAPI documents'. The `.proto` files are compiled
     /// first: the handler files' `grpc` entries are checked against them.
     fn load(&mut self) -> Result<Vec<Handler>, String> {
-        let mut handlers = vec![self.journal.clone()];
+        let mut handlers = vec![self.journal.clone(), self.admin.clone()];
         let mut files = Vec::new();
         let pool = if self.options.proto_files.is_empty() {
             None
@@ -414,11 +430,25 @@ impl Sources<'_> {
                 self.watched = watched;
             }
             Ok(handlers) => {
-                eprintln!("mocklib serve: reloaded ({} handlers)", handlers.len() - 1);
+                eprintln!("mocklib serve: reloaded ({} handlers)", handlers.len() - 2);
+                // The list is: the admin API's runtime handlers, the files'
+                // (`count` of them), then what `record` appended.
+                let added = self
+                    .added
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .clone();
                 let current = server.list_handlers();
-                let appended = current.get(self.count..).unwrap_or_default().to_vec();
+                let appended = current
+                    .get(added.len() + self.count..)
+                    .unwrap_or_default()
+                    .to_vec();
                 self.count = handlers.len();
                 server.reset_handlers_to(handlers.into_iter().chain(appended));
+                // Handlers a test added stay ahead of the files' new ones.
+                if !added.is_empty() {
+                    server.use_handlers(added);
+                }
             }
             Err(error) => {
                 eprintln!("mocklib serve: {error}; keeping the previous handlers");
@@ -502,7 +532,9 @@ fn journal_endpoint(server: &Server, base_url: &Url, pool: SharedPool) -> Handle
     let server = server.clone();
     let is_endpoint = {
         let endpoint = endpoint.clone();
-        move |url: &Url| url.origin() == endpoint.origin() && url.path() == endpoint.path()
+        // The admin API's own requests too: what a test asks of the server
+        // is not what its code under test sent.
+        move |url: &Url| url.origin() == endpoint.origin() && url.path().starts_with("/__mocklib/")
     };
     mocklib::http::all(endpoint.as_str(), move |args| {
         match args.request.method().as_str() {

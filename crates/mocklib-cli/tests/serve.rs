@@ -1675,3 +1675,73 @@ fn a_sequence_beside_a_single_answer_fails_the_load_saying_why() {
         );
     }
 }
+
+/// The admin API's handlers resource (issue 24, first part): a test adds
+/// handlers at runtime in the handler-file format, ahead of the files',
+/// lists them, keeps them across a reload of the files, and removes them.
+#[test]
+fn handlers_added_through_the_admin_api_answer_ahead_of_the_files_until_removed() {
+    let dir = with_handler_file("- path: /user\n  body: from the file\n");
+    let serve = Serve::start(dir.path(), &["--handlers", "handlers.yaml"]);
+    let base = serve.url().trim_end_matches('/').to_owned();
+    let admin = format!("{base}/__mocklib/handlers");
+    let get = |path: &str| curl(&["-w", " %{http_code}", &format!("{base}{path}")]);
+    assert_eq!(get("/user"), "from the file 200");
+
+    let added = curl(&[
+        "-w",
+        " %{http_code}",
+        "-X",
+        "POST",
+        "-H",
+        "content-type: application/yaml",
+        "--data-binary",
+        "- path: /user\n  body: from the test\n- path: /extra\n  status: 204\n",
+        &admin,
+    ]);
+    assert_eq!(added, r#"{"added":2} 201"#);
+    assert_eq!(get("/user"), "from the test 200");
+    assert_eq!(get("/extra"), " 204");
+    let listed: serde_json::Value = serde_json::from_str(&curl(&[&admin])).unwrap();
+    let listed = listed.as_array().unwrap();
+    assert_eq!(listed[0]["handler"], "ALL /user");
+    assert_eq!(listed[0]["added_at_runtime"], true);
+    assert_eq!(listed[1]["added_at_runtime"], true);
+    assert!(
+        listed[2..].iter().all(|h| h["added_at_runtime"] == false),
+        "{listed:?}"
+    );
+
+    // A bad entry: 400 naming the entry and the field, nothing added.
+    let refused = curl(&[
+        "-w",
+        " %{http_code}",
+        "-X",
+        "POST",
+        "--data-binary",
+        r#"[{"path": "/x", "staus": 200}]"#,
+        &admin,
+    ]);
+    assert!(
+        refused.contains("the request body, entry 1 (ALL /x)")
+            && refused.contains("unknown field `staus`")
+            && refused.ends_with(" 400"),
+        "{refused}"
+    );
+
+    // A reload of the files keeps what the test added, ahead of them.
+    std::fs::write(
+        dir.path().join("handlers.yaml"),
+        "- path: /user\n  body: from the edited file\n- path: /new\n  body: new\n",
+    )
+    .unwrap();
+    eventually("the reload", || (get("/new") == "new 200").then_some(()));
+    assert_eq!(get("/user"), "from the test 200");
+
+    // Removed: the files answer again; the admin API's requests are not in
+    // the journal.
+    assert_eq!(curl(&["-w", "%{http_code}", "-X", "DELETE", &admin]), "204");
+    assert_eq!(get("/user"), "from the edited file 200");
+    let journal = curl(&[&format!("{base}/__mocklib/requests")]);
+    assert!(!journal.contains("__mocklib"), "{journal}");
+}
