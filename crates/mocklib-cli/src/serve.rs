@@ -113,8 +113,10 @@ Prints KEY=VALUE lines once listening, then an empty line:
   proxy and a CA bundle for curl, Python, Node, Go, Java, wget, git)
 
 GET MOCKLIB_URL/__mocklib/requests returns the requests received as JSON
-(a gRPC call's messages and status in its `grpc` object); DELETE clears
-them. POST MOCKLIB_URL/__mocklib/handlers adds handlers (the handler-file
+(a gRPC call's messages and status in its `grpc` object), filtered by
+?method=GET&url=/users/:id (a mocklib pattern), ?handler=TEXT (the
+answering handler's description contains it), ?unhandled=true; DELETE
+clears them. POST MOCKLIB_URL/__mocklib/handlers adds handlers (the handler-file
 format; YAML when the content type says yaml) ahead of the files', GET
 lists them, DELETE removes what was added. Handler, body, HAR, OpenAPI and
 .proto files are reloaded when they change.";
@@ -539,11 +541,18 @@ fn journal_endpoint(server: &Server, base_url: &Url, pool: SharedPool) -> Handle
     mocklib::http::all(endpoint.as_str(), move |args| {
         match args.request.method().as_str() {
             "GET" => {
+                let filter = match JournalFilter::of(args.request.url()) {
+                    Ok(filter) => filter,
+                    Err(why) => return HttpResponse::text(format!("{why}\n")).status(400),
+                };
                 let pool = pool.lock().unwrap_or_else(PoisonError::into_inner).clone();
-                let requests: Vec<serde_json::Value> = server
-                    .requests()
+                let recorded = match &filter.matching {
+                    Some(handler) => server.requests_matching(handler),
+                    None => server.requests(),
+                };
+                let requests: Vec<serde_json::Value> = recorded
                     .iter()
-                    .filter(|entry| !is_endpoint(entry.url()))
+                    .filter(|entry| !is_endpoint(entry.url()) && filter.keeps(entry))
                     .map(|entry| journal_entry(entry, pool.as_ref()))
                     .collect();
                 HttpResponse::json(&requests)
@@ -557,6 +566,66 @@ fn journal_endpoint(server: &Server, base_url: &Url, pool: SharedPool) -> Handle
                 .header("allow", "GET, DELETE"),
         }
     })
+}
+
+/// The journal endpoint's query: `method` and `url` (a mocklib pattern,
+/// as a handler's predicate: `/users/:id`, `*/orders*`), `handler` (text
+/// the answering handler's description contains), `unhandled=true`.
+struct JournalFilter {
+    /// A handler whose predicate the method and URL make, if given.
+    matching: Option<Handler>,
+    handler: Option<String>,
+    unhandled: bool,
+}
+
+impl JournalFilter {
+    fn of(url: &Url) -> Result<Self, String> {
+        let (mut method, mut pattern, mut handler, mut unhandled) = (None, None, None, false);
+        for (name, value) in url.query_pairs() {
+            match &*name {
+                "method" => method = Some(value.to_ascii_uppercase()),
+                "url" => pattern = Some(value.into_owned()),
+                "handler" => handler = Some(value.into_owned()),
+                "unhandled" => unhandled = value == "true" || value == "1",
+                other => {
+                    return Err(format!(
+                        "unknown filter {other:?}: the journal filters by method, url, handler and unhandled"
+                    ));
+                }
+            }
+        }
+        let matching = if method.is_none() && pattern.is_none() {
+            None
+        } else {
+            let pattern = pattern.unwrap_or_else(|| "*".to_owned());
+            let answer = |_| HttpResponse::empty();
+            let made = match method {
+                Some(method) => http::Method::from_bytes(method.as_bytes())
+                    .map_err(|_| format!("method: {method:?} is not a method"))
+                    .and_then(|method| {
+                        mocklib::http::try_on(method, pattern, answer)
+                            .map_err(|e| format!("url: {e}"))
+                    })?,
+                None => mocklib::http::try_all(pattern, answer).map_err(|e| format!("url: {e}"))?,
+            };
+            Some(made)
+        };
+        Ok(JournalFilter {
+            matching,
+            handler,
+            unhandled,
+        })
+    }
+
+    fn keeps(&self, entry: &mocklib::RecordedRequest) -> bool {
+        let handler_ok = self.handler.as_ref().is_none_or(|text| {
+            entry
+                .handler()
+                .is_some_and(|handler| handler.header().contains(text.as_str()))
+        });
+        let unhandled_ok = !self.unhandled || *entry.answer() == Answer::Unhandled;
+        handler_ok && unhandled_ok
+    }
 }
 
 /// One journal entry as JSON: the body as text when it is UTF-8, base64

@@ -1745,3 +1745,61 @@ fn handlers_added_through_the_admin_api_answer_ahead_of_the_files_until_removed(
     let journal = curl(&[&format!("{base}/__mocklib/requests")]);
     assert!(!journal.contains("__mocklib"), "{journal}");
 }
+
+/// The journal's filters (issue 24): method and URL pattern, the handler
+/// that answered, unhandled only; a bad filter is a 400 saying why.
+#[test]
+fn the_journal_filters_by_method_url_handler_and_unhandled() {
+    let dir = with_handler_file("- method: GET\n  path: /users/:id\n  body: user\n");
+    let serve = Serve::start(dir.path(), &["--handlers", "handlers.yaml"]);
+    let base = serve.url().trim_end_matches('/').to_owned();
+    curl(&[&format!("{base}/users/1")]);
+    curl(&[&format!("{base}/users/2")]);
+    curl(&["-o", "/dev/null", "-X", "POST", &format!("{base}/users/3")]);
+    curl(&["-o", "/dev/null", &format!("{base}/orders")]);
+    let journal = |query: &str| -> Vec<String> {
+        let listed: serde_json::Value =
+            serde_json::from_str(&curl(&[&format!("{base}/__mocklib/requests?{query}")])).unwrap();
+        listed
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|entry| {
+                format!(
+                    "{} {}",
+                    entry["method"].as_str().unwrap(),
+                    entry["url"].as_str().unwrap().trim_start_matches(&base)
+                )
+            })
+            .collect()
+    };
+    assert_eq!(
+        journal("method=get&url=/users/:id"),
+        ["GET /users/1", "GET /users/2"]
+    );
+    assert_eq!(
+        journal("url=/users/*"),
+        ["GET /users/1", "GET /users/2", "POST /users/3"]
+    );
+    assert_eq!(journal("unhandled=true"), ["POST /users/3", "GET /orders"]);
+    assert_eq!(
+        journal("handler=/users/:id"),
+        ["GET /users/1", "GET /users/2"]
+    );
+    assert_eq!(journal("").len(), 4);
+    let bad = curl(&[
+        "-w",
+        " %{http_code}",
+        &format!("{base}/__mocklib/requests?url=/users/:id("),
+    ]);
+    assert!(bad.starts_with("url: ") && bad.ends_with(" 400"), "{bad}");
+    let unknown = curl(&[
+        "-w",
+        " %{http_code}",
+        &format!("{base}/__mocklib/requests?status=200"),
+    ]);
+    assert!(
+        unknown.contains("unknown filter \"status\"") && unknown.ends_with(" 400"),
+        "{unknown}"
+    );
+}
