@@ -11,6 +11,11 @@
 //! - `DELETE /__mocklib/handlers`: removes the handlers added at runtime
 //!   (`reset_handlers`); the files' handlers stay. `204`.
 //!
+//! - `GET /__mocklib/verify`: whether every entry with `times` got its
+//!   count of requests (and, in strict mode, no request went unhandled):
+//!   `200 {"ok": true}`, or `422 {"ok": false, "report": ...}` with
+//!   `verify()`'s report, closest requests included.
+//!
 //! Handlers added at runtime survive a reload of the files.
 
 use std::path::PathBuf;
@@ -24,6 +29,25 @@ use crate::handler_file;
 
 /// The path of the handlers resource on the listener's own origin.
 pub(crate) const HANDLERS_PATH: &str = "/__mocklib/handlers";
+
+/// The path of the verification on the listener's own origin.
+pub(crate) const VERIFY_PATH: &str = "/__mocklib/verify";
+
+/// The handler answering [`VERIFY_PATH`].
+pub(crate) fn verify_endpoint(server: &Server, base_url: &Url) -> Handler {
+    let endpoint = base_url
+        .join(VERIFY_PATH)
+        .expect("a path joins the base URL");
+    let server = server.clone();
+    mocklib::http::get(endpoint.as_str(), move |_| match server.verify() {
+        Ok(()) => HttpResponse::json(&serde_json::json!({ "ok": true })),
+        Err(failure) => HttpResponse::json(&serde_json::json!({
+            "ok": false,
+            "report": failure.to_string(),
+        }))
+        .status(422),
+    })
+}
 
 /// The handlers added at runtime, first first (their lookup order).
 pub(crate) type Added = Arc<Mutex<Vec<Handler>>>;

@@ -71,6 +71,9 @@ struct Entry {
     /// lets the next entry or the unhandled strategy take the requests.
     #[serde(default)]
     once: bool,
+    /// How many requests the entry expects: `GET /__mocklib/verify`
+    /// reports the entries whose count is off.
+    times: Option<Expected>,
     /// A stateful REST collection at this path (see `resource_entry.rs`).
     resource: Option<String>,
     /// A resource's id field.
@@ -117,6 +120,49 @@ struct Conditions {
 struct BasicCredentials {
     user: String,
     password: String,
+}
+
+/// An entry's `times`: a count, or bounds.
+#[derive(serde::Deserialize)]
+#[serde(untagged)]
+enum Expected {
+    Exactly(usize),
+    Bounds(Bounds),
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Bounds {
+    at_least: Option<usize>,
+    at_most: Option<usize>,
+}
+
+impl Expected {
+    fn times(&self) -> Result<mocklib::Times, String> {
+        Ok(match self {
+            Expected::Exactly(count) => mocklib::Times::from(*count),
+            Expected::Bounds(Bounds {
+                at_least: Some(low),
+                at_most: Some(high),
+            }) if low <= high => mocklib::Times::from(*low..=*high),
+            Expected::Bounds(Bounds {
+                at_least: Some(low),
+                at_most: Some(high),
+            }) => return Err(format!("times: at_least {low} is above at_most {high}")),
+            Expected::Bounds(Bounds {
+                at_least: Some(low),
+                at_most: None,
+            }) => mocklib::Times::from(*low..),
+            Expected::Bounds(Bounds {
+                at_least: None,
+                at_most: Some(high),
+            }) => mocklib::Times::from(..=*high),
+            Expected::Bounds(Bounds {
+                at_least: None,
+                at_most: None,
+            }) => return Err("times: give a count, at_least or at_most".to_owned()),
+        })
+    }
 }
 
 /// One answer of a `sequence:`.
@@ -355,8 +401,11 @@ pub(crate) fn parse(
             ),
             _ => String::new(),
         };
-        let entry: Entry = serde_json::from_value(value)
+        let mut entry: Entry = serde_json::from_value(value)
             .map_err(|error| format!("{name}, entry {}{label}: {error}", index + 1))?;
+        let expected = entry.times.take().map(|times| times.times()).transpose();
+        let expected =
+            expected.map_err(|error| format!("{name}, entry {}{label}: {error}", index + 1))?;
         let handler = if entry.resource.is_some() {
             entry.into_resource_handler(dir, &mut files)
         } else if entry.grpc.is_some() {
@@ -366,7 +415,10 @@ pub(crate) fn parse(
         };
         let handler =
             handler.map_err(|error| format!("{name}, entry {}{label}: {error}", index + 1))?;
-        handlers.push(handler);
+        handlers.push(match expected {
+            Some(times) => handler.expect(times),
+            None => handler,
+        });
     }
     Ok((handlers, files))
 }

@@ -53,6 +53,9 @@ Options (each file option may be repeated; earlier files win):
                              sequence:            (in place of one answer: one
                                - {status: 202}      per request, in order; the
                                - {json: {ok: 1}}    last repeats)
+                             times: 2             (optional: the requests it
+                                                   expects; or {at_least: 1},
+                                                   {at_most: 3}; see verify)
                              once: true           (answer once, a sequence each
                                                    answer once; then the next
                                                    entry takes the requests)
@@ -118,7 +121,8 @@ GET MOCKLIB_URL/__mocklib/requests returns the requests received as JSON
 answering handler's description contains it), ?unhandled=true; DELETE
 clears them. POST MOCKLIB_URL/__mocklib/handlers adds handlers (the handler-file
 format; YAML when the content type says yaml) ahead of the files', GET
-lists them, DELETE removes what was added. Handler, body, HAR, OpenAPI and
+lists them, DELETE removes what was added. GET MOCKLIB_URL/__mocklib/verify
+answers 200 when every entry's `times` is met, else 422 with the report. Handler, body, HAR, OpenAPI and
 .proto files are reloaded when they change.";
 
 /// How often the files are checked for changes.
@@ -256,6 +260,7 @@ fn serve(options: &Options) -> Result<(), String> {
             Arc::clone(&added),
             here,
         ),
+        verify: crate::admin::verify_endpoint(&server, &base_url),
         added,
         pool,
         watched: Vec::new(),
@@ -327,8 +332,9 @@ fn announce(server: &Server, options: &Options, base_url: Url) -> Result<(), Str
 struct Sources<'a> {
     options: &'a Options,
     journal: Handler,
-    /// The admin API's handlers resource (`admin.rs`).
+    /// The admin API's handlers resource and verification (`admin.rs`).
     admin: Handler,
+    verify: Handler,
     /// The handlers it added at runtime, put back after each reload.
     added: crate::admin::Added,
     /// The descriptors of the `--proto` files last loaded, shared with the
@@ -352,7 +358,11 @@ impl Sources<'_> {
     /// files', then the OpenAPI documents'. The `.proto` files are compiled
     /// first: the handler files' `grpc` entries are checked against them.
     fn load(&mut self) -> Result<Vec<Handler>, String> {
-        let mut handlers = vec![self.journal.clone(), self.admin.clone()];
+        let mut handlers = vec![
+            self.journal.clone(),
+            self.admin.clone(),
+            self.verify.clone(),
+        ];
         let mut files = Vec::new();
         let pool = if self.options.proto_files.is_empty() {
             None
@@ -432,7 +442,7 @@ impl Sources<'_> {
                 self.watched = watched;
             }
             Ok(handlers) => {
-                eprintln!("mocklib serve: reloaded ({} handlers)", handlers.len() - 2);
+                eprintln!("mocklib serve: reloaded ({} handlers)", handlers.len() - 3);
                 // The list is: the admin API's runtime handlers, the files'
                 // (`count` of them), then what `record` appended.
                 let added = self

@@ -1803,3 +1803,36 @@ fn the_journal_filters_by_method_url_handler_and_unhandled() {
         "{unknown}"
     );
 }
+
+/// Expectations from any language (issue 24): entries with `times`, and
+/// `GET /__mocklib/verify` answering 200 when every count is met, 422
+/// with `verify()`'s report when one is not.
+#[test]
+fn verify_over_http_reports_the_entries_whose_count_is_off() {
+    let dir = with_handler_file(
+        "- path: /ping\n  times: 2\n  body: pong\n- path: /audit\n  times: { at_least: 1 }\n  status: 204\n",
+    );
+    let serve = Serve::start(dir.path(), &["--handlers", "handlers.yaml"]);
+    let base = serve.url().trim_end_matches('/').to_owned();
+    let verify = || curl(&["-w", " %{http_code}", &format!("{base}/__mocklib/verify")]);
+    curl(&[&format!("{base}/ping")]);
+    let failed = verify();
+    assert!(failed.ends_with(" 422"), "{failed}");
+    let report: serde_json::Value = serde_json::from_str(failed.trim_end_matches(" 422")).unwrap();
+    assert_eq!(report["ok"], false);
+    let text = report["report"].as_str().unwrap();
+    assert!(
+        text.contains("ALL /ping: expected exactly 2, received 1")
+            && text.contains("ALL /audit: expected at least 1, received 0"),
+        "{text}"
+    );
+    curl(&[&format!("{base}/ping")]);
+    curl(&["-o", "/dev/null", &format!("{base}/audit")]);
+    assert_eq!(verify(), r#"{"ok":true} 200"#);
+    // A count the format cannot take is refused at load.
+    let refused = load_error("- path: /x\n  times: { at_least: 3, at_most: 1 }\n");
+    assert!(
+        refused.contains("times: at_least 3 is above at_most 1"),
+        "{refused}"
+    );
+}
