@@ -505,7 +505,7 @@ fn the_readme_python_suite_passes_against_the_readme_handler_file() {
         .expect("python3 runs (Debian: python3-requests)");
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "{stderr}");
-    assert!(stderr.contains("Ran 5 tests"), "{stderr}");
+    assert!(stderr.contains("Ran 6 tests"), "{stderr}");
 }
 
 /// Runs the README's shell script in `dir` with its test command
@@ -559,7 +559,7 @@ fn the_readme_node_suite_passes_through_the_readme_shell_script() {
     let report = std::fs::read_to_string(dir.path().join("node.out")).unwrap_or_default();
     assert!(output.status.success(), "{output:?}\n{report}");
     assert!(
-        report.contains("# pass 4") && report.contains("# fail 0"),
+        report.contains("# pass 5") && report.contains("# fail 0"),
         "{report}"
     );
 }
