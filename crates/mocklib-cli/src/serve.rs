@@ -122,7 +122,8 @@ answering handler's description contains it), ?unhandled=true; DELETE
 clears them. POST MOCKLIB_URL/__mocklib/handlers adds handlers (the handler-file
 format; YAML when the content type says yaml) ahead of the files', GET
 lists them, DELETE removes what was added. GET MOCKLIB_URL/__mocklib/verify
-answers 200 when every entry's `times` is met, else 422 with the report. Handler, body, HAR, OpenAPI and
+answers 200 when every entry's `times` is met, else 422 with the report;
+GET MOCKLIB_URL/__mocklib/openapi.json describes these as OpenAPI 3.1. Handler, body, HAR, OpenAPI and
 .proto files are reloaded when they change.";
 
 /// How often the files are checked for changes.
@@ -261,6 +262,7 @@ fn serve(options: &Options) -> Result<(), String> {
             here,
         ),
         verify: crate::admin::verify_endpoint(&server, &base_url),
+        openapi: crate::admin::openapi_endpoint(&base_url),
         added,
         pool,
         watched: Vec::new(),
@@ -335,6 +337,7 @@ struct Sources<'a> {
     /// The admin API's handlers resource and verification (`admin.rs`).
     admin: Handler,
     verify: Handler,
+    openapi: Handler,
     /// The handlers it added at runtime, put back after each reload.
     added: crate::admin::Added,
     /// The descriptors of the `--proto` files last loaded, shared with the
@@ -362,6 +365,7 @@ impl Sources<'_> {
             self.journal.clone(),
             self.admin.clone(),
             self.verify.clone(),
+            self.openapi.clone(),
         ];
         let mut files = Vec::new();
         let pool = if self.options.proto_files.is_empty() {
@@ -442,7 +446,7 @@ impl Sources<'_> {
                 self.watched = watched;
             }
             Ok(handlers) => {
-                eprintln!("mocklib serve: reloaded ({} handlers)", handlers.len() - 3);
+                eprintln!("mocklib serve: reloaded ({} handlers)", handlers.len() - 4);
                 // The list is: the admin API's runtime handlers, the files'
                 // (`count` of them), then what `record` appended.
                 let added = self

@@ -1836,3 +1836,36 @@ fn verify_over_http_reports_the_entries_whose_count_is_off() {
         "{refused}"
     );
 }
+
+/// The admin API describes itself (issue 24): `/__mocklib/openapi.json` is
+/// an OpenAPI 3.1 document of every admin path, which mocklib's own
+/// OpenAPI support loads and answers.
+#[test]
+fn the_admin_api_describes_itself_as_openapi() {
+    let dir = with_handler_file("- path: /user\n  body: x\n");
+    let serve = Serve::start(dir.path(), &["--handlers", "handlers.yaml"]);
+    let base = serve.url().trim_end_matches('/').to_owned();
+    let text = curl(&[&format!("{base}/__mocklib/openapi.json")]);
+    let document: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(document["openapi"], "3.1.0");
+    assert_eq!(document["servers"][0]["url"], base);
+    let paths: Vec<&str> = document["paths"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    for path in [
+        "/__mocklib/requests",
+        "/__mocklib/handlers",
+        "/__mocklib/verify",
+        "/__mocklib/openapi.json",
+    ] {
+        assert!(paths.contains(&path), "{path} missing: {paths:?}");
+    }
+    // A valid document: mocklib's OpenAPI support makes handlers of it.
+    let handlers = mocklib::openapi::OpenApi::from_json(&text)
+        .and_then(|api| api.handlers())
+        .unwrap();
+    assert_eq!(handlers.len(), 7, "one handler per operation");
+}
