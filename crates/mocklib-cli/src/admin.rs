@@ -10,6 +10,9 @@
 //!   naming the entry and the field as a bad file would.
 //! - `DELETE /__mocklib/handlers`: removes the handlers added at runtime
 //!   (`reset_handlers`); the files' handlers stay. `204`.
+//! - `DELETE /__mocklib/handlers/{index}`: removes one handler added at
+//!   runtime, by its place in `GET`'s list (from 0); `404` for an index
+//!   that is not one of them.
 //!
 //! - `GET /__mocklib/verify`: whether every entry with `times` got its
 //!   count of requests (and, in strict mode, no request went unhandled):
@@ -31,6 +34,36 @@ use crate::handler_file;
 
 /// The path of the handlers resource on the listener's own origin.
 pub(crate) const HANDLERS_PATH: &str = "/__mocklib/handlers";
+
+/// The handler answering `DELETE` [`HANDLERS_PATH`]`/{index}`: removes one
+/// handler added at runtime (the runtime ones come first in the list).
+pub(crate) fn remove_endpoint(server: &Server, base_url: &Url, added: Added) -> Handler {
+    let endpoint = base_url
+        .join(&format!("{HANDLERS_PATH}/:index"))
+        .expect("a path joins the base URL");
+    let server = server.clone();
+    mocklib::http::delete(endpoint.as_str(), move |args| {
+        let mut added = lock(&added);
+        let index = args.params.parse::<usize>("index").and_then(Result::ok);
+        match index.filter(|index| *index < added.len()) {
+            Some(index) => {
+                drop(added.remove(index));
+                // The scope's runtime handlers are put back without it.
+                server.reset_handlers();
+                if !added.is_empty() {
+                    server.use_handlers(added.clone());
+                }
+                HttpResponse::empty().status(204)
+            }
+            None => HttpResponse::text(format!(
+                "no handler added at runtime has index {}: {} were added (GET {HANDLERS_PATH} lists them first)\n",
+                args.params.get("index").unwrap_or_default(),
+                added.len()
+            ))
+            .status(404),
+        }
+    })
+}
 
 /// The path of the verification on the listener's own origin.
 pub(crate) const VERIFY_PATH: &str = "/__mocklib/verify";
@@ -194,6 +227,17 @@ fn document(base_url: &Url) -> serde_json::Value {
                     "operationId": "removeAddedHandlers",
                     "summary": "Removes the handlers added at runtime",
                     "responses": { "204": { "description": "Removed; the files' handlers stay." } }
+                }
+            },
+            "/__mocklib/handlers/{index}": {
+                "delete": {
+                    "operationId": "removeAddedHandler",
+                    "summary": "Removes one handler added at runtime, by its place in the list",
+                    "parameters": [{ "name": "index", "in": "path", "required": true, "schema": { "type": "integer", "minimum": 0 } }],
+                    "responses": {
+                        "204": { "description": "Removed." },
+                        "404": text("Not the index of a handler added at runtime.")
+                    }
                 }
             },
             "/__mocklib/verify": {

@@ -121,7 +121,8 @@ GET MOCKLIB_URL/__mocklib/requests returns the requests received as JSON
 answering handler's description contains it), ?unhandled=true; DELETE
 clears them. POST MOCKLIB_URL/__mocklib/handlers adds handlers (the handler-file
 format; YAML when the content type says yaml) ahead of the files', GET
-lists them, DELETE removes what was added. GET MOCKLIB_URL/__mocklib/verify
+lists them, DELETE removes what was added (/__mocklib/handlers/INDEX:
+one of them). GET MOCKLIB_URL/__mocklib/verify
 answers 200 when every entry's `times` is met, else 422 with the report;
 GET MOCKLIB_URL/__mocklib/openapi.json describes these as OpenAPI 3.1. Handler, body, HAR, OpenAPI and
 .proto files are reloaded when they change.";
@@ -261,6 +262,7 @@ fn serve(options: &Options) -> Result<(), String> {
             Arc::clone(&added),
             here,
         ),
+        remove: crate::admin::remove_endpoint(&server, &base_url, Arc::clone(&added)),
         verify: crate::admin::verify_endpoint(&server, &base_url),
         openapi: crate::admin::openapi_endpoint(&base_url),
         added,
@@ -336,6 +338,7 @@ struct Sources<'a> {
     journal: Handler,
     /// The admin API's handlers resource and verification (`admin.rs`).
     admin: Handler,
+    remove: Handler,
     verify: Handler,
     openapi: Handler,
     /// The handlers it added at runtime, put back after each reload.
@@ -364,6 +367,7 @@ impl Sources<'_> {
         let mut handlers = vec![
             self.journal.clone(),
             self.admin.clone(),
+            self.remove.clone(),
             self.verify.clone(),
             self.openapi.clone(),
         ];
@@ -446,7 +450,7 @@ impl Sources<'_> {
                 self.watched = watched;
             }
             Ok(handlers) => {
-                eprintln!("mocklib serve: reloaded ({} handlers)", handlers.len() - 4);
+                eprintln!("mocklib serve: reloaded ({} handlers)", handlers.len() - 5);
                 // The list is: the admin API's runtime handlers, the files'
                 // (`count` of them), then what `record` appended.
                 let added = self

@@ -1729,6 +1729,22 @@ fn handlers_added_through_the_admin_api_answer_ahead_of_the_files_until_removed(
         "{refused}"
     );
 
+    // One of them removed by its place in the list; an index that is not
+    // one of them is a 404 saying why.
+    assert_eq!(
+        curl(&["-w", "%{http_code}", "-X", "DELETE", &format!("{admin}/1")]),
+        "204"
+    );
+    // The removed handler no longer answers: unhandled, and addressed to
+    // the listener itself.
+    assert!(get("/extra").ends_with(" 502"));
+    let missing = curl(&["-w", " %{http_code}", "-X", "DELETE", &format!("{admin}/5")]);
+    assert!(
+        missing.contains("no handler added at runtime has index 5: 1 were added")
+            && missing.ends_with(" 404"),
+        "{missing}"
+    );
+
     // A reload of the files keeps what the test added, ahead of them.
     std::fs::write(
         dir.path().join("handlers.yaml"),
@@ -1858,6 +1874,7 @@ fn the_admin_api_describes_itself_as_openapi() {
     for path in [
         "/__mocklib/requests",
         "/__mocklib/handlers",
+        "/__mocklib/handlers/{index}",
         "/__mocklib/verify",
         "/__mocklib/openapi.json",
     ] {
@@ -1867,5 +1884,5 @@ fn the_admin_api_describes_itself_as_openapi() {
     let handlers = mocklib::openapi::OpenApi::from_json(&text)
         .and_then(|api| api.handlers())
         .unwrap();
-    assert_eq!(handlers.len(), 7, "one handler per operation");
+    assert_eq!(handlers.len(), 8, "one handler per operation");
 }
