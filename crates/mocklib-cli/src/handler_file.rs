@@ -193,7 +193,12 @@ impl Canned {
         for (name, value) in &self.headers {
             response = response.header(name, value);
         }
-        // The headers written in the file win over the body's default type.
+        self.typed(response)
+    }
+
+    /// `response` with the body's default content type, unless the
+    /// headers written in the file give one (they win).
+    fn typed(&self, response: HttpResponse) -> HttpResponse {
         let typed = self
             .headers
             .keys()
@@ -593,38 +598,24 @@ impl Entry {
         let json_source = self.json.clone();
         StatusCode::from_u16(status).map_err(|_| format!("invalid status {status}"))?;
         let (body, content_type) = body_of(self.body, self.json, self.body_file, dir, files)?;
-        let headers = self.headers;
-        check_headers(&headers)?;
-        // The headers written in the file win over the body's default type.
-        let content_type = content_type.filter(|_| {
-            !headers
-                .keys()
-                .any(|name| name.eq_ignore_ascii_case("content-type"))
-        });
-        let delay = self.delay_ms;
+        check_headers(&self.headers)?;
+        let canned = Canned {
+            status,
+            body,
+            content_type,
+            headers: self.headers,
+            delay_ms: self.delay_ms,
+        };
         let templates = templates.map(std::sync::Arc::new);
         let respond = move |args: mocklib::ResolverArgs| {
-            let mut response = match &templates {
-                None => {
-                    let mut response = HttpResponse::new(body.clone()).status(status);
-                    for (name, value) in &headers {
-                        response = response.header(name, value);
-                    }
-                    response
-                }
-                Some(templates) => templated(
-                    templates,
-                    &args,
-                    status,
-                    &body,
-                    json_source.as_ref(),
-                    &headers,
-                )
-                .unwrap_or_else(|why| crate::template::failed(&why)),
+            let response = match &templates {
+                None => canned.response(),
+                Some(templates) => canned.typed(
+                    templated(templates, &args, &canned, json_source.as_ref())
+                        .unwrap_or_else(|why| crate::template::failed(&why)),
+                ),
             };
-            if let Some(content_type) = content_type {
-                response = response.header("content-type", content_type);
-            }
+            let delay = canned.delay_ms;
             async move {
                 if let Some(milliseconds) = delay {
                     mocklib::delay(milliseconds).await;
@@ -649,11 +640,10 @@ impl Entry {
 fn templated(
     templates: &crate::template::Templates,
     args: &mocklib::ResolverArgs,
-    status: u16,
-    body: &Bytes,
+    canned: &Canned,
     json: Option<&serde_json::Value>,
-    headers: &BTreeMap<String, String>,
 ) -> Result<HttpResponse, String> {
+    let (status, body, headers) = (canned.status, &canned.body, &canned.headers);
     let context = crate::template::context(args);
     let body = match json {
         Some(json) => {

@@ -254,17 +254,19 @@ fn serve(options: &Options) -> Result<(), String> {
     let here = std::env::current_dir().unwrap_or_default();
     let mut sources = Sources {
         options,
-        journal: journal_endpoint(&server, &base_url, Arc::clone(&pool)),
-        admin: crate::admin::handlers_endpoint(
-            &server,
-            &base_url,
-            Arc::clone(&pool),
-            Arc::clone(&added),
-            here,
-        ),
-        remove: crate::admin::remove_endpoint(&server, &base_url, Arc::clone(&added)),
-        verify: crate::admin::verify_endpoint(&server, &base_url),
-        openapi: crate::admin::openapi_endpoint(&base_url),
+        endpoints: vec![
+            journal_endpoint(&server, &base_url, Arc::clone(&pool)),
+            crate::admin::handlers_endpoint(
+                &server,
+                &base_url,
+                Arc::clone(&pool),
+                Arc::clone(&added),
+                here,
+            ),
+            crate::admin::remove_endpoint(&server, &base_url, Arc::clone(&added)),
+            crate::admin::verify_endpoint(&server, &base_url),
+            crate::admin::openapi_endpoint(&base_url),
+        ],
         added,
         pool,
         watched: Vec::new(),
@@ -335,12 +337,9 @@ fn announce(server: &Server, options: &Options, base_url: Url) -> Result<(), Str
 /// The handler list's sources and what was last loaded from them.
 struct Sources<'a> {
     options: &'a Options,
-    journal: Handler,
-    /// The admin API's handlers resource and verification (`admin.rs`).
-    admin: Handler,
-    remove: Handler,
-    verify: Handler,
-    openapi: Handler,
+    /// The server's own endpoints under `/__mocklib/`: the journal and the
+    /// admin API (`admin.rs`), first in every load.
+    endpoints: Vec<Handler>,
     /// The handlers it added at runtime, put back after each reload.
     added: crate::admin::Added,
     /// The descriptors of the `--proto` files last loaded, shared with the
@@ -360,17 +359,11 @@ struct Sources<'a> {
 type SharedPool = Arc<Mutex<Option<DescriptorPool>>>;
 
 impl Sources<'_> {
-    /// The journal endpoint, then the handler files' handlers, then the HAR
+    /// The endpoints, then the handler files' handlers, then the HAR
     /// files', then the OpenAPI documents'. The `.proto` files are compiled
     /// first: the handler files' `grpc` entries are checked against them.
     fn load(&mut self) -> Result<Vec<Handler>, String> {
-        let mut handlers = vec![
-            self.journal.clone(),
-            self.admin.clone(),
-            self.remove.clone(),
-            self.verify.clone(),
-            self.openapi.clone(),
-        ];
+        let mut handlers = self.endpoints.clone();
         let mut files = Vec::new();
         let pool = if self.options.proto_files.is_empty() {
             None
@@ -450,7 +443,8 @@ impl Sources<'_> {
                 self.watched = watched;
             }
             Ok(handlers) => {
-                eprintln!("mocklib serve: reloaded ({} handlers)", handlers.len() - 5);
+                let loaded = handlers.len() - self.endpoints.len();
+                eprintln!("mocklib serve: reloaded ({loaded} handlers)");
                 // The list is: the admin API's runtime handlers, the files'
                 // (`count` of them), then what `record` appended.
                 let added = self

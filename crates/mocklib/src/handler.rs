@@ -164,6 +164,8 @@ impl Handler {
 
     /// The first condition `context`'s request fails, if any.
     fn first_mismatch(&self, context: &MatchContext<'_>) -> Option<Mismatch> {
+        // Most handlers have none: no per-request state to make for them.
+        self.conditions.as_ref()?;
         let inputs = context.state::<matchers::Inputs>();
         let cookies = || context.cookies();
         self.conditions().iter().find_map(|matcher| {
