@@ -14,6 +14,8 @@
 //!
 //! Deadlines here are hang guards, never speed assertions.
 
+mod raw_connection;
+
 use std::fmt::Debug;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -25,6 +27,7 @@ use mocklib::node::{Server, setup_server};
 use mocklib::{FormData, FormError, HttpResponse, Outcome, Request, graphql, http as mhttp, ws};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngAlgorithm, RngSeed, TestCaseError, TestRunner};
+use raw_connection::{Ended, read_until_closed, status_of};
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -311,36 +314,6 @@ fn json_value() -> impl Strategy<Value = Value> {
 // ---------------------------------------------------------------------------
 // 1. request heads through the listener
 
-/// How an exchange on a raw connection ended.
-#[derive(Debug)]
-enum Ended {
-    Closed(Vec<u8>),
-    Reset(Vec<u8>),
-    StillOpen(Vec<u8>),
-}
-
-impl Ended {
-    fn received(&self) -> &[u8] {
-        match self {
-            Ended::Closed(bytes) | Ended::Reset(bytes) | Ended::StillOpen(bytes) => bytes,
-        }
-    }
-}
-
-async fn read_until_closed(stream: &mut TcpStream, wait: Duration) -> Ended {
-    let mut received = Vec::new();
-    let deadline = tokio::time::Instant::now() + wait;
-    let mut buffer = [0u8; 16 * 1024];
-    loop {
-        match tokio::time::timeout_at(deadline, stream.read(&mut buffer)).await {
-            Err(_) => return Ended::StillOpen(received),
-            Ok(Ok(0)) => return Ended::Closed(received),
-            Ok(Ok(n)) => received.extend_from_slice(&buffer[..n]),
-            Ok(Err(_)) => return Ended::Reset(received),
-        }
-    }
-}
-
 /// Connects, writes `bytes` (the listener may hang up first: write errors
 /// are part of the game), optionally half-closes, and reads until the
 /// connection ends.
@@ -355,14 +328,6 @@ async fn exchange(address: std::net::SocketAddr, bytes: &[u8], half_close: bool)
     })
     .await;
     read_until_closed(&mut stream, DEADLINE).await
-}
-
-fn status_of(bytes: &[u8]) -> Option<u16> {
-    let text = std::str::from_utf8(bytes.get(..12)?).ok()?;
-    if !(text.starts_with("HTTP/1.1 ") || text.starts_with("HTTP/1.0 ")) {
-        return None;
-    }
-    text[9..12].parse().ok()
 }
 
 fn address(server: &Server) -> std::net::SocketAddr {

@@ -13,7 +13,9 @@
 //! waits; none of them asserts anything about speed.
 
 mod common;
+mod raw_connection;
 
+use raw_connection::{Ended, read_until_closed, status_of};
 use std::panic::PanicHookInfo;
 use std::sync::Once;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -96,43 +98,6 @@ fn address(server: &Server) -> std::net::SocketAddr {
     server.url().socket_addrs(|| None).unwrap()[0]
 }
 
-/// How an exchange on a raw connection ended.
-#[derive(Debug)]
-enum Ended {
-    /// The listener closed the connection.
-    Closed(Vec<u8>),
-    /// The listener reset the connection.
-    Reset(Vec<u8>),
-    /// Still open when the client stopped waiting.
-    StillOpen(Vec<u8>),
-}
-
-impl Ended {
-    fn received(&self) -> &[u8] {
-        match self {
-            Ended::Closed(bytes) | Ended::Reset(bytes) | Ended::StillOpen(bytes) => bytes,
-        }
-    }
-}
-
-/// Reads until the listener closes the connection, or `wait` has passed.
-async fn read_until_closed<S>(stream: &mut S, wait: Duration) -> Ended
-where
-    S: tokio::io::AsyncRead + Unpin,
-{
-    let mut received = Vec::new();
-    let deadline = tokio::time::Instant::now() + wait;
-    let mut buffer = [0u8; 16 * 1024];
-    loop {
-        match tokio::time::timeout_at(deadline, stream.read(&mut buffer)).await {
-            Err(_) => return Ended::StillOpen(received),
-            Ok(Ok(0)) => return Ended::Closed(received),
-            Ok(Ok(n)) => received.extend_from_slice(&buffer[..n]),
-            Ok(Err(_)) => return Ended::Reset(received),
-        }
-    }
-}
-
 /// Connects, writes `bytes` (the listener may hang up before taking all of
 /// them: write errors are part of the game), optionally half-closes, and
 /// reads until the connection ends.
@@ -150,15 +115,6 @@ async fn exchange(server: &Server, bytes: &[u8], half_close: bool, wait: Duratio
         Ok(Ok(())) | Ok(Err(_)) => read_until_closed(&mut stream, wait).await,
         Err(_) => Ended::StillOpen(Vec::new()),
     }
-}
-
-/// The status code of an HTTP/1.x response at the start of `bytes`.
-fn status_of(bytes: &[u8]) -> Option<u16> {
-    let text = std::str::from_utf8(bytes.get(..12)?).ok()?;
-    if !(text.starts_with("HTTP/1.1 ") || text.starts_with("HTTP/1.0 ")) {
-        return None;
-    }
-    text[9..12].parse().ok()
 }
 
 /// A valid request on a new connection is answered.
