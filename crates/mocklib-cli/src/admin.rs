@@ -38,9 +38,7 @@ pub(crate) const HANDLERS_PATH: &str = "/__mocklib/handlers";
 /// The handler answering `DELETE` [`HANDLERS_PATH`]`/{index}`: removes one
 /// handler added at runtime (the runtime ones come first in the list).
 pub(crate) fn remove_endpoint(server: &Server, base_url: &Url, added: Added) -> Handler {
-    let endpoint = base_url
-        .join(&format!("{HANDLERS_PATH}/:index"))
-        .expect("a path joins the base URL");
+    let endpoint = own_url(base_url, &format!("{HANDLERS_PATH}/:index"));
     let server = server.clone();
     mocklib::http::delete(endpoint.as_str(), move |args| {
         let mut added = lock(&added);
@@ -70,9 +68,7 @@ pub(crate) const VERIFY_PATH: &str = "/__mocklib/verify";
 
 /// The handler answering [`VERIFY_PATH`].
 pub(crate) fn verify_endpoint(server: &Server, base_url: &Url) -> Handler {
-    let endpoint = base_url
-        .join(VERIFY_PATH)
-        .expect("a path joins the base URL");
+    let endpoint = own_url(base_url, VERIFY_PATH);
     let server = server.clone();
     mocklib::http::get(endpoint.as_str(), move |_| match server.verify() {
         Ok(()) => HttpResponse::json(&serde_json::json!({ "ok": true })),
@@ -99,9 +95,7 @@ pub(crate) fn handlers_endpoint(
     added: Added,
     dir: PathBuf,
 ) -> Handler {
-    let endpoint = base_url
-        .join(HANDLERS_PATH)
-        .expect("a path joins the base URL");
+    let endpoint = own_url(base_url, HANDLERS_PATH);
     let server = server.clone();
     mocklib::http::all(endpoint.as_str(), move |args| {
         match args.request.method().as_str() {
@@ -160,9 +154,7 @@ pub(crate) const OPENAPI_PATH: &str = "/__mocklib/openapi.json";
 
 /// The handler answering [`OPENAPI_PATH`] with [`document`].
 pub(crate) fn openapi_endpoint(base_url: &Url) -> Handler {
-    let endpoint = base_url
-        .join(OPENAPI_PATH)
-        .expect("a path joins the base URL");
+    let endpoint = own_url(base_url, OPENAPI_PATH);
     let document = document(base_url);
     mocklib::http::get(endpoint.as_str(), move |_| HttpResponse::json(&document))
 }
@@ -259,6 +251,11 @@ fn document(base_url: &Url) -> serde_json::Value {
             }
         }
     })
+}
+
+/// `path` on the listener's own origin.
+pub(crate) fn own_url(base_url: &Url, path: &str) -> Url {
+    base_url.join(path).expect("a path joins the base URL")
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {

@@ -540,9 +540,7 @@ fn stop_signal() -> Result<impl std::future::Future<Output = ()>, String> {
 /// messages are decoded with the descriptors in `pool` at the time of the
 /// `GET`.
 fn journal_endpoint(server: &Server, base_url: &Url, pool: SharedPool) -> Handler {
-    let endpoint = base_url
-        .join(JOURNAL_PATH)
-        .expect("a path joins the base URL");
+    let endpoint = crate::admin::own_url(base_url, JOURNAL_PATH);
     let server = server.clone();
     let is_endpoint = {
         let endpoint = endpoint.clone();
