@@ -16,13 +16,11 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use mocklib::har::{RecordMode, Recording};
-use mocklib::journal::Answer;
 use mocklib::node::{Server, setup_server};
-use mocklib::{Handler, HttpResponse, ListenOptions, UnhandledRequest};
+use mocklib::{Handler, ListenOptions, UnhandledRequest};
 use prost_reflect::DescriptorPool;
 use url::Url;
 
-use crate::base64::base64;
 use crate::handler_file;
 use crate::proto;
 use crate::stamp::{Watched, stamp};
@@ -115,23 +113,32 @@ Prints KEY=VALUE lines once listening, then an empty line:
   HTTP_PROXY, HTTPS_PROXY, SSL_CERT_FILE, REQUESTS_CA_BUNDLE, ... (the
   proxy and a CA bundle for curl, Python, Node, Go, Java, wget, git)
 
-GET MOCKLIB_URL/__mocklib/requests returns the requests received as JSON
-(a gRPC call's messages and status in its `grpc` object), filtered by
-?method=GET&url=/users/:id (a mocklib pattern), ?handler=TEXT (the
-answering handler's description contains it), ?unhandled=true; DELETE
-clears them. POST MOCKLIB_URL/__mocklib/handlers adds handlers (the handler-file
-format; YAML when the content type says yaml) ahead of the files', GET
-lists them, DELETE removes what was added (/__mocklib/handlers/INDEX:
-one of them). GET MOCKLIB_URL/__mocklib/verify
-answers 200 when every entry's `times` is met, else 422 with the report;
-GET MOCKLIB_URL/__mocklib/openapi.json describes these as OpenAPI 3.1. Handler, body, HAR, OpenAPI and
-.proto files are reloaded when they change.";
+The admin API, under MOCKLIB_URL/__mocklib/ (GET openapi.json describes it):
+  requests               GET: the requests received as JSON (a gRPC call's
+                         messages and status in its `grpc` object), filtered
+                         by ?method=GET&url=/users/:id (a mocklib pattern),
+                         ?handler=TEXT, ?unhandled=true; DELETE clears them
+  handlers               POST: add entries (the handler-file format; YAML
+                         when the content type says yaml) ahead of the
+                         files'; PUT: the whole list instead; GET: list;
+                         DELETE: back to the files' (handlers/INDEX: one)
+  verify                 200 when every entry's `times` is met, else 422
+                         with the report and the counts as data
+  scopes                 POST: open a scope (its own handlers, journal and
+                         expectations; a port and a proxy credential; the
+                         env its processes need); GET: list; scopes/ID:
+                         GET, DELETE; scopes/ID/RESOURCE or the scope's own
+                         URL/__mocklib/RESOURCE: the resources above in it;
+                         .../hold: a request that ends the scope when it ends
+  record                 POST {\"path\": FILE, \"mode\": MODE}: record; DELETE: stop
+  --admin-token TOKEN    every admin request needs Authorization: Bearer
+                         TOKEN (default: $MOCKLIB_ADMIN_TOKEN)
+  --scope-idle-timeout S end a scope nobody holds or asks about for S
+                         seconds (default 600)
+Handler, body, HAR, OpenAPI and .proto files are reloaded when they change.";
 
 /// How often the files are checked for changes.
 const POLL: Duration = Duration::from_millis(200);
-
-/// The path of the journal endpoint on the listener's own origin.
-const JOURNAL_PATH: &str = "/__mocklib/requests";
 
 #[derive(Debug, Default)]
 struct Options {
@@ -147,7 +154,14 @@ struct Options {
     env_out: Option<PathBuf>,
     unhandled: UnhandledRequest,
     until_stdin_closes: bool,
+    /// `--admin-token`, else `MOCKLIB_ADMIN_TOKEN`.
+    admin_token: Option<String>,
+    /// `--scope-idle-timeout` (default [`SCOPE_IDLE_TIMEOUT`]).
+    scope_idle_timeout: Option<Duration>,
 }
+
+/// How long a scope nobody holds or asks about lives.
+const SCOPE_IDLE_TIMEOUT: Duration = Duration::from_secs(600);
 
 /// Runs `mocklib serve` with the arguments after `serve`.
 pub(crate) fn main(args: &[String]) -> ExitCode {
@@ -196,17 +210,7 @@ fn parse(args: &[String]) -> Result<Option<Options>, String> {
             "--openapi" => options.openapi_files.push(value()?.into()),
             "--record" => options.record = Some(value()?.into()),
             "--record-mode" => {
-                options.record_mode = match value()?.as_str() {
-                    "once" => RecordMode::Once,
-                    "new_episodes" => RecordMode::NewEpisodes,
-                    "none" => RecordMode::None,
-                    "all" => RecordMode::All,
-                    other => {
-                        return Err(format!(
-                            "unknown record mode {other:?} (once, new_episodes, none, all)"
-                        ));
-                    }
-                }
+                options.record_mode = crate::admin::parse_record_mode(&value()?)?;
             }
             "--port" => {
                 let port = value()?;
@@ -227,6 +231,14 @@ fn parse(args: &[String]) -> Result<Option<Options>, String> {
                 }
             }
             "--until-stdin-closes" => options.until_stdin_closes = true,
+            "--admin-token" => options.admin_token = Some(value()?),
+            "--scope-idle-timeout" => {
+                let seconds = value()?;
+                let seconds: u64 = seconds
+                    .parse()
+                    .map_err(|_| format!("invalid --scope-idle-timeout {seconds:?} (seconds)"))?;
+                options.scope_idle_timeout = Some(Duration::from_secs(seconds));
+            }
             other => return Err(format!("unknown argument {other:?}")),
         }
     }
@@ -235,6 +247,11 @@ fn parse(args: &[String]) -> Result<Option<Options>, String> {
     }
     if options.proto_files.is_empty() && !options.proto_paths.is_empty() {
         return Err("--proto-path needs --proto FILE".to_owned());
+    }
+    if options.admin_token.is_none() {
+        options.admin_token = std::env::var("MOCKLIB_ADMIN_TOKEN")
+            .ok()
+            .filter(|token| !token.is_empty());
     }
     Ok(Some(options))
 }
@@ -249,33 +266,30 @@ fn serve(options: &Options) -> Result<(), String> {
         .try_listen_with(listen)
         .map_err(|error| format!("could not start listening: {error}"))?;
     let base_url = server.url();
-    let pool = Arc::default();
-    let added = crate::admin::Added::default();
-    let here = std::env::current_dir().unwrap_or_default();
+    let pool = crate::admin::SharedPool::default();
+    let tenants = crate::admin::SharedTenants::default();
+    let admin = crate::admin::Admin {
+        server: server.clone(),
+        base_url: base_url.clone(),
+        pool: Arc::clone(&pool),
+        dir: std::env::current_dir().unwrap_or_default(),
+        tenants: Arc::clone(&tenants),
+        token: options.admin_token.clone(),
+    };
+    lock(&tenants).endpoints = vec![admin.into_handler()];
     let mut sources = Sources {
         options,
-        endpoints: vec![
-            journal_endpoint(&server, &base_url, Arc::clone(&pool)),
-            crate::admin::handlers_endpoint(
-                &server,
-                &base_url,
-                Arc::clone(&pool),
-                Arc::clone(&added),
-                here,
-            ),
-            crate::admin::remove_endpoint(&server, &base_url, Arc::clone(&added)),
-            crate::admin::verify_endpoint(&server, &base_url),
-            crate::admin::openapi_endpoint(&base_url),
-        ],
-        added,
+        tenants,
         pool,
         watched: Vec::new(),
-        count: 0,
         settling: None,
     };
-    let handlers = sources.load()?;
-    sources.count = handlers.len();
-    server.reset_handlers_to(handlers);
+    let files = sources.load()?;
+    {
+        let mut tenants = lock(&sources.tenants);
+        tenants.rebase(&server, &tenants.root, files.clone());
+        tenants.files = files;
+    }
     if let Some(path) = &options.record {
         // After the file handlers: `record` appends what it replays, so
         // handlers written by hand win.
@@ -293,8 +307,16 @@ fn serve(options: &Options) -> Result<(), String> {
     };
     announce(&server, options, base_url)?;
 
+    let idle = options.scope_idle_timeout.unwrap_or(SCOPE_IDLE_TIMEOUT);
     runtime.block_on(wait(options.until_stdin_closes, stop, || {
         sources.reload_if_changed(&server);
+        let ended = lock(&sources.tenants).expire(std::time::Instant::now(), idle);
+        for id in ended {
+            eprintln!(
+                "mocklib serve: scope {id} ended: idle for {}s",
+                idle.as_secs()
+            );
+        }
     }));
     server.close();
     Ok(())
@@ -337,33 +359,25 @@ fn announce(server: &Server, options: &Options, base_url: Url) -> Result<(), Str
 /// The handler list's sources and what was last loaded from them.
 struct Sources<'a> {
     options: &'a Options,
-    /// The server's own endpoints under `/__mocklib/`: the journal and the
-    /// admin API (`admin.rs`), first in every load.
-    endpoints: Vec<Handler>,
-    /// The handlers it added at runtime, put back after each reload.
-    added: crate::admin::Added,
+    /// The lists the files' handlers go into: the server's own and every
+    /// scope's (`admin`).
+    tenants: crate::admin::SharedTenants,
     /// The descriptors of the `--proto` files last loaded, shared with the
-    /// journal endpoint, which decodes the calls' messages with them.
-    pool: SharedPool,
+    /// journal, which decodes the calls' messages with them.
+    pool: crate::admin::SharedPool,
     /// Every file read, with its stamp from before it was read.
     watched: Vec<Watched>,
-    /// How many handlers the last load gave (the list's head; what `record`
-    /// appended follows them).
-    count: usize,
     /// The stamps a change was first seen with: the files are loaded once
     /// they have stayed so for a whole poll.
     settling: Option<Vec<Watched>>,
 }
 
-/// The descriptors of the `--proto` files (`None` without any).
-type SharedPool = Arc<Mutex<Option<DescriptorPool>>>;
-
 impl Sources<'_> {
-    /// The endpoints, then the handler files' handlers, then the HAR
-    /// files', then the OpenAPI documents'. The `.proto` files are compiled
-    /// first: the handler files' `grpc` entries are checked against them.
+    /// The handler files' handlers, then the HAR files', then the OpenAPI
+    /// documents'. The `.proto` files are compiled first: the handler
+    /// files' `grpc` entries are checked against them.
     fn load(&mut self) -> Result<Vec<Handler>, String> {
-        let mut handlers = self.endpoints.clone();
+        let mut handlers = Vec::new();
         let mut files = Vec::new();
         let pool = if self.options.proto_files.is_empty() {
             None
@@ -394,7 +408,7 @@ impl Sources<'_> {
         }
         self.watched = files;
         // Only a load that worked replaces them, as it replaces the handlers.
-        *self.pool.lock().unwrap_or_else(PoisonError::into_inner) = pool;
+        *lock(&self.pool) = pool;
         Ok(handlers)
     }
 
@@ -407,10 +421,7 @@ impl Sources<'_> {
     }
 
     fn current_pool(&self) -> Option<DescriptorPool> {
-        self.pool
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
+        lock(&self.pool).clone()
     }
 
     /// Loads again when a watched file changed, and swaps the handlers;
@@ -439,30 +450,12 @@ impl Sources<'_> {
             // mix two versions. Keep the handlers; the next polls see the
             // change and load it once it has settled.
             Ok(_) if !self.unchanged_since_read() => {
-                *self.pool.lock().unwrap_or_else(PoisonError::into_inner) = pool;
+                *lock(&self.pool) = pool;
                 self.watched = watched;
             }
-            Ok(handlers) => {
-                let loaded = handlers.len() - self.endpoints.len();
-                eprintln!("mocklib serve: reloaded ({loaded} handlers)");
-                // The list is: the admin API's runtime handlers, the files'
-                // (`count` of them), then what `record` appended.
-                let added = self
-                    .added
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .clone();
-                let current = server.list_handlers();
-                let appended = current
-                    .get(added.len() + self.count..)
-                    .unwrap_or_default()
-                    .to_vec();
-                self.count = handlers.len();
-                server.reset_handlers_to(handlers.into_iter().chain(appended));
-                // Handlers a test added stay ahead of the files' new ones.
-                if !added.is_empty() {
-                    server.use_handlers(added);
-                }
+            Ok(files) => {
+                eprintln!("mocklib serve: reloaded ({} handlers)", files.len());
+                lock(&self.tenants).reload(server, files);
             }
             Err(error) => {
                 eprintln!("mocklib serve: {error}; keeping the previous handlers");
@@ -535,154 +528,8 @@ fn stop_signal() -> Result<impl std::future::Future<Output = ()>, String> {
     })
 }
 
-/// `GET /__mocklib/requests` on the listener's own origin: the journal as
-/// JSON, less the endpoint's own requests; `DELETE` clears it. gRPC calls'
-/// messages are decoded with the descriptors in `pool` at the time of the
-/// `GET`.
-fn journal_endpoint(server: &Server, base_url: &Url, pool: SharedPool) -> Handler {
-    let endpoint = crate::admin::own_url(base_url, JOURNAL_PATH);
-    let server = server.clone();
-    let is_endpoint = {
-        let endpoint = endpoint.clone();
-        // The admin API's own requests too: what a test asks of the server
-        // is not what its code under test sent.
-        move |url: &Url| url.origin() == endpoint.origin() && url.path().starts_with("/__mocklib/")
-    };
-    mocklib::http::all(endpoint.as_str(), move |args| {
-        match args.request.method().as_str() {
-            "GET" => {
-                let filter = match JournalFilter::of(args.request.url()) {
-                    Ok(filter) => filter,
-                    Err(why) => return HttpResponse::text(format!("{why}\n")).status(400),
-                };
-                let pool = pool.lock().unwrap_or_else(PoisonError::into_inner).clone();
-                let recorded = match &filter.matching {
-                    Some(handler) => server.requests_matching(handler),
-                    None => server.requests(),
-                };
-                let requests: Vec<serde_json::Value> = recorded
-                    .iter()
-                    .filter(|entry| !is_endpoint(entry.url()) && filter.keeps(entry))
-                    .map(|entry| journal_entry(entry, pool.as_ref()))
-                    .collect();
-                HttpResponse::json(&requests)
-            }
-            "DELETE" => {
-                server.clear_requests();
-                HttpResponse::empty().status(204)
-            }
-            _ => HttpResponse::empty()
-                .status(405)
-                .header("allow", "GET, DELETE"),
-        }
-    })
-}
-
-/// The journal endpoint's query: `method` and `url` (a mocklib pattern,
-/// as a handler's predicate: `/users/:id`, `*/orders*`), `handler` (text
-/// the answering handler's description contains), `unhandled=true`.
-struct JournalFilter {
-    /// A handler whose predicate the method and URL make, if given.
-    matching: Option<Handler>,
-    handler: Option<String>,
-    unhandled: bool,
-}
-
-impl JournalFilter {
-    fn of(url: &Url) -> Result<Self, String> {
-        let (mut method, mut pattern, mut handler, mut unhandled) = (None, None, None, false);
-        for (name, value) in url.query_pairs() {
-            match &*name {
-                "method" => method = Some(value.to_ascii_uppercase()),
-                "url" => pattern = Some(value.into_owned()),
-                "handler" => handler = Some(value.into_owned()),
-                "unhandled" => unhandled = value == "true" || value == "1",
-                other => {
-                    return Err(format!(
-                        "unknown filter {other:?}: the journal filters by method, url, handler and unhandled"
-                    ));
-                }
-            }
-        }
-        let matching = if method.is_none() && pattern.is_none() {
-            None
-        } else {
-            let pattern = pattern.unwrap_or_else(|| "*".to_owned());
-            let answer = |_| HttpResponse::empty();
-            let made = match method {
-                Some(method) => http::Method::from_bytes(method.as_bytes())
-                    .map_err(|_| format!("method: {method:?} is not a method"))
-                    .and_then(|method| {
-                        mocklib::http::try_on(method, pattern, answer)
-                            .map_err(|e| format!("url: {e}"))
-                    })?,
-                None => mocklib::http::try_all(pattern, answer).map_err(|e| format!("url: {e}"))?,
-            };
-            Some(made)
-        };
-        Ok(JournalFilter {
-            matching,
-            handler,
-            unhandled,
-        })
-    }
-
-    fn keeps(&self, entry: &mocklib::RecordedRequest) -> bool {
-        let handler_ok = self.handler.as_ref().is_none_or(|text| {
-            entry
-                .handler()
-                .is_some_and(|handler| handler.header().contains(text.as_str()))
-        });
-        let unhandled_ok = !self.unhandled || *entry.answer() == Answer::Unhandled;
-        handler_ok && unhandled_ok
-    }
-}
-
-/// One journal entry as JSON: the body as text when it is UTF-8, base64
-/// otherwise; repeated headers joined with ", "; for a gRPC call answered
-/// by a `grpc` handler, its messages and status (`grpc`, `null` for other
-/// requests).
-fn journal_entry(
-    entry: &mocklib::RecordedRequest,
-    pool: Option<&DescriptorPool>,
-) -> serde_json::Value {
-    let mut headers = serde_json::Map::new();
-    for (name, value) in entry.headers() {
-        let value = String::from_utf8_lossy(value.as_bytes());
-        match headers.get_mut(name.as_str()) {
-            Some(serde_json::Value::String(joined)) => {
-                joined.push_str(", ");
-                joined.push_str(&value);
-            }
-            _ => {
-                headers.insert(name.as_str().to_owned(), value.into());
-            }
-        }
-    }
-    let (body, encoding) = match std::str::from_utf8(entry.body()) {
-        Ok(text) => (text.to_owned(), "utf8"),
-        Err(_) => (base64(entry.body()), "base64"),
-    };
-    let (answer, status) = match entry.answer() {
-        Answer::Mocked(status) => ("mocked", Some(status.as_u16())),
-        Answer::Passthrough => ("passthrough", None),
-        Answer::NetworkError => ("network_error", None),
-        Answer::Unhandled => ("unhandled", None),
-        Answer::WebSocket => ("websocket", None),
-        _ => ("other", None),
-    };
-    serde_json::json!({
-        "method": entry.method().as_str(),
-        "url": entry.url().as_str(),
-        "headers": headers,
-        "body": body,
-        "body_encoding": encoding,
-        "body_len": entry.body_len(),
-        "handler": entry.handler().map(Handler::header),
-        "answer": answer,
-        "status": status,
-        "grpc": mocklib::grpc::CallRecord::of(entry).map(|call| proto::call_json(pool, call)),
-    })
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// `value` in single quotes for a POSIX shell.

@@ -1,10 +1,12 @@
 //! `mocklib serve` as a test suite in another language uses it: the built
 //! command as a child process, driven by curl and Python's `requests`.
 
-use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, Write};
+mod common;
+use common::*;
+
+use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -14,115 +16,9 @@ const HAR: &str = concat!(
     "/../mocklib-tests/tests/fixtures/har/api.har"
 );
 
-/// A running `mocklib serve`, killed when dropped (a failing test leaves
-/// no server behind).
-struct Serve {
-    child: Child,
-    /// What it printed once listening.
-    variables: BTreeMap<String, String>,
-    stderr: PathBuf,
-}
-
-impl Serve {
-    /// Starts `mocklib serve ARGS` in `dir` and reads the variables it
-    /// prints, up to the empty line.
-    fn start(dir: &Path, args: &[&str]) -> Serve {
-        let stderr = dir.join(format!("stderr-{}.txt", args.len()));
-        let mut child = Command::new(env!("CARGO_BIN_EXE_mocklib"))
-            .arg("serve")
-            .args(args)
-            .current_dir(dir)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(std::fs::File::create(&stderr).unwrap())
-            .spawn()
-            .expect("the mocklib command runs");
-        let mut variables = BTreeMap::new();
-        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-        loop {
-            let Some(Ok(line)) = lines.next() else {
-                let status = child.wait().unwrap();
-                panic!(
-                    "mocklib serve ended ({status}) before listening:\n{}",
-                    std::fs::read_to_string(&stderr).unwrap()
-                );
-            };
-            if line.is_empty() {
-                break;
-            }
-            let (name, value) = line.split_once('=').expect("KEY=VALUE lines");
-            variables.insert(name.to_owned(), value.to_owned());
-        }
-        Serve {
-            child,
-            variables,
-            stderr,
-        }
-    }
-
-    /// The base URL, without a trailing slash.
-    fn url(&self) -> &str {
-        &self.variables["MOCKLIB_URL"]
-    }
-
-    fn env(&self) -> impl Iterator<Item = (&String, &String)> {
-        self.variables.iter()
-    }
-
-    fn stderr(&self) -> String {
-        std::fs::read_to_string(&self.stderr).unwrap()
-    }
-
-    /// Sends SIGTERM and waits for the exit.
-    fn terminate(mut self) -> ExitStatus {
-        let status = Command::new("kill")
-            .args(["-TERM", &self.child.id().to_string()])
-            .status()
-            .unwrap();
-        assert!(status.success());
-        self.child.wait().unwrap()
-    }
-}
-
-impl Drop for Serve {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// `python3 -c SCRIPT ARGS...` with `serve`'s variables; what it printed.
-fn python(serve: &Serve, script: &str, args: &[&str]) -> String {
-    let output = Command::new("python3")
-        .arg("-c")
-        .arg(script)
-        .args(args)
-        .envs(serve.env())
-        .output()
-        .expect("python3 runs (Debian: python3-requests)");
-    assert!(
-        output.status.success(),
-        "python3 failed: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout).unwrap()
-}
-
 const PYTHON_GET: &str = "import requests, sys\n\
                           response = requests.get(sys.argv[1], timeout=30)\n\
                           print(response.status_code, response.headers.get('content-type'), response.text, end='')";
-
-/// Calls `check` until it returns `Some`, up to 20 seconds: for what
-/// happens after a file is polled (reloads, recordings).
-fn eventually<T>(what: &str, mut check: impl FnMut() -> Option<T>) -> T {
-    for _ in 0..400 {
-        if let Some(value) = check() {
-            return value;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-    panic!("{what} did not happen within 20 seconds");
-}
 
 const HANDLERS_YAML: &str = r#"
 - method: GET
@@ -618,13 +514,6 @@ fn serve_fails(dir: &Path, args: &[&str]) -> String {
     stderr
 }
 
-/// A folder holding `handlers.yaml` with `text`.
-fn with_handler_file(text: &str) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("handlers.yaml"), text).unwrap();
-    dir
-}
-
 /// What `mocklib serve --handlers handlers.yaml` says when `text` does not
 /// load (it must fail to start).
 fn load_error(text: &str) -> String {
@@ -993,22 +882,6 @@ fn proto_files_and_their_imports_are_reloaded_and_a_broken_edit_keeps_the_handle
 /// `bytes` in lower-case hex, as Python's `bytes.hex()` prints them.
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|byte| format!("{byte:02x}")).collect()
-}
-
-/// Runs curl with `args` (plus `--silent --show-error --max-time 20`) as a
-/// child process; returns what it printed, failing the test if it failed.
-fn curl(args: &[&str]) -> String {
-    let output = Command::new("curl")
-        .args(["--silent", "--show-error", "--max-time", "20"])
-        .args(args)
-        .output()
-        .expect("curl runs");
-    assert!(
-        output.status.success(),
-        "curl {args:?}: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout).expect("curl printed text")
 }
 
 /// Serves `app` on an ephemeral loopback port for the rest of the test's

@@ -579,3 +579,82 @@ async fn a_credential_of_an_ended_boundary_is_refused_with_an_explanation() {
             .contains("boundary that has ended")
     );
 }
+
+/// A boundary held by a value (`open_boundary`), as a server for other
+/// processes holds one per client: its port and proxy credential lead
+/// requests into it for as long as it is held, `at_root` reaches the
+/// server's own list from inside it, and dropping it ends it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_open_boundary_lasts_until_dropped_and_at_root_reaches_the_server_list() {
+    let server = user_api();
+    server.listen();
+    let worker = server.open_boundary();
+    let (own, proxy) = worker.in_scope(|| {
+        server.use_handlers([http::get("http://plain.example.com/hello", |_| {
+            HttpResponse::text("from the worker")
+        })]);
+        server.at_root(|| {
+            server.use_handlers([http::get("http://plain.example.com/root", |_| {
+                HttpResponse::text("from the root")
+            })]);
+        });
+        (server.url(), server.proxy_url())
+    });
+    let through = |proxy: &url::Url| {
+        reqwest::Client::builder()
+            .proxy(reqwest::Proxy::http(proxy.as_str()).unwrap())
+            .build()
+            .unwrap()
+    };
+    let text = |response: reqwest::Response| async move {
+        (response.status().as_u16(), response.text().await.unwrap())
+    };
+    let client = through(&proxy);
+    let hello = client
+        .get("http://plain.example.com/hello")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(text(hello).await, (200, "from the worker".to_owned()));
+    // The root's addition was made after the boundary opened: not in it,
+    // but at the root.
+    let root = client
+        .get("http://plain.example.com/root")
+        .send()
+        .await
+        .unwrap();
+    assert_ne!(root.status(), 200);
+    let root = through(&server.proxy_url())
+        .get("http://plain.example.com/root")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(text(root).await, (200, "from the root".to_owned()));
+    assert_eq!(worker.in_scope(|| server.requests().len()), 2);
+    assert_eq!(server.requests().len(), 1);
+
+    drop(worker);
+    drop(client);
+    let refused = through(&proxy)
+        .get("http://plain.example.com/hello")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(refused.status(), 407);
+    // The port closes within the listener's liveness tick (1 s).
+    let mut closed = false;
+    for _ in 0..40 {
+        if tokio::net::TcpStream::connect(own.socket_addrs(|| None).unwrap()[0])
+            .await
+            .is_err()
+        {
+            closed = true;
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert!(
+        closed,
+        "the ended boundary's port {own} still accepts connections"
+    );
+}

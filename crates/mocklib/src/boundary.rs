@@ -70,6 +70,21 @@ pub(crate) fn enter<T>(scopes: &[Arc<Scope>], f: impl FnOnce() -> T) -> T {
     f()
 }
 
+/// Runs `f` with no scope of engine `engine_id` entered (other servers'
+/// stay), restoring the previous state afterwards even if `f` panics.
+#[cfg(not(target_arch = "wasm32"))]
+pub(crate) fn outside<T>(engine_id: u64, f: impl FnOnce() -> T) -> T {
+    let kept: Vec<Arc<Scope>> = ACTIVE.with(|active| {
+        active
+            .borrow()
+            .iter()
+            .filter(|scope| scope.engine_id() != engine_id)
+            .cloned()
+            .collect()
+    });
+    replace(&kept, f)
+}
+
 pin_project_lite::pin_project! {
     /// The result of a boundary call: the callback's return value, kept inside
     /// its scope.
@@ -129,6 +144,86 @@ impl<R> Scoped<R> {
             verify_or_panic(&self.scope);
         }
         self.inner
+    }
+}
+
+/// A boundary held open by a value, not by a call: for code whose scope
+/// does not follow one function — a server that opens a boundary per
+/// client, or a test harness that opens one per worker and ends it later.
+///
+/// Made by [`Server::open_boundary`](crate::node::Server::open_boundary)
+/// from the caller's current scope, as [`Server::boundary`] makes one per
+/// call. Code run with [`in_scope`](Self::in_scope), and futures wrapped
+/// with [`scoped`](Self::scoped), act on the boundary's list, journal and
+/// expectations; the URL, proxy URL and environment obtained inside lead
+/// requests of other processes into it. The boundary ends when the last
+/// clone is dropped (and the futures and connections made in it are done):
+/// its port closes and its proxy credential is refused with `407`.
+///
+/// Clones are the same boundary (`==` tells).
+///
+/// ```
+/// use mocklib::{http, HttpResponse, node::setup_server};
+///
+/// let server = setup_server([http::get("/user", |_| HttpResponse::text("John"))]);
+/// let boundary = server.open_boundary();
+/// boundary.in_scope(|| server.use_handlers([http::get("/user", |_| HttpResponse::text("Kate"))]));
+/// assert_eq!(boundary.in_scope(|| server.list_handlers().len()), 2);
+/// assert_eq!(server.list_handlers().len(), 1); // outside, the list did not change
+/// ```
+///
+/// [`Server::boundary`]: crate::node::Server::boundary
+#[cfg(not(target_arch = "wasm32"))] // no boundaries in the browser yet
+#[derive(Clone)]
+pub struct Boundary {
+    scope: Arc<Scope>,
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+impl Boundary {
+    pub(crate) fn new(scope: Arc<Scope>) -> Self {
+        Boundary { scope }
+    }
+
+    /// Runs `f` inside the boundary (and inside nothing else of its server:
+    /// the boundary replaces the caller's scope of the same server for the
+    /// call).
+    pub fn in_scope<T>(&self, f: impl FnOnce() -> T) -> T {
+        enter(std::slice::from_ref(&self.scope), f)
+    }
+
+    /// `future`, every poll of which runs inside the boundary.
+    ///
+    /// ```
+    /// # use mocklib::node::setup_server;
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let server = setup_server([]);
+    /// let boundary = server.open_boundary();
+    /// let inner = server.clone();
+    /// let count = boundary.scoped(async move { inner.requests().len() }).await;
+    /// assert_eq!(count, 0);
+    /// # }
+    /// ```
+    pub fn scoped<F: Future>(&self, future: F) -> Scoped<F> {
+        Scoped::new(Arc::clone(&self.scope), future)
+    }
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+impl PartialEq for Boundary {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.scope, &other.scope)
+    }
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+impl Eq for Boundary {}
+
+#[cfg(not(target_arch = "wasm32"))]
+impl fmt::Debug for Boundary {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Boundary").finish_non_exhaustive()
     }
 }
 

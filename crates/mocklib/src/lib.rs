@@ -202,6 +202,8 @@ pub mod ws;
 struct ReadmeDoctests;
 
 pub use body::{Body, StreamError};
+#[cfg(not(target_arch = "wasm32"))]
+pub use boundary::Boundary;
 pub use boundary::{BoundaryExt, Scoped};
 pub use bypass::{BypassError, bypass};
 pub use cookies::Cookies;

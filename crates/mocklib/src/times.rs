@@ -49,8 +49,19 @@ impl Times {
     }
 
     /// The fewest requests that meet the expectation.
-    pub(crate) fn min(&self) -> usize {
+    ///
+    /// ```
+    /// # use mocklib::Times;
+    /// assert_eq!((Times::from(2..).min(), Times::from(2..).max()), (2, None));
+    /// assert_eq!((Times::at_most(3).min(), Times::at_most(3).max()), (0, Some(3)));
+    /// ```
+    pub fn min(&self) -> usize {
         self.min
+    }
+
+    /// The most requests that meet the expectation; `None`: no limit.
+    pub fn max(&self) -> Option<usize> {
+        self.max
     }
 
     /// Whether `count` requests meet the expectation.

@@ -117,6 +117,12 @@ impl Engine {
         boundary::current(self.id).unwrap_or_else(|| Arc::clone(&self.root))
     }
 
+    /// Names this engine's scopes among every server's.
+    #[cfg(not(target_arch = "wasm32"))]
+    pub(crate) fn id(&self) -> u64 {
+        self.id
+    }
+
     /// The server's own scope, outside any boundary.
     pub(crate) fn root_scope(&self) -> &Arc<Scope> {
         &self.root

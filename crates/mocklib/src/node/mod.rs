@@ -348,6 +348,42 @@ impl Server {
         callback.bind(self.engine.boundary_factory())
     }
 
+    /// Opens a boundary held by the value returned, not by a call: it starts
+    /// from the caller's current list, as a [`boundary`](Self::boundary)
+    /// call does, and lasts until the value (and its clones) are dropped.
+    /// See [`Boundary`](crate::Boundary).
+    ///
+    /// ```
+    /// # use mocklib::{http, HttpResponse, node::setup_server};
+    /// let server = setup_server([]);
+    /// let worker = server.open_boundary();
+    /// worker.in_scope(|| server.use_handlers([http::get("/x", |_| HttpResponse::empty())]));
+    /// assert!(server.list_handlers().is_empty());
+    /// drop(worker); // the boundary ends
+    /// ```
+    pub fn open_boundary(&self) -> crate::Boundary {
+        crate::Boundary::new((self.engine.boundary_factory().0)())
+    }
+
+    /// Runs `f` outside every boundary of this server, whatever boundary
+    /// the caller runs in: what it changes and reads is the server's own
+    /// list and journal. For code that serves several boundaries and the
+    /// root from one place, as a front door's control surface does.
+    ///
+    /// ```
+    /// # use mocklib::{http, HttpResponse, node::setup_server};
+    /// let server = setup_server([]);
+    /// let worker = server.open_boundary();
+    /// worker.in_scope(|| {
+    ///     server.at_root(|| server.use_handlers([http::get("/x", |_| HttpResponse::empty())]));
+    ///     assert!(server.list_handlers().is_empty()); // the boundary started before
+    /// });
+    /// assert_eq!(server.list_handlers().len(), 1);
+    /// ```
+    pub fn at_root<T>(&self, f: impl FnOnce() -> T) -> T {
+        crate::boundary::outside(self.engine.id(), f)
+    }
+
     /// Runs `future` in a new boundary: a shorthand for a one-off boundary
     /// call, handy when the body moves values it owns.
     ///

@@ -1,0 +1,629 @@
+//! The admin API of `mocklib serve`: what a test in any language changes
+//! and asks at runtime, on the server's own origin, under `/__mocklib/`.
+//!
+//! Per tenant — the server's own list, or a scope (below):
+//!
+//! - `GET handlers`: the handlers in lookup order (`handler`, `once`,
+//!   `added_at_runtime`), less the admin API itself.
+//! - `POST handlers`: entries in the handler-file format (YAML when the
+//!   content type says `yaml`, JSON otherwise), put ahead of every other
+//!   handler as `use_handlers` does; `201 {"added": n}`, or `400` naming
+//!   the entry and the field (with a JSON pointer) as a bad file would.
+//! - `PUT handlers`: the given entries become the whole list, in place of
+//!   the files' and of what was added (`reset_handlers_to`); a reload of
+//!   the files leaves it.
+//! - `DELETE handlers`: back to the files' handlers (`reset_handlers`).
+//! - `DELETE handlers/{index}`: removes one handler added at runtime, by
+//!   its place in `GET`'s list.
+//! - `GET requests` (filtered: `method`, `url`, `handler`, `unhandled`),
+//!   `DELETE requests`: the journal.
+//! - `GET verify`: `200 {"ok": true}`, or `422` with `verify()`'s report
+//!   and the same as data (`unmet`: handler, expected, received;
+//!   `unhandled`).
+//!
+//! **Scopes** are boundaries for other processes: `POST scopes` opens one
+//! with its own handlers over the files', its own journal, sequences,
+//! resources and expectations, and its own ways in — a port (`url`) and a
+//! proxy credential (`proxy_url`) — returned with the environment a child
+//! process needs (`env`). The resources above act on a scope when asked on
+//! its own origin (`{url}/__mocklib/handlers`), or on the server's origin
+//! as `scopes/{id}/handlers`. `DELETE scopes/{id}` ends one; so does its
+//! owner disappearing: a `GET {url}/__mocklib/hold` held open ends the
+//! scope when it ends, and a scope nobody holds or asks about for the
+//! idle timeout is ended. A scope never sees another's state, and the
+//! server's own list does not see theirs.
+//!
+//! Server-wide: `GET scopes`, `POST record` (`{"path", "mode"}`: record
+//! what passes through into a HAR file) and `DELETE record`,
+//! `GET openapi.json` (this API as an OpenAPI 3.1 document).
+//!
+//! **Who may ask.** Only requests addressed to the server's own origin —
+//! `127.0.0.1`, `localhost` or `[::1]` at its port or a scope's — reach the
+//! API: a proxied request for another host's `/__mocklib/` is that host's
+//! business, and a page that rebinds its own name to loopback cannot reach
+//! it. With `--admin-token` every request needs `Authorization: Bearer
+//! TOKEN` (`401` otherwise). Payloads over 4 MiB are refused (`413`).
+
+mod document;
+mod journal;
+mod tenants;
+
+pub(crate) use tenants::Tenants;
+
+use std::panic::AssertUnwindSafe;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use mocklib::har::{RecordMode, Recording};
+use mocklib::node::Server;
+use mocklib::{Handler, HttpResponse, Request};
+use prost_reflect::DescriptorPool;
+use url::Url;
+
+use crate::handler_file;
+use tenants::{ScopeEntry, Tenant, TenantId};
+
+/// The tenants, shared by the admin API and the reloads of the files.
+pub(crate) type SharedTenants = Arc<Mutex<Tenants>>;
+
+/// The descriptors of the `--proto` files (`None` without any).
+pub(crate) type SharedPool = Arc<Mutex<Option<DescriptorPool>>>;
+
+/// The path every admin resource is under.
+pub(crate) const PREFIX: &str = "/__mocklib/";
+
+/// Admin payloads over this many bytes are refused with `413`: a handler
+/// file is small, and the body is held in memory.
+const MAX_BODY: usize = 4 << 20;
+
+/// How often a held-open request writes, so that it notices its client is
+/// gone (a write to a closed connection fails).
+const HOLD_BEAT: Duration = Duration::from_secs(1);
+
+/// The admin API's state and configuration.
+pub(crate) struct Admin {
+    pub(crate) server: Server,
+    pub(crate) base_url: Url,
+    pub(crate) pool: SharedPool,
+    /// What `body_file`, `seed_file` and recording paths are relative to
+    /// (the command's folder).
+    pub(crate) dir: PathBuf,
+    pub(crate) tenants: SharedTenants,
+    /// `--admin-token`: the bearer token every request must carry.
+    pub(crate) token: Option<String>,
+}
+
+impl Admin {
+    /// The handler answering every admin resource; it lets other requests
+    /// under `/__mocklib/` fall through (another host's, the live page's).
+    pub(crate) fn into_handler(self) -> Handler {
+        let document = document::document(&self.base_url);
+        let admin = Arc::new((self, document));
+        mocklib::http::all("*/__mocklib/*", move |args| {
+            let (admin, document) = &*admin;
+            admin.answer(&args.request, document)
+        })
+    }
+
+    fn answer(&self, request: &Request, document: &serde_json::Value) -> Option<HttpResponse> {
+        let url = request.url();
+        let rest = url.path().strip_prefix(PREFIX)?;
+        let mut tenants = lock(&self.tenants);
+        // The server's own origin only (see the module's "Who may ask").
+        if !is_loopback(url) {
+            return None;
+        }
+        let caller = tenants.of_port(url.port_or_known_default(), self.base_url.port())?;
+        if let Some(token) = &self.token {
+            let given = request
+                .header("authorization")
+                .and_then(|value| value.strip_prefix("Bearer "));
+            if !given.is_some_and(|given| same_secret(given.as_bytes(), token.as_bytes())) {
+                return Some(
+                    refuse(401, "the admin API needs `Authorization: Bearer TOKEN` (mocklib serve --admin-token)")
+                        .header("www-authenticate", "Bearer"),
+                );
+            }
+        }
+        if request.body().len() > MAX_BODY {
+            return Some(refuse(
+                413,
+                &format!(
+                    "admin payloads are limited to {MAX_BODY} bytes; this one has {}",
+                    request.body().len()
+                ),
+            ));
+        }
+        let (tenant, resource) = match rest
+            .strip_prefix("scopes/")
+            .and_then(|after| after.split_once('/'))
+        {
+            Some((id, tail)) if !tail.is_empty() => {
+                if caller != TenantId::Root {
+                    return Some(refuse(
+                        403,
+                        "a scope reaches only its own state: ask for another scope on the server's own origin",
+                    ));
+                }
+                match id
+                    .parse::<u64>()
+                    .ok()
+                    .filter(|id| tenants.scopes.contains_key(id))
+                {
+                    Some(id) => (TenantId::Scope(id), tail),
+                    None => return Some(refuse(404, &format!("there is no scope {id:?}"))),
+                }
+            }
+            _ => (caller, rest),
+        };
+        if tenants.get(tenant).is_none() {
+            return Some(refuse(410, "this scope has ended"));
+        }
+        if let TenantId::Scope(id) = tenant {
+            if let Some(scope) = tenants.scopes.get_mut(&id) {
+                scope.last_seen = Instant::now();
+            }
+        }
+        let method = request.method().as_str();
+        let answer = match resource {
+            "handlers" => self.handlers(&mut tenants, tenant, request),
+            "requests" => {
+                let pool = lock(&self.pool).clone();
+                tenants.root_or(tenant).within(&self.server, || {
+                    journal::answer(&self.server, request, pool.as_ref())
+                })
+            }
+            "verify" if method == "GET" => tenants
+                .root_or(tenant)
+                .within(&self.server, || self.verify()),
+            "verify" => not_allowed("GET"),
+            "hold" => self.hold(&mut tenants, tenant, method),
+            "scopes" if caller == TenantId::Root => self.scopes(&mut tenants, method),
+            "record" if caller == TenantId::Root => self.record(request),
+            "scopes" | "record" => refuse(
+                403,
+                "scopes and recording are the server's: ask on its own origin, not a scope's",
+            ),
+            "openapi.json" if method == "GET" => HttpResponse::json(document),
+            "openapi.json" => not_allowed("GET"),
+            // The live page and its assets.
+            "" => return None,
+            _ => match resource.split_once('/') {
+                Some(("handlers", index)) => self.remove_one(&mut tenants, tenant, index, method),
+                Some(("scopes", id)) if caller == TenantId::Root => {
+                    self.scope(&mut tenants, id, method)
+                }
+                _ => refuse(
+                    404,
+                    &format!(
+                        "{PREFIX}{resource} is not an admin resource: handlers, requests, verify, hold, scopes, record, openapi.json (GET {PREFIX}openapi.json describes them)"
+                    ),
+                ),
+            },
+        };
+        Some(answer)
+    }
+
+    fn handlers(&self, tenants: &mut Tenants, id: TenantId, request: &Request) -> HttpResponse {
+        let server = &self.server;
+        let Some(tenant) = tenants.get(id) else {
+            return refuse(410, "this scope has ended");
+        };
+        match request.method().as_str() {
+            "GET" => {
+                let list = tenant.within(&self.server, || server.list_handlers());
+                let (endpoints, added) = (tenants.endpoints.len(), tenant.added.len());
+                let runtime = list.iter().skip(endpoints).take(added);
+                let base = list.iter().skip(tenants.head_len(tenant));
+                let describe = |handler: &Handler, runtime: bool| {
+                    serde_json::json!({
+                        "handler": handler.header(),
+                        "once": handler.is_once(),
+                        "added_at_runtime": runtime,
+                    })
+                };
+                let listed: Vec<serde_json::Value> = runtime
+                    .map(|handler| describe(handler, true))
+                    .chain(base.map(|handler| describe(handler, false)))
+                    .collect();
+                HttpResponse::json(&listed)
+            }
+            "POST" => match self.parse(request) {
+                Ok(handlers) => {
+                    let count = handlers.len();
+                    if let Some(tenant) = tenants.get_mut(id) {
+                        // Ahead of the ones added before, as `use_handlers` puts them.
+                        tenant.added.splice(0..0, handlers);
+                    }
+                    if let Some(tenant) = tenants.get(id) {
+                        tenants.refresh_added(server, tenant);
+                    }
+                    HttpResponse::json(&serde_json::json!({ "added": count })).status(201)
+                }
+                Err(refused) => refused,
+            },
+            "PUT" => match self.parse(request) {
+                Ok(handlers) => {
+                    let count = handlers.len();
+                    if let Some(tenant) = tenants.get_mut(id) {
+                        tenant.added.clear();
+                        tenant.replaced = Some(handlers.clone());
+                    }
+                    if let Some(tenant) = tenants.get(id) {
+                        tenants.rebase(server, tenant, handlers);
+                    }
+                    HttpResponse::json(&serde_json::json!({ "handlers": count }))
+                }
+                Err(refused) => refused,
+            },
+            "DELETE" => {
+                // What a reset goes back to: the files' handlers, or for a
+                // scope the server's own base.
+                let files = match id {
+                    TenantId::Root => tenants.files.clone(),
+                    TenantId::Scope(_) => tenants.base_of(server, &tenants.root),
+                };
+                let Some(tenant) = tenants.get_mut(id) else {
+                    return refuse(410, "this scope has ended");
+                };
+                tenant.added.clear();
+                let replaced = tenant.replaced.take().is_some();
+                if let Some(tenant) = tenants.get(id) {
+                    if replaced {
+                        tenants.rebase(server, tenant, files);
+                    } else {
+                        tenants.refresh_added(server, tenant);
+                    }
+                }
+                HttpResponse::empty().status(204)
+            }
+            _ => not_allowed("GET, POST, PUT, DELETE"),
+        }
+    }
+
+    /// The request's entries as handlers, or the `400` saying why not.
+    fn parse(&self, request: &Request) -> Result<Vec<Handler>, HttpResponse> {
+        let Ok(text) = request.text() else {
+            return Err(refuse(400, "the body is not UTF-8 text"));
+        };
+        let yaml = request
+            .header("content-type")
+            .is_some_and(|value| value.contains("yaml"));
+        let pool = lock(&self.pool).clone();
+        handler_file::parse(text, yaml, "the request body", &self.dir, pool.as_ref())
+            .map(|(handlers, _)| handlers)
+            .map_err(|error| refuse(400, &error))
+    }
+
+    /// `DELETE handlers/{index}`.
+    fn remove_one(
+        &self,
+        tenants: &mut Tenants,
+        id: TenantId,
+        index: &str,
+        method: &str,
+    ) -> HttpResponse {
+        if method != "DELETE" {
+            return not_allowed("DELETE");
+        }
+        let Some(tenant) = tenants.get_mut(id) else {
+            return refuse(410, "this scope has ended");
+        };
+        match index
+            .parse::<usize>()
+            .ok()
+            .filter(|index| *index < tenant.added.len())
+        {
+            Some(index) => {
+                drop(tenant.added.remove(index));
+                if let Some(tenant) = tenants.get(id) {
+                    tenants.refresh_added(&self.server, tenant);
+                }
+                HttpResponse::empty().status(204)
+            }
+            None => refuse(
+                404,
+                &format!(
+                    "no handler added at runtime has index {index}: {} were added (GET {PREFIX}handlers lists them first)",
+                    tenant.added.len()
+                ),
+            ),
+        }
+    }
+
+    /// `GET verify`, in the tenant's scope.
+    fn verify(&self) -> HttpResponse {
+        match self.server.verify() {
+            Ok(()) => HttpResponse::json(&serde_json::json!({ "ok": true })),
+            Err(failure) => {
+                let unmet: Vec<serde_json::Value> = failure
+                    .unmet()
+                    .iter()
+                    .map(|unmet| {
+                        let expected = unmet.expected();
+                        serde_json::json!({
+                            "handler": unmet.handler().header(),
+                            "expected": expected.to_string(),
+                            "at_least": expected.min(),
+                            "at_most": expected.max(),
+                            "received": unmet.received(),
+                        })
+                    })
+                    .collect();
+                HttpResponse::json(&serde_json::json!({
+                    "ok": false,
+                    "report": failure.to_string(),
+                    "unmet": unmet,
+                    "unhandled": failure.unhandled(),
+                }))
+                .status(422)
+            }
+        }
+    }
+
+    /// `GET hold` on a scope: a response that lasts until its client goes,
+    /// then ends the scope.
+    fn hold(&self, tenants: &mut Tenants, id: TenantId, method: &str) -> HttpResponse {
+        if method != "GET" {
+            return not_allowed("GET");
+        }
+        let TenantId::Scope(id) = id else {
+            return refuse(
+                400,
+                "only a scope is held: ask on a scope's own origin, or for scopes/{id}/hold",
+            );
+        };
+        let Some(scope) = tenants.scopes.get_mut(&id) else {
+            return refuse(410, "this scope has ended");
+        };
+        scope.holds += 1;
+        let guard = Hold {
+            tenants: Arc::clone(&self.tenants),
+            id,
+        };
+        let beats = futures_util::stream::unfold((guard, true), |(guard, first)| async move {
+            if !first {
+                tokio::time::sleep(HOLD_BEAT).await;
+            }
+            Some((Bytes::from_static(b"held\n"), (guard, false)))
+        });
+        HttpResponse::stream(beats)
+            .header("content-type", "text/plain; charset=utf-8")
+            .header("cache-control", "no-store")
+    }
+
+    /// `GET scopes` (the open ones) and `POST scopes` (opens one).
+    fn scopes(&self, tenants: &mut Tenants, method: &str) -> HttpResponse {
+        match method {
+            "GET" => {
+                let now = Instant::now();
+                let listed: Vec<serde_json::Value> = tenants
+                    .scopes
+                    .iter()
+                    .map(|(id, scope)| {
+                        serde_json::json!({
+                            "id": id,
+                            "url": origin(&scope.url),
+                            "proxy_url": origin(&scope.proxy_url),
+                            "added": scope.tenant.added.len(),
+                            "held": scope.holds > 0,
+                            "idle_ms": u64::try_from(now.duration_since(scope.last_seen).as_millis()).unwrap_or(u64::MAX),
+                        })
+                    })
+                    .collect();
+                HttpResponse::json(&listed)
+            }
+            "POST" => self.open_scope(tenants),
+            _ => not_allowed("GET, POST"),
+        }
+    }
+
+    fn open_scope(&self, tenants: &mut Tenants) -> HttpResponse {
+        let server = &self.server;
+        // The base the server's own list has now, less what was added at
+        // its root: a scope starts from the files' handlers.
+        let base = (!tenants.root.added.is_empty()).then(|| tenants.base_of(server, &tenants.root));
+        let tenant = Tenant {
+            boundary: Some(server.open_boundary()),
+            ..Tenant::default()
+        };
+        // A port that cannot be bound (out of file descriptors) panics in
+        // `url()`: a 503 saying so, not a lost request.
+        let opened = std::panic::catch_unwind(AssertUnwindSafe(|| {
+            if let Some(base) = base {
+                tenants.rebase(server, &tenant, base);
+            }
+            tenant.within(&self.server, || {
+                // Its own sequences, once-handlers and resources.
+                server.restore_handlers();
+                (server.url(), server.proxy_url(), server.env())
+            })
+        }));
+        let (url, proxy_url, env) = match opened {
+            Ok(opened) => opened,
+            Err(panic) => {
+                let why = panic
+                    .downcast_ref::<String>()
+                    .cloned()
+                    .or_else(|| panic.downcast_ref::<&str>().map(|text| (*text).to_owned()))
+                    .unwrap_or_default();
+                return refuse(503, &format!("could not open a scope: {why}"));
+            }
+        };
+        let id = tenants.next_id();
+        let scope = ScopeEntry {
+            tenant,
+            url,
+            proxy_url,
+            env,
+            last_seen: Instant::now(),
+            holds: 0,
+        };
+        let described = describe_scope(id, &scope);
+        tenants.scopes.insert(id, scope);
+        HttpResponse::json(&described).status(201)
+    }
+
+    /// `GET scopes/{id}`, `DELETE scopes/{id}`.
+    fn scope(&self, tenants: &mut Tenants, id: &str, method: &str) -> HttpResponse {
+        let Some(id) = id
+            .parse::<u64>()
+            .ok()
+            .filter(|id| tenants.scopes.contains_key(id))
+        else {
+            return refuse(404, &format!("there is no scope {id:?}"));
+        };
+        match method {
+            "GET" => HttpResponse::json(&describe_scope(id, &tenants.scopes[&id])),
+            "DELETE" => {
+                // Its port closes and its credential is refused once the
+                // requests in flight in it are done.
+                drop(tenants.scopes.remove(&id));
+                HttpResponse::empty().status(204)
+            }
+            _ => not_allowed("GET, DELETE"),
+        }
+    }
+
+    /// `POST record` (`{"path": FILE, "mode": "once" | ...}`) and
+    /// `DELETE record`.
+    fn record(&self, request: &Request) -> HttpResponse {
+        match request.method().as_str() {
+            "POST" => {
+                #[derive(serde::Deserialize)]
+                #[serde(deny_unknown_fields)]
+                struct Start {
+                    path: PathBuf,
+                    #[serde(default)]
+                    mode: Option<String>,
+                }
+                let start: Start = match serde_json::from_slice(request.body()) {
+                    Ok(start) => start,
+                    Err(error) => {
+                        return refuse(
+                            400,
+                            &format!(
+                                "the body: {error} (expected {{\"path\": FILE, \"mode\": \"once\"}})"
+                            ),
+                        );
+                    }
+                };
+                let mode = match start.mode.as_deref().map(parse_record_mode).transpose() {
+                    Ok(mode) => mode.unwrap_or(RecordMode::Once),
+                    Err(why) => return refuse(400, &format!("/mode: {why}")),
+                };
+                let path = self.dir.join(&start.path);
+                match self.server.record(Recording::new(&path).mode(mode)) {
+                    Ok(()) => HttpResponse::json(
+                        &serde_json::json!({ "recording": path.display().to_string() }),
+                    )
+                    .status(201),
+                    Err(error) => refuse(400, &error.to_string()),
+                }
+            }
+            "DELETE" => {
+                self.server.stop_recording();
+                HttpResponse::empty().status(204)
+            }
+            _ => not_allowed("POST, DELETE"),
+        }
+    }
+}
+
+/// A scope as the admin API shows it: its ways in and its environment.
+fn describe_scope(id: u64, scope: &ScopeEntry) -> serde_json::Value {
+    let url = origin(&scope.url);
+    let proxy_url = origin(&scope.proxy_url);
+    let mut env = serde_json::Map::new();
+    env.insert("MOCKLIB_URL".to_owned(), url.clone().into());
+    env.insert("MOCKLIB_PROXY_URL".to_owned(), proxy_url.clone().into());
+    for (name, value) in &scope.env {
+        env.insert(name.clone(), value.clone().into());
+    }
+    serde_json::json!({
+        "id": id,
+        "url": url,
+        "proxy_url": proxy_url,
+        "admin_url": format!("{url}/__mocklib"),
+        "env": env,
+    })
+}
+
+/// `--record-mode`'s and `POST record`'s modes.
+pub(crate) fn parse_record_mode(mode: &str) -> Result<RecordMode, String> {
+    match mode {
+        "once" => Ok(RecordMode::Once),
+        "new_episodes" => Ok(RecordMode::NewEpisodes),
+        "none" => Ok(RecordMode::None),
+        "all" => Ok(RecordMode::All),
+        other => Err(format!(
+            "{other:?} is not a record mode: once, new_episodes, none, all"
+        )),
+    }
+}
+
+/// Ends its scope when the held-open response is dropped: its client went
+/// away (or the server is closing).
+struct Hold {
+    tenants: SharedTenants,
+    id: u64,
+}
+
+impl Drop for Hold {
+    fn drop(&mut self) {
+        let mut tenants = lock(&self.tenants);
+        let ended = tenants.scopes.get_mut(&self.id).is_some_and(|scope| {
+            scope.holds -= 1;
+            scope.holds == 0
+        });
+        if ended {
+            drop(tenants.scopes.remove(&self.id));
+        }
+    }
+}
+
+/// `url` without the root's slash, so `$MOCKLIB_URL/users` reads right.
+pub(crate) fn origin(url: &Url) -> String {
+    url.as_str().trim_end_matches('/').to_owned()
+}
+
+/// A text answer with `status`.
+fn refuse(status: u16, why: &str) -> HttpResponse {
+    HttpResponse::text(format!("{why}\n")).status(status)
+}
+
+fn not_allowed(allow: &str) -> HttpResponse {
+    HttpResponse::empty().status(405).header("allow", allow)
+}
+
+/// Whether a journal entry is a request to the admin API (or the live
+/// page): on a loopback origin, under [`PREFIX`].
+pub(crate) fn is_admin_request(url: &Url) -> bool {
+    is_loopback(url) && url.path().starts_with(PREFIX)
+}
+
+/// Whether `url`'s host is a loopback address or `localhost`.
+fn is_loopback(url: &Url) -> bool {
+    match url.host() {
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        Some(url::Host::Domain(name)) => name == "localhost",
+        None => false,
+    }
+}
+
+/// Compares in time that does not depend on where the two differ.
+fn same_secret(given: &[u8], expected: &[u8]) -> bool {
+    given.len() == expected.len()
+        && given
+            .iter()
+            .zip(expected)
+            .fold(0u8, |differ, (a, b)| differ | (a ^ b))
+            == 0
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}

@@ -1,0 +1,207 @@
+//! Who the admin API acts for: the server's own handler list (the root) or
+//! one scope — a [`Boundary`] opened for a test worker in another process,
+//! with its own port, proxy credential, handlers, journal and expectations.
+//!
+//! Every tenant's list is laid out the same way, so the listener's own
+//! endpoints always answer first, even when a test adds `ALL *`:
+//!
+//! ```text
+//! endpoints, [added..., endpoints,] base..., recorded...
+//! ```
+//!
+//! The base is the files' handlers (or, after `PUT`, the list given); what
+//! a test adds goes ahead of it with `use_handlers`, so removing what was
+//! added is `reset_handlers` and costs nothing whatever the files hold.
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use mocklib::node::Server;
+use mocklib::{Boundary, Handler};
+use url::Url;
+
+/// One handler list the admin API changes.
+#[derive(Default)]
+pub(crate) struct Tenant {
+    /// `None`: the server's own list, outside any boundary.
+    pub(crate) boundary: Option<Boundary>,
+    /// Handlers added at runtime, first first (their lookup order).
+    pub(crate) added: Vec<Handler>,
+    /// A list given by `PUT` in place of the files' (MSW's
+    /// `resetHandlers(...handlers)`); a reload of the files leaves it.
+    pub(crate) replaced: Option<Vec<Handler>>,
+}
+
+impl Tenant {
+    /// Runs `f` in this tenant's scope, whatever scope the caller runs in
+    /// (a request through one scope's proxy may ask about another's).
+    pub(crate) fn within<T>(&self, server: &Server, f: impl FnOnce() -> T) -> T {
+        match &self.boundary {
+            Some(boundary) => boundary.in_scope(f),
+            None => server.at_root(f),
+        }
+    }
+}
+
+/// A scope opened through the admin API.
+pub(crate) struct ScopeEntry {
+    pub(crate) tenant: Tenant,
+    /// Its own origin, `http://127.0.0.1:PORT`.
+    pub(crate) url: Url,
+    pub(crate) proxy_url: Url,
+    /// What a child process of this scope needs (`server.env()` in it).
+    pub(crate) env: Vec<(String, String)>,
+    /// The last admin request for it: a scope nobody asks about for the
+    /// idle timeout, and nobody holds, is ended.
+    pub(crate) last_seen: Instant,
+    /// Requests holding it open (`/__mocklib/hold`).
+    pub(crate) holds: usize,
+}
+
+/// Every tenant, and what their lists are made of.
+pub(crate) struct Tenants {
+    pub(crate) root: Tenant,
+    pub(crate) scopes: BTreeMap<u64, ScopeEntry>,
+    next_id: u64,
+    /// The listener's own endpoints, at the head of every list.
+    pub(crate) endpoints: Vec<Handler>,
+    /// The files' handlers as last loaded (the base of a reset to files).
+    pub(crate) files: Vec<Handler>,
+}
+
+impl Default for Tenants {
+    fn default() -> Self {
+        Tenants {
+            root: Tenant::default(),
+            scopes: BTreeMap::new(),
+            next_id: 1,
+            endpoints: Vec::new(),
+            files: Vec::new(),
+        }
+    }
+}
+
+impl Tenants {
+    /// The files were loaded again: every list on the files' base is
+    /// rebased on them (what each added stays ahead; what `record`
+    /// appended stays behind). Lists given by `PUT` stay as they are, and
+    /// so do scopes opened on one given at the root.
+    pub(crate) fn reload(&mut self, server: &Server, files: Vec<Handler>) {
+        if self.root.replaced.is_none() {
+            let base = self.base_of(server, &self.root);
+            let recorded = base.get(self.files.len()..).unwrap_or_default();
+            let base: Vec<Handler> = files.iter().chain(recorded).cloned().collect();
+            self.rebase(server, &self.root, base.clone());
+            for scope in self.scopes.values() {
+                if scope.tenant.replaced.is_none() {
+                    self.rebase(server, &scope.tenant, base.clone());
+                }
+            }
+        }
+        self.files = files;
+    }
+
+    pub(crate) fn next_id(&mut self) -> u64 {
+        let id = self.next_id;
+        self.next_id += 1;
+        id
+    }
+
+    /// How many handlers come before the base in `tenant`'s list.
+    pub(crate) fn head_len(&self, tenant: &Tenant) -> usize {
+        let endpoints = self.endpoints.len();
+        if tenant.added.is_empty() {
+            endpoints
+        } else {
+            endpoints + tenant.added.len() + endpoints
+        }
+    }
+
+    /// `tenant`'s list becomes the endpoints, its added handlers and `base`.
+    pub(crate) fn rebase(&self, server: &Server, tenant: &Tenant, base: Vec<Handler>) {
+        tenant.within(server, || {
+            server.reset_handlers_to(self.endpoints.iter().cloned().chain(base));
+            self.put_added(server, tenant);
+        });
+    }
+
+    /// `tenant`'s added handlers, in its scope, ahead of its base (after
+    /// `reset_handlers` or a rebase).
+    fn put_added(&self, server: &Server, tenant: &Tenant) {
+        if !tenant.added.is_empty() {
+            let head = self.endpoints.iter().chain(&tenant.added).cloned();
+            server.use_handlers(head.collect::<Vec<_>>());
+        }
+    }
+
+    /// Puts `tenant`'s added handlers back over its base, after they
+    /// changed.
+    pub(crate) fn refresh_added(&self, server: &Server, tenant: &Tenant) {
+        tenant.within(server, || {
+            server.reset_handlers();
+            self.put_added(server, tenant);
+        });
+    }
+
+    /// The base of `tenant`'s list as it is (its files' or given handlers,
+    /// then what `record` appended).
+    pub(crate) fn base_of(&self, server: &Server, tenant: &Tenant) -> Vec<Handler> {
+        let list = tenant.within(server, || server.list_handlers());
+        list.get(self.head_len(tenant)..)
+            .unwrap_or_default()
+            .to_vec()
+    }
+
+    /// Ends scopes that nobody held or asked about for `idle`; their
+    /// ports close and their proxy credentials are refused from then on.
+    pub(crate) fn expire(&mut self, now: Instant, idle: Duration) -> Vec<u64> {
+        let ended: Vec<u64> = self
+            .scopes
+            .iter()
+            .filter(|(_, scope)| scope.holds == 0 && now.duration_since(scope.last_seen) >= idle)
+            .map(|(id, _)| *id)
+            .collect();
+        for id in &ended {
+            self.scopes.remove(id);
+        }
+        ended
+    }
+
+    /// The tenant whose origin has `port`: the server's own, or a scope's.
+    pub(crate) fn of_port(&self, port: Option<u16>, own: Option<u16>) -> Option<TenantId> {
+        if port == own {
+            return Some(TenantId::Root);
+        }
+        self.scopes
+            .iter()
+            .find(|(_, scope)| scope.url.port() == port)
+            .map(|(id, _)| TenantId::Scope(*id))
+    }
+
+    pub(crate) fn get(&self, id: TenantId) -> Option<&Tenant> {
+        match id {
+            TenantId::Root => Some(&self.root),
+            TenantId::Scope(id) => self.scopes.get(&id).map(|scope| &scope.tenant),
+        }
+    }
+
+    /// `id`'s tenant; the root when it has ended (callers checked it had
+    /// not, under the same lock).
+    pub(crate) fn root_or(&self, id: TenantId) -> &Tenant {
+        self.get(id).unwrap_or(&self.root)
+    }
+
+    pub(crate) fn get_mut(&mut self, id: TenantId) -> Option<&mut Tenant> {
+        match id {
+            TenantId::Root => Some(&mut self.root),
+            TenantId::Scope(id) => self.scopes.get_mut(&id).map(|scope| &mut scope.tenant),
+        }
+    }
+}
+
+/// Names a tenant.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum TenantId {
+    Root,
+    Scope(u64),
+}

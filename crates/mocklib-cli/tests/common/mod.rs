@@ -1,0 +1,137 @@
+//! What the tests of `mocklib serve` share: the command as a child
+//! process, and the clients that drive it (curl, Python).
+#![allow(dead_code)] // each test file uses its own subset
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+
+/// A running `mocklib serve`, killed when dropped (a failing test leaves
+/// no server behind).
+pub struct Serve {
+    pub child: Child,
+    /// What it printed once listening.
+    pub variables: BTreeMap<String, String>,
+    stderr: PathBuf,
+}
+
+impl Serve {
+    /// Starts `mocklib serve ARGS` in `dir` and reads the variables it
+    /// prints, up to the empty line.
+    pub fn start(dir: &Path, args: &[&str]) -> Serve {
+        let stderr = dir.join(format!("stderr-{}.txt", args.len()));
+        let mut child = Command::new(env!("CARGO_BIN_EXE_mocklib"))
+            .arg("serve")
+            .args(args)
+            .current_dir(dir)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(std::fs::File::create(&stderr).unwrap())
+            .spawn()
+            .expect("the mocklib command runs");
+        let mut variables = BTreeMap::new();
+        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        loop {
+            let Some(Ok(line)) = lines.next() else {
+                let status = child.wait().unwrap();
+                panic!(
+                    "mocklib serve ended ({status}) before listening:\n{}",
+                    std::fs::read_to_string(&stderr).unwrap()
+                );
+            };
+            if line.is_empty() {
+                break;
+            }
+            let (name, value) = line.split_once('=').expect("KEY=VALUE lines");
+            variables.insert(name.to_owned(), value.to_owned());
+        }
+        Serve {
+            child,
+            variables,
+            stderr,
+        }
+    }
+
+    /// The base URL, without a trailing slash.
+    pub fn url(&self) -> &str {
+        &self.variables["MOCKLIB_URL"]
+    }
+
+    pub fn env(&self) -> impl Iterator<Item = (&String, &String)> {
+        self.variables.iter()
+    }
+
+    pub fn stderr(&self) -> String {
+        std::fs::read_to_string(&self.stderr).unwrap()
+    }
+
+    /// Sends SIGTERM and waits for the exit.
+    pub fn terminate(mut self) -> ExitStatus {
+        let status = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(status.success());
+        self.child.wait().unwrap()
+    }
+}
+
+impl Drop for Serve {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `python3 -c SCRIPT ARGS...` with `serve`'s variables; what it printed.
+pub fn python(serve: &Serve, script: &str, args: &[&str]) -> String {
+    let output = Command::new("python3")
+        .arg("-c")
+        .arg(script)
+        .args(args)
+        .envs(serve.env())
+        .output()
+        .expect("python3 runs (Debian: python3-requests)");
+    assert!(
+        output.status.success(),
+        "python3 failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).unwrap()
+}
+
+/// Calls `check` until it returns `Some`, up to 20 seconds: for what
+/// happens after a file is polled (reloads, recordings).
+pub fn eventually<T>(what: &str, mut check: impl FnMut() -> Option<T>) -> T {
+    for _ in 0..400 {
+        if let Some(value) = check() {
+            return value;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    panic!("{what} did not happen within 20 seconds");
+}
+
+/// Runs curl with `args` (plus `--silent --show-error --max-time 20`) as a
+/// child process; returns what it printed, failing the test if it failed.
+pub fn curl(args: &[&str]) -> String {
+    let output = Command::new("curl")
+        .args(["--silent", "--show-error", "--max-time", "20"])
+        .args(args)
+        .output()
+        .expect("curl runs");
+    assert!(
+        output.status.success(),
+        "curl {args:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).expect("curl printed text")
+}
+
+/// A folder holding `handlers.yaml` with `text`.
+pub fn with_handler_file(text: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("handlers.yaml"), text).unwrap();
+    dir
+}
