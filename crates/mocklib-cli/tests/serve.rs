@@ -386,32 +386,39 @@ fn readme_project() -> tempfile::TempDir {
 }
 
 #[test]
-fn the_readme_python_suite_passes_against_the_readme_handler_file() {
+fn the_readme_python_suite_passes_with_eight_workers_in_scopes() {
     let dir = readme_project();
     std::fs::write(
         dir.path().join("tests/test_users.py"),
         &readme_blocks("python")[0],
     )
     .unwrap();
-    let output = Command::new("python3")
-        .args(["-m", "unittest", "discover", "-s", "tests"])
-        .current_dir(dir.path())
-        .env("PATH", path_with_mocklib())
-        .output()
-        .expect("python3 runs (Debian: python3-requests)");
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success(), "{stderr}");
-    assert!(stderr.contains("Ran 6 tests"), "{stderr}");
+    // The README's script as it is: one server, `pytest -n 8` around it.
+    let output = run_readme_script(dir.path(), README_SUITE);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    // Six tests and forty that each make fifty requests against a mock
+    // that conflicts with every other's, on eight workers at once.
+    assert!(stdout.contains("created: 8/8 workers"), "{stdout}");
+    assert!(stdout.contains("46 passed"), "{stdout}");
 }
 
 /// Runs the README's shell script in `dir` with its test command
 /// (`go test ./...`) swapped for `command`, one this machine has.
+/// The test command in the README's shell script.
+const README_SUITE: &str = "python3 -m pytest -n 8 tests";
+
+/// The README's shell script with `command` in place of its test command.
 fn run_readme_script(dir: &Path, command: &str) -> std::process::Output {
     let script = &readme_blocks("sh")[1];
-    assert!(script.contains("go test ./..."), "{script}");
+    assert!(script.contains(README_SUITE), "{script}");
     Command::new("sh")
         .arg("-c")
-        .arg(script.replace("go test ./...", command))
+        .arg(script.replace(README_SUITE, command))
         .current_dir(dir)
         .env("PATH", path_with_mocklib())
         .output()
@@ -455,7 +462,7 @@ fn the_readme_node_suite_passes_through_the_readme_shell_script() {
     let report = std::fs::read_to_string(dir.path().join("node.out")).unwrap_or_default();
     assert!(output.status.success(), "{output:?}\n{report}");
     assert!(
-        report.contains("# pass 5") && report.contains("# fail 0"),
+        report.contains("# pass 42") && report.contains("# fail 0"),
         "{report}"
     );
 }
@@ -1749,13 +1756,40 @@ fn the_admin_api_describes_itself_as_openapi() {
         "/__mocklib/handlers",
         "/__mocklib/handlers/{index}",
         "/__mocklib/verify",
+        "/__mocklib/scopes",
+        "/__mocklib/scopes/{id}",
+        "/__mocklib/hold",
+        "/__mocklib/record",
         "/__mocklib/openapi.json",
     ] {
         assert!(paths.contains(&path), "{path} missing: {paths:?}");
+    }
+    // Every operation it names is one the server answers: none is met by
+    // the "not an admin resource" 404 or a 405.
+    for (path, item) in document["paths"].as_object().unwrap() {
+        for method in item
+            .as_object()
+            .unwrap()
+            .keys()
+            .filter(|key| *key != "parameters")
+        {
+            let concrete = path.replace("{index}", "0").replace("{id}", "999");
+            let answer = curl(&[
+                "-w",
+                " %{http_code}",
+                "-X",
+                &method.to_uppercase(),
+                &format!("{base}{concrete}"),
+            ]);
+            assert!(
+                !answer.contains("is not an admin resource") && !answer.ends_with(" 405"),
+                "{method} {path}: {answer}"
+            );
+        }
     }
     // A valid document: mocklib's OpenAPI support makes handlers of it.
     let handlers = mocklib::openapi::OpenApi::from_json(&text)
         .and_then(|api| api.handlers())
         .unwrap();
-    assert_eq!(handlers.len(), 8, "one handler per operation");
+    assert_eq!(handlers.len(), 16, "one handler per operation");
 }

@@ -610,6 +610,29 @@ async fn an_open_boundary_lasts_until_dropped_and_at_root_reaches_the_server_lis
         (response.status().as_u16(), response.text().await.unwrap())
     };
     let client = through(&proxy);
+    // Sent through the server's plain proxy to the boundary's own port,
+    // as a client with the proxy variables set sends everything: resolved
+    // in the boundary, as if sent there directly, in absolute form and
+    // through a `CONNECT` tunnel alike.
+    worker.in_scope(|| server.use_handlers([http::get("/mine", |_| HttpResponse::text("mine"))]));
+    let mine = own.join("mine").unwrap();
+    let direct = through(&server.proxy_url())
+        .get(mine.as_str())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(text(direct).await, (200, "mine".to_owned()));
+    let tunnelled = std::process::Command::new("curl")
+        .args([
+            "--silent",
+            "--proxytunnel",
+            "--proxy",
+            server.proxy_url().as_str(),
+            mine.as_str(),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&tunnelled.stdout), "mine");
     let hello = client
         .get("http://plain.example.com/hello")
         .send()
@@ -630,7 +653,7 @@ async fn an_open_boundary_lasts_until_dropped_and_at_root_reaches_the_server_lis
         .await
         .unwrap();
     assert_eq!(text(root).await, (200, "from the root".to_owned()));
-    assert_eq!(worker.in_scope(|| server.requests().len()), 2);
+    assert_eq!(worker.in_scope(|| server.requests().len()), 4);
     assert_eq!(server.requests().len(), 1);
 
     drop(worker);

@@ -9,13 +9,18 @@ use url::Url;
 pub(super) fn document(base_url: &Url) -> serde_json::Value {
     let text = |description: &str| serde_json::json!({ "description": description, "content": { "text/plain": { "schema": { "type": "string" } } } });
     let query = |name: &str, description: &str| serde_json::json!({ "name": name, "in": "query", "required": false, "description": description, "schema": { "type": "string" } });
+    let scope = serde_json::json!({ "type": "object", "properties": { "id": { "type": "integer" }, "url": { "type": "string" }, "proxy_url": { "type": "string" }, "admin_url": { "type": "string" }, "env": { "type": "object", "additionalProperties": { "type": "string" } } } });
     serde_json::json!({
         "openapi": "3.1.0",
         "info": {
             "title": "mocklib serve admin API",
             "version": env!("CARGO_PKG_VERSION"),
-            "description": "Runtime control of a running `mocklib serve`: the request journal, handlers added and removed at runtime, and verification of the handlers' expected counts."
+            "description": "Runtime control of a running `mocklib serve`: the request journal, handlers added and removed at runtime, verification of the handlers' expected counts, scopes (isolated handler lists, journals and expectations for parallel test workers, each with a port and a proxy credential of its own), and recording. The resources of a scope are the same paths on its own origin (its `url`), or under `/__mocklib/scopes/{id}/` on this one. Only requests to the server's own loopback origin reach the API; with `--admin-token` each needs `Authorization: Bearer TOKEN` (401 otherwise); payloads over 4 MiB get 413."
         },
+        "components": {
+            "securitySchemes": { "token": { "type": "http", "scheme": "bearer", "description": "Required when the server runs with --admin-token." } }
+        },
+        "security": [{}, { "token": [] }],
         "servers": [{ "url": base_url.as_str().trim_end_matches('/') }],
         "paths": {
             "/__mocklib/requests": {
@@ -60,10 +65,25 @@ pub(super) fn document(base_url: &Url) -> serde_json::Value {
                         "400": text("An entry the loader refuses, naming it and the field.")
                     }
                 },
+                "put": {
+                    "operationId": "replaceHandlers",
+                    "summary": "Makes the given entries the whole list, in place of the files' (MSW's resetHandlers(...handlers))",
+                    "requestBody": {
+                        "required": true,
+                        "content": {
+                            "application/yaml": { "schema": { "type": "string" } },
+                            "application/json": { "schema": { "type": "array", "items": { "type": "object" } } }
+                        }
+                    },
+                    "responses": {
+                        "200": { "description": "Replaced.", "content": { "application/json": { "schema": { "type": "object", "properties": { "handlers": { "type": "integer" } } } } } },
+                        "400": text("An entry the loader refuses, naming it and the field.")
+                    }
+                },
                 "delete": {
-                    "operationId": "removeAddedHandlers",
-                    "summary": "Removes the handlers added at runtime",
-                    "responses": { "204": { "description": "Removed; the files' handlers stay." } }
+                    "operationId": "resetHandlers",
+                    "summary": "Back to the files' handlers: removes what was added or given",
+                    "responses": { "204": { "description": "Reset." } }
                 }
             },
             "/__mocklib/handlers/{index}": {
@@ -83,8 +103,62 @@ pub(super) fn document(base_url: &Url) -> serde_json::Value {
                     "summary": "Whether every entry's `times` is met",
                     "responses": {
                         "200": { "description": "Every count met.", "content": { "application/json": { "schema": { "type": "object", "properties": { "ok": { "const": true } } } } } },
-                        "422": { "description": "A count is off: verify()'s report.", "content": { "application/json": { "schema": { "type": "object", "properties": { "ok": { "const": false }, "report": { "type": "string" } } } } } }
+                        "422": { "description": "A count is off: verify()'s report, and the counts as data.", "content": { "application/json": { "schema": { "type": "object", "properties": {
+                            "ok": { "const": false },
+                            "report": { "type": "string" },
+                            "unmet": { "type": "array", "items": { "type": "object", "properties": { "handler": { "type": "string" }, "expected": { "type": "string" }, "at_least": { "type": "integer" }, "at_most": { "type": ["integer", "null"] }, "received": { "type": "integer" } } } },
+                            "unhandled": { "type": "array", "items": { "type": "string" } }
+                        } } } } }
                     }
+                }
+            },
+            "/__mocklib/scopes": {
+                "get": {
+                    "operationId": "listScopes",
+                    "summary": "The open scopes",
+                    "responses": { "200": { "description": "id, url, proxy_url, added, held, idle_ms.", "content": { "application/json": { "schema": { "type": "array", "items": { "type": "object" } } } } } }
+                },
+                "post": {
+                    "operationId": "openScope",
+                    "summary": "Opens a scope: its own handlers over the files', journal and expectations, and its own ways in",
+                    "responses": {
+                        "201": { "description": "The scope's ways in and the environment its processes need.", "content": { "application/json": { "schema": scope } } },
+                        "403": text("Asked on a scope's origin: scopes are the server's."),
+                        "503": text("No port could be opened for it.")
+                    }
+                }
+            },
+            "/__mocklib/scopes/{id}": {
+                "parameters": [{ "name": "id", "in": "path", "required": true, "schema": { "type": "integer" } }],
+                "get": {
+                    "operationId": "getScope",
+                    "summary": "One scope",
+                    "responses": { "200": { "description": "The scope.", "content": { "application/json": { "schema": scope } } }, "404": text("No such scope.") }
+                },
+                "delete": {
+                    "operationId": "endScope",
+                    "summary": "Ends a scope: its port closes, its credential is refused",
+                    "responses": { "204": { "description": "Ended." }, "404": text("No such scope.") }
+                }
+            },
+            "/__mocklib/hold": {
+                "get": {
+                    "operationId": "holdScope",
+                    "summary": "On a scope's origin: a response that stays open and ends the scope when it ends",
+                    "responses": { "200": { "description": "A line a second while held.", "content": { "text/plain": { "schema": { "type": "string" } } } }, "400": text("Not a scope.") }
+                }
+            },
+            "/__mocklib/record": {
+                "post": {
+                    "operationId": "startRecording",
+                    "summary": "Records what is performed for real into a HAR file",
+                    "requestBody": { "required": true, "content": { "application/json": { "schema": { "type": "object", "required": ["path"], "properties": { "path": { "type": "string" }, "mode": { "enum": ["once", "new_episodes", "none", "all"] } }, "additionalProperties": false } } } },
+                    "responses": { "201": { "description": "Recording.", "content": { "application/json": { "schema": { "type": "object" } } } }, "400": text("A bad body or a file that cannot be used.") }
+                },
+                "delete": {
+                    "operationId": "stopRecording",
+                    "summary": "Stops recording",
+                    "responses": { "204": { "description": "Stopped." } }
                 }
             },
             "/__mocklib/openapi.json": {

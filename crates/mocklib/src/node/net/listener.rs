@@ -267,10 +267,26 @@ fn admit(
     let (mut parts, body) = request.into_parts();
     // The credential is the listener's business, not the handlers' or the upstream's.
     parts.headers.remove(PROXY_AUTHORIZATION);
-    let (url, base_url) = match request_url(&shared, entry, &parts) {
+    let (url, mut base_url) = match request_url(&shared, entry, &parts) {
         Ok(found) => found,
         Err(message) => return Admitted::Answered(Ok(plain(StatusCode::BAD_REQUEST, &message))),
     };
+    let mut scope = scope;
+    // Sent through the proxy to the listener's own port or a boundary's:
+    // what it would be sent there directly (performing it would loop).
+    if base_url.is_none() && matches!(entry, Entry::Direct { .. }) && is_own_address(&shared, &url)
+    {
+        if let Some(own) = url
+            .port()
+            .and_then(|port| shared.scopes.scope_on_port(port))
+        {
+            scope = Some(own);
+        }
+        let mut origin = url.clone();
+        origin.set_path("/");
+        origin.set_query(None);
+        base_url = Some(origin);
+    }
     own_values(&mut parts.headers);
     Admitted::Resolve(Resolve {
         shared,
@@ -664,18 +680,30 @@ async fn tunnel<I>(
             }
         }
     } else {
-        serve(
-            Box::new(io),
-            Tenant::Fixed(shared),
+        // A plain tunnel to the listener's own port or a boundary's is a
+        // connection to it (performing its requests would loop).
+        let entry = if is_own_authority(&shared, &authority) {
+            let port_scope = authority
+                .port_u16()
+                .and_then(|port| shared.scopes.scope_on_port(port));
+            Entry::Direct {
+                scope: port_scope.or(scope),
+            }
+        } else {
             Entry::Tunnel {
                 scheme: "http",
                 authority,
                 scope,
-            },
-            Some(outer),
-        )
-        .await;
+            }
+        };
+        serve(Box::new(io), Tenant::Fixed(shared), entry, Some(outer)).await;
     }
+}
+
+/// Whether `authority` is the listener's own address (its port or a
+/// boundary's).
+fn is_own_authority(shared: &Shared, authority: &Authority) -> bool {
+    Url::parse(&format!("http://{authority}/")).is_ok_and(|url| is_own_address(shared, &url))
 }
 
 /// A stream with one already-read byte put back in front.

@@ -407,6 +407,8 @@ impl Network {
         }
         let runtime = &self.shared.runtime;
         let (listener, address) = bind(runtime, 0)?;
+        // Found by its port too: a request sent to it through the proxy.
+        self.shared.scopes.register(scope);
         runtime.spawn(listener::accept_loop(
             listener,
             listener::Tenant::Fixed(Arc::clone(&self.shared)),

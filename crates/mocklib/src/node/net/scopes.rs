@@ -46,6 +46,22 @@ impl ScopeRegistry {
             .retain(|_, port| *port != address);
     }
 
+    /// The live boundary whose own port is `port`.
+    pub(super) fn scope_on_port(&self, port: u16) -> Option<Arc<Scope>> {
+        let id = self
+            .ports
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .find(|(_, address)| address.port() == port)
+            .map(|(id, _)| *id)?;
+        self.by_id
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(&id)
+            .and_then(Weak::upgrade)
+    }
+
     pub(super) fn is_scope_port(&self, port: u16) -> bool {
         self.ports
             .lock()

@@ -150,13 +150,8 @@ pub(super) fn came_through(shared: &Shared, headers: &http::HeaderMap) -> bool {
 
 /// Whether `url` points at this listener (performing it would loop).
 pub(super) fn is_own_address(shared: &Shared, url: &Url) -> bool {
-    let Some(port) = url.port_or_known_default() else {
-        return false;
-    };
-    if port != shared.address.port() && !shared.scopes.is_scope_port(port) {
-        return false;
-    }
-    match url.host() {
+    // The host first: it rules out nearly every request without a lock.
+    let loopback = match url.host() {
         Some(url::Host::Ipv4(ip)) => ip.is_loopback() || ip.is_unspecified(),
         Some(url::Host::Ipv6(ip)) => match ip.to_ipv4_mapped() {
             Some(ip) => ip.is_loopback() || ip.is_unspecified(),
@@ -164,7 +159,11 @@ pub(super) fn is_own_address(shared: &Shared, url: &Url) -> bool {
         },
         Some(url::Host::Domain(name)) => name.eq_ignore_ascii_case("localhost"),
         None => false,
-    }
+    };
+    loopback
+        && url
+            .port_or_known_default()
+            .is_some_and(|port| port == shared.address.port() || shared.scopes.is_scope_port(port))
 }
 
 #[cfg(test)]
