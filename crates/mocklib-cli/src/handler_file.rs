@@ -213,7 +213,7 @@ impl Canned {
 impl Answer {
     fn canned(self, dir: &Path, files: &mut Vec<Watched>) -> Result<Canned, String> {
         let status = self.status.unwrap_or(200);
-        StatusCode::from_u16(status).map_err(|_| format!("invalid status {status}"))?;
+        StatusCode::from_u16(status).map_err(|_| format!("status: invalid status {status}"))?;
         let (body, content_type) = body_of(self.body, self.json, self.body_file, dir, files)?;
         check_headers(&self.headers)?;
         Ok(Canned {
@@ -245,7 +245,7 @@ fn body_of(
             let file = dir.join(file);
             let stamp = stamp(&file);
             let bytes = std::fs::read(&file).map_err(|error| {
-                format!("could not read the body file {}: {error}", file.display())
+                format!("body_file: could not read {}: {error}", file.display())
             })?;
             let content_type = content_type_of(&file);
             files.push((file, stamp));
@@ -259,7 +259,7 @@ fn body_of(
 fn check_headers(headers: &BTreeMap<String, String>) -> Result<(), String> {
     for (name, value) in headers {
         if HeaderName::try_from(name).is_err() || HeaderValue::try_from(value).is_err() {
-            return Err(format!("invalid header {name:?}: {value:?}"));
+            return Err(format!("headers: invalid header {name:?}: {value:?}"));
         }
     }
     Ok(())
@@ -341,6 +341,68 @@ impl Conditions {
     }
 }
 
+/// A document that does not load: the message names the document, the
+/// entry (from 1) and the field; `pointer` is the JSON pointer of the
+/// entry or field at fault (`/0/status`).
+#[derive(Debug)]
+pub(crate) struct LoadError {
+    pub(crate) message: String,
+    pub(crate) pointer: String,
+}
+
+impl LoadError {
+    fn at(pointer: &str, message: String) -> Self {
+        LoadError {
+            message,
+            pointer: pointer.to_owned(),
+        }
+    }
+}
+
+impl From<String> for LoadError {
+    fn from(message: String) -> Self {
+        LoadError::at("", message)
+    }
+}
+
+impl std::fmt::Display for LoadError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+/// The JSON pointer (under the entry) of the field an entry's error message
+/// starts with: `sequence[0]: status: invalid status 99` is
+/// `/sequence/0/status`, `match.headers: ...` is `/match/headers`; empty
+/// when it names none.
+fn field_pointer(message: &str) -> String {
+    let mut pointer = String::new();
+    let mut rest = message;
+    while let Some((head, tail)) = rest.split_once(": ") {
+        let is_path = !head.is_empty()
+            && head.chars().all(|c| {
+                c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '[' | ']' | '-' | '$')
+            });
+        if !is_path {
+            break;
+        }
+        for part in head.split(['.', '[']) {
+            let part = part.trim_end_matches(']');
+            if !part.is_empty() {
+                pointer.push('/');
+                pointer.push_str(&pointer_escape(part));
+            }
+        }
+        rest = tail;
+    }
+    pointer
+}
+
+/// `segment` as a JSON pointer writes it (RFC 6901).
+fn pointer_escape(segment: &str) -> String {
+    segment.replace('~', "~0").replace('/', "~1")
+}
+
 /// The handlers of the file at `path`, and every file they were read from
 /// (the handler file and its body files) with its stamp from before it was
 /// read, for reloading. `pool` holds the descriptors of the `--proto`
@@ -358,7 +420,8 @@ pub(crate) fn load(
         Some("yaml" | "yml")
     );
     let dir = path.parent().unwrap_or(Path::new("."));
-    let (handlers, mut files) = parse(&text, yaml, &name.to_string(), dir, pool)?;
+    let (handlers, mut files) =
+        parse(&text, yaml, &name.to_string(), dir, pool).map_err(|error| error.message)?;
     files.insert(0, stamped);
     Ok((handlers, files))
 }
@@ -373,7 +436,7 @@ pub(crate) fn parse(
     name: &str,
     dir: &Path,
     pool: Option<&DescriptorPool>,
-) -> Result<(Vec<Handler>, Vec<Watched>), String> {
+) -> Result<(Vec<Handler>, Vec<Watched>), LoadError> {
     let mut files = Vec::new();
     let document: serde_json::Value = if yaml {
         serde_norway::from_str(text).map_err(|error| format!("{name} is not YAML: {error}"))?
@@ -381,8 +444,11 @@ pub(crate) fn parse(
         serde_json::from_str(text).map_err(|error| format!("{name} is not JSON: {error}"))?
     };
     let serde_json::Value::Array(entries) = document else {
-        return Err(format!(
-            "{name}: expected a list of handlers (method, path, status, headers, body | json | body_file, delay_ms; or grpc, json | status, message, delay_ms; or resource, id_field, seed | seed_file)"
+        return Err(LoadError::at(
+            "",
+            format!(
+                "{name}: expected a list of handlers (method, path, status, headers, body | json | body_file, delay_ms; or grpc, json | status, message, delay_ms; or resource, id_field, seed | seed_file)"
+            ),
         ));
     };
     let mut handlers = Vec::with_capacity(entries.len());
@@ -406,11 +472,38 @@ pub(crate) fn parse(
             ),
             _ => String::new(),
         };
-        let mut entry: Entry = serde_json::from_value(value)
-            .map_err(|error| format!("{name}, entry {}{label}: {error}", index + 1))?;
+        // Where in the document, for the admin API's answer; the message
+        // names the entry from 1 and the field, as a person reads a file.
+        let fail = |error: String| {
+            let pointer = format!("/{index}{}", field_pointer(&error));
+            LoadError::at(
+                &pointer,
+                format!("{name}, entry {}{label}: {error}", index + 1),
+            )
+        };
+        let mut entry: Entry = serde_path_to_error::deserialize(value).map_err(|error| {
+            let mut path: Vec<String> = error.path().iter().map(ToString::to_string).collect();
+            let error = error.into_inner().to_string();
+            let pointer: String = path
+                .iter()
+                .map(|segment| format!("/{}", pointer_escape(segment)))
+                .collect();
+            // The message names an unknown field itself.
+            if error.starts_with("unknown field") {
+                path.pop();
+            }
+            let message = if path.is_empty() {
+                error
+            } else {
+                format!("{}: {error}", path.join("."))
+            };
+            LoadError::at(
+                &format!("/{index}{pointer}"),
+                format!("{name}, entry {}{label}: {message}", index + 1),
+            )
+        })?;
         let expected = entry.times.take().map(|times| times.times()).transpose();
-        let expected =
-            expected.map_err(|error| format!("{name}, entry {}{label}: {error}", index + 1))?;
+        let expected = expected.map_err(fail)?;
         let handler = if entry.resource.is_some() {
             entry.into_resource_handler(dir, &mut files)
         } else if entry.grpc.is_some() {
@@ -418,8 +511,7 @@ pub(crate) fn parse(
         } else {
             entry.into_handler(dir, &mut files)
         };
-        let handler =
-            handler.map_err(|error| format!("{name}, entry {}{label}: {error}", index + 1))?;
+        let handler = handler.map_err(fail)?;
         handlers.push(match expected {
             Some(times) => handler.expect(times),
             None => handler,
@@ -532,7 +624,7 @@ impl Entry {
             None | Some("ALL" | "all" | "*") => None,
             Some(method) => Some(
                 Method::from_bytes(method.to_ascii_uppercase().as_bytes())
-                    .map_err(|_| format!("invalid method {method:?}"))?,
+                    .map_err(|_| format!("method: invalid method {method:?}"))?,
             ),
         };
         if let Some(sequence) = self.sequence {
@@ -596,7 +688,7 @@ impl Entry {
             }
         }
         let json_source = self.json.clone();
-        StatusCode::from_u16(status).map_err(|_| format!("invalid status {status}"))?;
+        StatusCode::from_u16(status).map_err(|_| format!("status: invalid status {status}"))?;
         let (body, content_type) = body_of(self.body, self.json, self.body_file, dir, files)?;
         check_headers(&self.headers)?;
         let canned = Canned {
@@ -753,6 +845,26 @@ mod tests {
     fn entry() -> impl Strategy<Value = serde_json::Value> {
         prop::collection::btree_map(key(), value(), 0..6)
             .prop_map(|map| serde_json::Value::Object(map.into_iter().collect()))
+    }
+
+    #[test]
+    fn an_error_message_s_leading_fields_make_its_pointer() {
+        assert_eq!(
+            field_pointer("sequence[0]: status: invalid status 99"),
+            "/sequence/0/status"
+        );
+        assert_eq!(
+            field_pointer("headers.x-api: invalid value"),
+            "/headers/x-api"
+        );
+        assert_eq!(
+            field_pointer("give one of body, json and body_file, not several"),
+            ""
+        );
+        assert_eq!(
+            field_pointer("times: at_least 3 is above at_most 1"),
+            "/times"
+        );
     }
 
     #[test]

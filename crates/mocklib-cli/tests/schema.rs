@@ -544,7 +544,7 @@ const INVALID: &[(&str, &str)] = &[
     ),
     (
         "- path: /job\n  sequence: [ { status: 99 } ]\n",
-        "sequence[0]: invalid status 99",
+        "sequence[0]: status: invalid status 99",
     ),
     (
         "- path: /job\n  sequence: [ { body: a, json: 1 } ]\n",

@@ -407,3 +407,47 @@ fn the_admin_api_answers_only_its_own_origin_with_the_token() {
     // Mocked traffic needs no token.
     assert_eq!(call(Some(&json!({ "HTTPS_PROXY": serve.variables["HTTPS_PROXY"], "CURL_CA_BUNDLE": serve.variables["CURL_CA_BUNDLE"] })), &["https://api.example.com/__mocklib/handlers"]).1, "the API's own");
 }
+
+/// A bad payload is a `400` whose JSON names the field by its JSON
+/// pointer, as well as in words; nothing of it is added.
+#[test]
+fn a_bad_payload_is_refused_with_the_json_pointer_of_the_field() {
+    let dir = with_handler_file("[]");
+    let serve = Serve::start(dir.path(), &["--handlers", "handlers.yaml"]);
+    let admin = format!("{}/__mocklib/handlers", serve.url());
+    for (payload, pointer, says) in [
+        (
+            r#"[{"path": "/x", "staus": 200}]"#,
+            "/0/staus",
+            "unknown field `staus`",
+        ),
+        (
+            r#"[{"path": "/x"}, {"path": "/y", "status": "abc"}]"#,
+            "/1/status",
+            "entry 2 (ALL /y): status: invalid type",
+        ),
+        (
+            r#"[{"path": "/x", "sequence": [{"status": 99}]}]"#,
+            "/0/sequence/0/status",
+            "invalid status 99",
+        ),
+        (
+            r#"[{"path": "/x", "match": {"headers": {"a": 1}}}]"#,
+            "/0/match/headers/a",
+            "match.headers.a: invalid type",
+        ),
+        (
+            r#"[{"path": "/x", "headers": {"bad name": "v"}}]"#,
+            "/0/headers",
+            "invalid header",
+        ),
+        (r#"{"path": "/x"}"#, "", "expected a list of handlers"),
+    ] {
+        let (status, body) = call(None, &["-X", "POST", "--data-binary", payload, &admin]);
+        assert_eq!(status, 400, "{payload}: {body}");
+        let refused: Value = serde_json::from_str(&body).unwrap();
+        assert_eq!(refused["pointer"], pointer, "{payload}: {body}");
+        assert!(text(&refused, "error").contains(says), "{payload}: {body}");
+    }
+    assert_eq!(get_json(&admin), json!([]));
+}

@@ -1545,7 +1545,7 @@ fn a_sequence_beside_a_single_answer_fails_the_load_saying_why() {
         ("  sequence: [ { staus: 200 } ]", "unknown field `staus`"),
         (
             "  sequence: [ { status: 99 } ]",
-            "sequence[0]: invalid status 99",
+            "sequence[0]: status: invalid status 99",
         ),
     ] {
         let stderr = load_error(&format!("- path: /job\n{entry}\n"));

@@ -294,7 +294,13 @@ impl Admin {
         let pool = lock(&self.pool).clone();
         handler_file::parse(text, yaml, "the request body", &self.dir, pool.as_ref())
             .map(|(handlers, _)| handlers)
-            .map_err(|error| refuse(400, &error))
+            .map_err(|error| {
+                HttpResponse::json(&serde_json::json!({
+                    "error": error.message,
+                    "pointer": error.pointer,
+                }))
+                .status(400)
+            })
     }
 
     /// `DELETE handlers/{index}`.
