@@ -21,6 +21,9 @@
 //!
 //! - `GET /__mocklib/openapi.json`: this API, as an OpenAPI 3.1 document.
 //!
+//! The live page (`GET /__mocklib/`) and its event stream
+//! (`GET /__mocklib/events`) are `page.rs`'s.
+//!
 //! Handlers added at runtime survive a reload of the files.
 
 use std::path::PathBuf;
@@ -240,6 +243,21 @@ fn document(base_url: &Url) -> serde_json::Value {
                         "200": { "description": "Every count met.", "content": { "application/json": { "schema": { "type": "object", "properties": { "ok": { "const": true } } } } } },
                         "422": { "description": "A count is off: verify()'s report.", "content": { "application/json": { "schema": { "type": "object", "properties": { "ok": { "const": false }, "report": { "type": "string" } } } } } }
                     }
+                }
+            },
+            "/__mocklib/": {
+                "get": {
+                    "operationId": "livePage",
+                    "summary": "The live page: the handlers and the requests as they arrive, for a browser",
+                    "responses": { "200": { "description": "The page (its script and style sheet are beside it).", "content": { "text/html": { "schema": { "type": "string" } } } } }
+                }
+            },
+            "/__mocklib/events": {
+                "get": {
+                    "operationId": "streamRequests",
+                    "summary": "The journal as server-sent events: the requests so far, then each as it arrives",
+                    "parameters": [{ "name": "Last-Event-ID", "in": "header", "required": false, "description": "The id of the last event received: only what came after it is sent.", "schema": { "type": "string" } }],
+                    "responses": { "200": { "description": "`entry` events (a journal entry, with `sequence` and, when unhandled, `closest`: the closest handlers and how the request differs from each) and `cleared` events (the journal was cleared).", "content": { "text/event-stream": { "schema": { "type": "string" } } } } }
                 }
             },
             "/__mocklib/openapi.json": {

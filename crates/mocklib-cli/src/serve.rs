@@ -124,14 +124,16 @@ format; YAML when the content type says yaml) ahead of the files', GET
 lists them, DELETE removes what was added (/__mocklib/handlers/INDEX:
 one of them). GET MOCKLIB_URL/__mocklib/verify
 answers 200 when every entry's `times` is met, else 422 with the report;
-GET MOCKLIB_URL/__mocklib/openapi.json describes these as OpenAPI 3.1. Handler, body, HAR, OpenAPI and
+GET MOCKLIB_URL/__mocklib/openapi.json describes these as OpenAPI 3.1. Open
+MOCKLIB_URL/__mocklib/ in a browser for a live page of the handlers and the
+requests, where a request becomes a handler. Handler, body, HAR, OpenAPI and
 .proto files are reloaded when they change.";
 
 /// How often the files are checked for changes.
 const POLL: Duration = Duration::from_millis(200);
 
 /// The path of the journal endpoint on the listener's own origin.
-const JOURNAL_PATH: &str = "/__mocklib/requests";
+pub(crate) const JOURNAL_PATH: &str = "/__mocklib/requests";
 
 #[derive(Debug, Default)]
 struct Options {
@@ -273,6 +275,19 @@ fn serve(options: &Options) -> Result<(), String> {
         count: 0,
         settling: None,
     };
+    let pool = Arc::clone(&sources.pool);
+    let show = move |entry: &_| {
+        journal_entry(
+            entry,
+            pool.lock().unwrap_or_else(PoisonError::into_inner).as_ref(),
+        )
+    };
+    sources.endpoints.extend(crate::page::endpoints(
+        &server,
+        &base_url,
+        JOURNAL_PATH,
+        Box::new(show),
+    ));
     let handlers = sources.load()?;
     sources.count = handlers.len();
     server.reset_handlers_to(handlers);
@@ -642,7 +657,7 @@ impl JournalFilter {
 /// otherwise; repeated headers joined with ", "; for a gRPC call answered
 /// by a `grpc` handler, its messages and status (`grpc`, `null` for other
 /// requests).
-fn journal_entry(
+pub(crate) fn journal_entry(
     entry: &mocklib::RecordedRequest,
     pool: Option<&DescriptorPool>,
 ) -> serde_json::Value {

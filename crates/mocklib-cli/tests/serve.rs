@@ -1877,6 +1877,8 @@ fn the_admin_api_describes_itself_as_openapi() {
         "/__mocklib/handlers/{index}",
         "/__mocklib/verify",
         "/__mocklib/openapi.json",
+        "/__mocklib/",
+        "/__mocklib/events",
     ] {
         assert!(paths.contains(&path), "{path} missing: {paths:?}");
     }
@@ -1884,5 +1886,5 @@ fn the_admin_api_describes_itself_as_openapi() {
     let handlers = mocklib::openapi::OpenApi::from_json(&text)
         .and_then(|api| api.handlers())
         .unwrap();
-    assert_eq!(handlers.len(), 8, "one handler per operation");
+    assert_eq!(handlers.len(), 10, "one handler per operation");
 }
