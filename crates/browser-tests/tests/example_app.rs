@@ -7,13 +7,15 @@
 //! `chromium` and `chromedriver`: `./scripts/test` installs them.
 #![cfg(not(target_arch = "wasm32"))]
 
-use std::io::{BufRead, BufReader, Read, Write};
+mod webdriver;
+
+use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
 
-use serde_json::{Value, json};
+use serde_json::json;
+use webdriver::Chromedriver;
 
 #[test]
 fn the_example_page_renders_mocked_data() {
@@ -22,11 +24,10 @@ fn the_example_page_renders_mocked_data() {
     let driver = Chromedriver::start();
     let session = driver.new_session();
     session.navigate(&format!("http://{server}/"));
-    let state = session.wait_for(
-        "return document.getElementById('app').dataset.state",
-        "done",
+    session.wait_for(
+        "the app to render (data-state=done)",
+        "return document.getElementById('app').dataset.state === 'done'",
     );
-    assert_eq!(state, "done");
     let page = session.execute(
         "return {
             greeting: document.getElementById('greeting').textContent,
@@ -136,121 +137,4 @@ fn content_type(file: &str) -> &'static str {
         Some("wasm") => "application/wasm",
         _ => "text/plain; charset=utf-8",
     }
-}
-
-struct Chromedriver {
-    process: Child,
-    url: String,
-}
-
-impl Chromedriver {
-    fn start() -> Self {
-        let port = TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let process = Command::new("chromedriver")
-            .arg(format!("--port={port}"))
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("chromedriver is not installed: ./scripts/test installs it");
-        let url = format!("http://127.0.0.1:{port}");
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while ureq::get(&format!("{url}/status")).call().is_err() {
-            assert!(Instant::now() < deadline, "chromedriver did not come up");
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        Chromedriver { process, url }
-    }
-
-    fn new_session(&self) -> Session {
-        let profile = tempfile::tempdir().unwrap();
-        let capabilities = json!({ "capabilities": { "alwaysMatch": {
-            "browserName": "chrome",
-            "goog:chromeOptions": {
-                "binary": "/usr/bin/chromium",
-                "args": [
-                    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-                    "--no-first-run", "--disable-background-networking",
-                    "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage",
-                    format!("--user-data-dir={}", profile.path().display()),
-                ],
-            },
-        }}});
-        let created = post(&format!("{}/session", self.url), &capabilities);
-        let id = created["value"]["sessionId"]
-            .as_str()
-            .expect("a session id")
-            .to_owned();
-        Session {
-            url: format!("{}/session/{id}", self.url),
-            _profile: profile,
-        }
-    }
-}
-
-impl Drop for Chromedriver {
-    fn drop(&mut self) {
-        let _ = self.process.kill();
-        let _ = self.process.wait();
-    }
-}
-
-struct Session {
-    url: String,
-    _profile: tempfile::TempDir,
-}
-
-impl Session {
-    fn navigate(&self, url: &str) {
-        post(&format!("{}/url", self.url), &json!({ "url": url }));
-    }
-
-    fn execute(&self, script: &str) -> Value {
-        post(
-            &format!("{}/execute/sync", self.url),
-            &json!({ "script": script, "args": [] }),
-        )["value"]
-            .take()
-    }
-
-    /// Polls `script` until it returns `expected` (or 30 s pass).
-    fn wait_for(&self, script: &str, expected: &str) -> String {
-        let deadline = Instant::now() + Duration::from_secs(30);
-        loop {
-            let value = self.execute(script);
-            if value == expected || Instant::now() > deadline {
-                return value.as_str().unwrap_or_default().to_owned();
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    }
-
-    fn close(self) {
-        let _ = ureq::delete(&self.url).call();
-    }
-}
-
-fn post(url: &str, body: &Value) -> Value {
-    let mut response = ureq::post(url)
-        .config()
-        .http_status_as_error(false)
-        .build()
-        .send_json(body)
-        .unwrap_or_else(|error| panic!("WebDriver {url}: {error}"));
-    let mut text = String::new();
-    response
-        .body_mut()
-        .as_reader()
-        .read_to_string(&mut text)
-        .unwrap();
-    let value: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
-    assert!(
-        response.status().is_success(),
-        "WebDriver {url} answered {}: {text}",
-        response.status()
-    );
-    value
 }

@@ -276,7 +276,19 @@ fn serve(options: &Options) -> Result<(), String> {
         tenants: Arc::clone(&tenants),
         token: options.admin_token.clone(),
     };
-    lock(&tenants).endpoints = vec![admin.into_handler()];
+    let show = {
+        let pool = Arc::clone(&pool);
+        move |entry: &_| crate::admin::journal_entry(entry, lock(&pool).as_ref())
+    };
+    // The admin API first: it checks the token before the page's stream.
+    let mut endpoints = vec![admin.into_handler()];
+    endpoints.extend(crate::page::endpoints(
+        &server,
+        &base_url,
+        crate::admin::JOURNAL_PATH,
+        Box::new(show),
+    ));
+    lock(&tenants).endpoints = endpoints;
     let mut sources = Sources {
         options,
         tenants,

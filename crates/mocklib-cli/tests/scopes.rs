@@ -387,6 +387,17 @@ fn the_admin_api_answers_only_its_own_origin_with_the_token() {
     assert_ne!(status, 200, "{body}");
     assert!(!body.contains("added_at_runtime"), "{body}");
 
+    // The live page's files are open (a browser loads them without a
+    // header); its stream needs the token, in the query for EventSource.
+    let page = format!("{}/__mocklib/", serve.url());
+    assert_eq!(get(&page).0, 200);
+    assert_eq!(get(&format!("{page}events")).0, 401);
+    let (status, _) = call(
+        None,
+        &["--max-time", "1", &format!("{page}events?token=s3cret")],
+    );
+    assert_eq!(status, 200);
+
     // Oversized: 413 before anything is parsed.
     let big = dir.path().join("big.json");
     std::fs::write(&big, vec![b' '; 5 << 20]).unwrap();

@@ -78,6 +78,8 @@ pub struct RecordedRequest {
     base_url: Option<Url>,
     /// The typed values the mocked response carried.
     extensions: http::Extensions,
+    /// Its number in its journal (set when it is pushed).
+    sequence: u64,
 }
 
 impl RecordedRequest {
@@ -155,6 +157,35 @@ impl RecordedRequest {
         &self.extensions
     }
 
+    /// Its number in the order its scope's journal recorded requests, from
+    /// 0. Numbers are never reused, neither after the oldest entries are
+    /// dropped for capacity nor after
+    /// [`clear_requests`](crate::node::Server::clear_requests): a reader
+    /// that remembers the last number it saw finds what came after it, as a
+    /// live view of the journal does.
+    ///
+    /// ```
+    /// use mocklib::{http, HttpResponse, Request, node::setup_server};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let server = setup_server([http::get("https://api.example.com/user", |_| HttpResponse::text("John"))]);
+    /// server.listen();
+    /// let get = || Request::new(::http::Method::GET, "https://api.example.com/user".parse().unwrap());
+    /// server.handle(get(), None).await;
+    /// server.handle(get(), None).await;
+    /// let numbers: Vec<u64> = server.requests().iter().map(|entry| entry.sequence()).collect();
+    /// assert_eq!(numbers, [0, 1]);
+    ///
+    /// server.clear_requests();
+    /// server.handle(get(), None).await;
+    /// assert_eq!(server.requests()[0].sequence(), 2);
+    /// # }
+    /// ```
+    pub fn sequence(&self) -> u64 {
+        self.sequence
+    }
+
     /// The entry for `request`, built before taking the journal's lock.
     pub(crate) fn new(
         request: &Request,
@@ -172,6 +203,7 @@ impl RecordedRequest {
             answer,
             base_url: base_url.cloned(),
             extensions: http::Extensions::new(),
+            sequence: 0,
         }
     }
 
@@ -191,6 +223,9 @@ pub(crate) struct Journal {
     entries: VecDeque<RecordedRequest>,
     /// Requests dropped to stay within the capacity.
     dropped: usize,
+    /// Requests pushed since the journal was made (clearing keeps the
+    /// count): the next entry's [`RecordedRequest::sequence`].
+    recorded: u64,
 }
 
 impl Journal {
@@ -215,11 +250,13 @@ impl Journal {
     pub(crate) fn push(
         &mut self,
         capacity: usize,
-        entry: RecordedRequest,
+        mut entry: RecordedRequest,
     ) -> Option<RecordedRequest> {
         if capacity == 0 {
             return None;
         }
+        entry.sequence = self.recorded;
+        self.recorded += 1;
         let mut evicted = None;
         while self.entries.len() >= capacity {
             evicted = self.entries.pop_front();
@@ -274,6 +311,12 @@ mod tests {
             .collect();
         assert_eq!(paths, ["/2", "/3", "/4"]);
         assert_eq!(journal.dropped(), 2);
+        // Numbered in arrival order, the dropped ones included.
+        let numbers: Vec<_> = journal.entries().map(RecordedRequest::sequence).collect();
+        assert_eq!(numbers, [2, 3, 4]);
+        journal.clear();
+        journal.record(3, &request("/5", 0), None, Answer::Unhandled, None);
+        assert_eq!(journal.entries().next().unwrap().sequence(), 5);
     }
 
     #[test]

@@ -216,6 +216,48 @@ fn difference(handler: &Handler, entry: &RecordedRequest) -> Vec<String> {
     lines
 }
 
+// Here rather than in journal.rs: explaining an entry takes the
+// suggestions and the differences, a layer above the journal.
+impl RecordedRequest {
+    /// The handlers among `handlers` closest to this request, closest first
+    /// (at most four: those the unhandled-request warning suggests, "Did
+    /// you mean …"), each with the lines that say how the request differs
+    /// from what it matches, as strict mode's report says it: another
+    /// method, the conditions it fails, the URL with a caret line under
+    /// where the two part ways. For an entry read later, against the
+    /// handlers of that time: a handler with no lines matches the request
+    /// now. Empty when none comes close.
+    ///
+    /// ```
+    /// use mocklib::{http, HttpResponse, Request, node::setup_server};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let server = setup_server([http::post("https://api.example.com/users", |_| HttpResponse::empty())]);
+    /// server.listen();
+    /// let url = "https://api.example.com/users".parse().unwrap();
+    /// server.handle(Request::new(::http::Method::GET, url), None).await;
+    ///
+    /// let handlers = server.list_handlers();
+    /// let [(handler, why)] = server.requests()[0].closest_handlers(&handlers).try_into().unwrap();
+    /// assert_eq!(handler.header(), "POST https://api.example.com/users");
+    /// assert_eq!(why, ["method: expected POST, received GET"]);
+    /// # }
+    /// ```
+    pub fn closest_handlers<'a>(
+        &self,
+        handlers: impl IntoIterator<Item = &'a Handler>,
+    ) -> Vec<(&'a Handler, Vec<String>)> {
+        crate::suggest::closest_handlers(self.request(), handlers.into_iter())
+            .into_iter()
+            .map(|handler| {
+                let why = differences(handler, self.request(), self.base_url());
+                (handler, why)
+            })
+            .collect()
+    }
+}
+
 /// For strict mode's report: how an unhandled `request` differs from each
 /// of the handlers closest to it.
 pub(crate) fn closest_handler_differences(
@@ -233,9 +275,19 @@ pub(crate) fn closest_handler_differences(
     text
 }
 
-/// What keeps `handler` from matching `request`: another method, and the
-/// URL with the part where they part ways marked.
+/// What keeps `handler` from matching `request`, as lines indented under
+/// the handler's in a report.
 fn mismatch(handler: &Handler, request: &Request, base_url: Option<&url::Url>) -> Vec<String> {
+    differences(handler, request, base_url)
+        .into_iter()
+        .map(|line| format!("      {line}"))
+        .collect()
+}
+
+/// What keeps `handler` from matching `request`: another method, the
+/// conditions it fails, or the URL with the part where they part ways
+/// marked (a caret line under `received`); nothing when it matches.
+fn differences(handler: &Handler, request: &Request, base_url: Option<&url::Url>) -> Vec<String> {
     let mut lines = Vec::new();
     if let Some(method) = handler
         .kind()
@@ -243,7 +295,7 @@ fn mismatch(handler: &Handler, request: &Request, base_url: Option<&url::Url>) -
         .filter(|&method| method != request.method())
     {
         lines.push(format!(
-            "      method: expected {method}, received {}",
+            "method: expected {method}, received {}",
             request.method()
         ));
         if handler.matches(&with_method(request, method), base_url) {
@@ -252,15 +304,15 @@ fn mismatch(handler: &Handler, request: &Request, base_url: Option<&url::Url>) -
     }
     // The kind matches: what differs is a condition of `when`.
     if let Some(failed) = handler.mismatches(request, base_url) {
-        lines.extend(failed.iter().map(|mismatch| format!("      ✗ {mismatch}")));
+        lines.extend(failed.iter().map(|mismatch| format!("✗ {mismatch}")));
         return lines;
     }
     if let Some(text) = handler.kind().suggestion_text() {
         let received = crate::suggest::comparable_url(request, text);
         if !received.eq_ignore_ascii_case(text) {
-            lines.push(format!("      expected {text}"));
-            lines.push(format!("      received {received}"));
-            lines.push(format!("               {}", marker(text, &received)));
+            lines.push(format!("expected {text}"));
+            lines.push(format!("received {received}"));
+            lines.push(format!("         {}", marker(text, &received)));
         }
     }
     lines

@@ -161,6 +161,25 @@ pub(super) fn document(base_url: &Url) -> serde_json::Value {
                     "responses": { "204": { "description": "Stopped." } }
                 }
             },
+            "/__mocklib/": {
+                "get": {
+                    "operationId": "livePage",
+                    "summary": "The live page: the handlers and the requests as they arrive, for a browser",
+                    "security": [],
+                    "responses": { "200": { "description": "The page (its script and style sheet are beside it). With --admin-token, open it as /__mocklib/#token=TOKEN.", "content": { "text/html": { "schema": { "type": "string" } } } } }
+                }
+            },
+            "/__mocklib/events": {
+                "get": {
+                    "operationId": "streamRequests",
+                    "summary": "The journal as server-sent events: the requests so far, then each as it arrives",
+                    "parameters": [
+                        { "name": "Last-Event-ID", "in": "header", "required": false, "description": "The id of the last event received: only what came after it is sent.", "schema": { "type": "string" } },
+                        { "name": "token", "in": "query", "required": false, "description": "The admin token, for a client that cannot send a header (a browser's EventSource).", "schema": { "type": "string" } }
+                    ],
+                    "responses": { "200": { "description": "`entry` events (a journal entry, with `sequence` and, when unhandled, `closest`: the closest handlers and how the request differs from each) and `cleared` events (the journal was cleared).", "content": { "text/event-stream": { "schema": { "type": "string" } } } } }
+                }
+            },
             "/__mocklib/openapi.json": {
                 "get": {
                     "operationId": "describe",

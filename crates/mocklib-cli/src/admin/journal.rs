@@ -63,6 +63,8 @@ impl JournalFilter {
                 "url" => pattern = Some(value.into_owned()),
                 "handler" => handler = Some(value.into_owned()),
                 "unhandled" => unhandled = value == "true" || value == "1",
+                // The admin token, for a client that cannot send a header.
+                "token" => {}
                 other => {
                     return Err(format!(
                         "unknown filter {other:?}: the journal filters by method, url, handler and unhandled"
@@ -108,7 +110,7 @@ impl JournalFilter {
 /// otherwise; repeated headers joined with ", "; for a gRPC call answered
 /// by a `grpc` handler, its messages and status (`grpc`, `null` for other
 /// requests).
-fn journal_entry(
+pub(crate) fn journal_entry(
     entry: &mocklib::RecordedRequest,
     pool: Option<&DescriptorPool>,
 ) -> serde_json::Value {

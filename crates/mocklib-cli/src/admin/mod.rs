@@ -37,16 +37,22 @@
 //! what passes through into a HAR file) and `DELETE record`,
 //! `GET openapi.json` (this API as an OpenAPI 3.1 document).
 //!
+//! The live page (`GET /__mocklib/`) and its event stream
+//! (`GET /__mocklib/events`) are `page.rs`'s, on the server's own origin.
+//!
 //! **Who may ask.** Only requests addressed to the server's own origin —
 //! `127.0.0.1`, `localhost` or `[::1]` at its port or a scope's — reach the
 //! API: a proxied request for another host's `/__mocklib/` is that host's
 //! business, and a page that rebinds its own name to loopback cannot reach
 //! it. With `--admin-token` every request needs `Authorization: Bearer
-//! TOKEN` (`401` otherwise). Payloads over 4 MiB are refused (`413`).
+//! TOKEN` (`401` otherwise; the event stream, which a browser's
+//! `EventSource` opens without headers, may carry it as `?token=`). Payloads over 4 MiB are refused (`413`).
 
 mod document;
 mod journal;
 mod tenants;
+
+pub(crate) use journal::journal_entry;
 
 pub(crate) use tenants::Tenants;
 
@@ -70,6 +76,14 @@ pub(crate) type SharedTenants = Arc<Mutex<Tenants>>;
 
 /// The descriptors of the `--proto` files (`None` without any).
 pub(crate) type SharedPool = Arc<Mutex<Option<DescriptorPool>>>;
+
+/// The journal resource on the server's own origin.
+pub(crate) const JOURNAL_PATH: &str = "/__mocklib/requests";
+
+/// `path` on the listener's own origin.
+pub(crate) fn own_url(base_url: &Url, path: &str) -> Url {
+    base_url.join(path).expect("a path joins the base URL")
+}
 
 /// The path every admin resource is under.
 pub(crate) const PREFIX: &str = "/__mocklib/";
@@ -116,10 +130,21 @@ impl Admin {
             return None;
         }
         let caller = tenants.of_port(url.port_or_known_default(), self.base_url.port())?;
-        if let Some(token) = &self.token {
+        // The live page's own files hold no data: a browser opens them
+        // without a header (the page then sends the token it was given).
+        let page_file = matches!(rest, "" | "page.js" | "page.css");
+        if let (Some(token), false) = (&self.token, page_file) {
             let given = request
                 .header("authorization")
-                .and_then(|value| value.strip_prefix("Bearer "));
+                .and_then(|value| value.strip_prefix("Bearer "))
+                .map(str::to_owned)
+                // `EventSource` cannot send a header: the page's stream
+                // carries it in the query.
+                .or_else(|| {
+                    url.query_pairs()
+                        .find(|(name, _)| name == "token")
+                        .map(|(_, value)| value.into_owned())
+                });
             if !given.is_some_and(|given| same_secret(given.as_bytes(), token.as_bytes())) {
                 return Some(
                     refuse(401, "the admin API needs `Authorization: Bearer TOKEN` (mocklib serve --admin-token)")
@@ -188,8 +213,8 @@ impl Admin {
             ),
             "openapi.json" if method == "GET" => HttpResponse::json(document),
             "openapi.json" => not_allowed("GET"),
-            // The live page and its assets.
-            "" => return None,
+            // The live page, its files and its stream (`page.rs`).
+            "" | "page.js" | "page.css" | "events" => return None,
             _ => match resource.split_once('/') {
                 Some(("handlers", index)) => self.remove_one(&mut tenants, tenant, index, method),
                 Some(("scopes", id)) if caller == TenantId::Root => {

@@ -1,0 +1,145 @@
+//! The live page of `mocklib serve` (`/__mocklib/`) in headless Chromium,
+//! driven over WebDriver by chromedriver as crates/browser-tests drives the
+//! example app: the built command as a child process, requests sent by the
+//! test on plain TCP, the page's DOM read back.
+//!
+//! Needs `chromium` and `chromedriver` (`./scripts/test` installs them).
+
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+// The browser tests' WebDriver client and plain HTTP/1.1 (this repository
+// only: the package leaves tests/ out).
+#[path = "../../browser-tests/tests/webdriver/mod.rs"]
+mod webdriver;
+use webdriver::{Chromedriver, http};
+
+mod common;
+use common::Serve;
+
+/// A handler close to `GET /hello`: another method.
+const HANDLERS: &str = "- method: POST\n  path: /hello\n  json: {greeting: hi}\n";
+
+#[test]
+fn a_request_shows_on_the_live_page_within_a_second_and_becomes_a_handler() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("handlers.yaml"), HANDLERS).unwrap();
+    let serve = Serve::start(dir.path(), &["--handlers", "handlers.yaml"]);
+    let driver = Chromedriver::start();
+    let page = driver.new_session();
+    page.navigate(&format!("{}/__mocklib/", serve.url()));
+    page.wait_for(
+        "the page to connect to its event stream",
+        "return document.body.dataset.state === 'live'",
+    );
+    page.wait_for(
+        "the handler file's entry in the list",
+        "return [...document.querySelectorAll('#handlers li')]
+            .some((li) => li.dataset.handler === 'POST /hello')",
+    );
+
+    // An unhandled request appears within a second, with the handler
+    // closest to it and why that one did not match.
+    let hello = format!("{}/hello", serve.url());
+    let sent = Instant::now();
+    let (status, _) = http("GET", &hello, &[], "");
+    // Unhandled, and addressed to the server itself: nothing to pass it to.
+    assert_eq!(status, 502);
+    let entry = "#journal li[data-method='GET'][data-answer='unhandled']";
+    let closest = page.wait_for(
+        "the request on the page",
+        &format!(r#"return document.querySelector("{entry} .closest")?.innerText ?? null"#),
+    );
+    let shown_after = sent.elapsed();
+    println!("GET /hello shown on the page {shown_after:?} after it was sent");
+    assert!(
+        shown_after < Duration::from_secs(1),
+        "shown after {shown_after:?}"
+    );
+    let closest = closest.as_str().unwrap();
+    assert!(closest.contains("POST /hello"), "{closest}");
+    assert!(
+        closest.contains("method: expected POST, received GET"),
+        "{closest}"
+    );
+
+    // Turned into a handler, with clicks: the YAML shown, then Add.
+    page.click(&format!("{entry} summary"));
+    let yaml = page.execute(&format!(
+        r#"return document.querySelector("{entry} .yaml").textContent"#
+    ));
+    assert_eq!(
+        yaml,
+        "- method: \"GET\"\n  path: \"/hello\"\n  status: 200\n  json: {}\n"
+    );
+    page.click(&format!("{entry} button.add"));
+    page.wait_for(
+        "the added handler in the list",
+        "return [...document.querySelectorAll('#handlers li')]
+            .some((li) => li.dataset.handler === 'GET /hello'
+                && li.textContent.includes('added at runtime'))",
+    );
+
+    // The next identical request is mocked by it, and shows so.
+    assert_eq!(http("GET", &hello, &[], ""), (200, "{}".to_owned()));
+    let answered = page.wait_for(
+        "the mocked request on the page",
+        r##"return document.querySelector("#journal li[data-method='GET'][data-answer='mocked'] .by")
+            ?.textContent ?? null"##,
+    );
+    assert_eq!(answered, "by GET /hello");
+
+    // The YAML the page writes reads back as written: quotes, newlines,
+    // U+2028, YAML's and mocklib patterns' special characters.
+    let tricky = json!({ "k: \"v\" #": ["it's", null, 1.5, true, "a\nb\u{2028}"], "": {} });
+    let yaml = page.execute_async(
+        "const [json, done] = arguments;
+         import('/__mocklib/page.js').then((page) => {
+             const entry = page.handlerFor({
+                 url: location.origin + '/odd:path*(1)', method: 'PUT', headers: {}, answer: 'unhandled',
+             });
+             done(page.toYaml([{ ...entry, json }]));
+         })",
+        &tricky,
+    );
+    let yaml = yaml.as_str().unwrap();
+    let handlers = format!("{}/__mocklib/handlers", serve.url());
+    let (status, text) = http(
+        "POST",
+        &handlers,
+        &[("content-type", "application/yaml")],
+        yaml,
+    );
+    assert_eq!(status, 201, "{text}{yaml}");
+    let (status, body) = http("PUT", &format!("{}/odd:path*(1)", serve.url()), &[], "");
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(serde_json::from_str::<Value>(&body).unwrap(), tricky);
+    page.close();
+}
+
+/// With `--admin-token`, the page opened as `/__mocklib/#token=TOKEN`
+/// sends it: its stream (in the query, as `EventSource` cannot send a
+/// header) and its requests to the admin API (as a bearer token) work.
+#[test]
+fn the_page_sends_the_token_it_was_opened_with() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("handlers.yaml"), HANDLERS).unwrap();
+    let serve = Serve::start(
+        dir.path(),
+        &["--handlers", "handlers.yaml", "--admin-token", "t0k/en"],
+    );
+    let driver = Chromedriver::start();
+    let page = driver.new_session();
+    page.navigate(&format!("{}/__mocklib/#token=t0k%2Fen", serve.url()));
+    page.wait_for(
+        "the page to connect to its event stream",
+        "return document.body.dataset.state === 'live'",
+    );
+    page.wait_for(
+        "the handler file's entry in the list",
+        "return [...document.querySelectorAll('#handlers li')]
+            .some((li) => li.dataset.handler === 'POST /hello')",
+    );
+    page.close();
+}
