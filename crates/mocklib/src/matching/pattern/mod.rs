@@ -138,6 +138,10 @@ pub(super) struct PathPattern {
     /// For `*`-led patterns: matched against the clean URL.
     path: Compiled,
     index_prefix: String,
+    /// For `*`-led patterns: the longest literal text the URL must contain
+    /// (lowercased), checked before the matcher runs. Most URLs lack it,
+    /// and the check needs neither the clean URL's copy nor a regex.
+    required: Option<Box<str>>,
 }
 
 /// One parameter captured from a request URL, before any typing.
@@ -384,6 +388,20 @@ impl Ctx<'_> {
     }
 }
 
+/// Whether `haystack` contains `needle` (ASCII, lowercase), ignoring ASCII
+/// case.
+fn contains_ignore_ascii_case(haystack: &str, needle: &str) -> bool {
+    let (haystack, needle) = (haystack.as_bytes(), needle.as_bytes());
+    let Some((&first, _)) = needle.split_first() else {
+        return true;
+    };
+    haystack.len() >= needle.len()
+        && (0..=haystack.len() - needle.len()).any(|at| {
+            haystack[at].to_ascii_lowercase() == first
+                && haystack[at..at + needle.len()].eq_ignore_ascii_case(needle)
+        })
+}
+
 impl PathPattern {
     /// Compiles a pattern. See the module docs for the accepted syntax.
     pub(super) fn parse(pattern: &str) -> Result<PathPattern, PatternError> {
@@ -413,6 +431,24 @@ impl PathPattern {
             Kind::WildcardLed => String::new(),
             _ => literal_prefix(&tokens),
         };
+        let required = match kind {
+            Kind::WildcardLed => tokens
+                .iter()
+                .filter_map(|token| match token {
+                    Token::Literal(text) => Some(text),
+                    Token::Param { .. } => None,
+                })
+                // Text a URL writes as it is (never percent-encoded), so
+                // the pattern's and the URL's spelling agree.
+                .filter(|text| {
+                    text.bytes()
+                        .all(|b| b.is_ascii_alphanumeric() || b"-._~/:@!$&'()+,;=".contains(&b))
+                })
+                .max_by_key(|text| text.len())
+                .filter(|text| !text.is_empty())
+                .map(|text| text.to_ascii_lowercase().into_boxed_str()),
+            _ => None,
+        };
         let path = compile_path(&tokens, &ctx)?;
         Ok(PathPattern {
             source: pattern.to_owned(),
@@ -420,6 +456,7 @@ impl PathPattern {
             had_query_or_hash: ctx.had_query_or_hash,
             path,
             index_prefix,
+            required,
         })
     }
 
@@ -456,6 +493,13 @@ impl PathPattern {
                 capture(&self.path, url.path(), &mut params).then_some(params)
             }
             Kind::WildcardLed => {
+                // The whole URL holds the clean URL: text missing from it
+                // is missing from the clean URL too.
+                if let Some(required) = &self.required {
+                    if !contains_ignore_ascii_case(url.as_str(), required) {
+                        return None;
+                    }
+                }
                 capture(&self.path, &clean_url(url), &mut params).then_some(params)
             }
         }

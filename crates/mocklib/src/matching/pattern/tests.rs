@@ -1141,3 +1141,15 @@ fn a_free_parameter_takes_the_regexs_choice() {
         vec![p("name", &[&name])]
     );
 }
+
+#[test]
+fn a_wildcard_led_pattern_checks_its_longest_literal_before_matching() {
+    assert_eq!(pat("*/__mocklib/*").required.as_deref(), Some("/__mocklib"));
+    assert!(is("*/__mocklib/*", "http://127.0.0.1:9/__MOCKLIB/handlers"));
+    assert!(!is("*/__mocklib/*", "http://127.0.0.1:9/user"));
+    // Text a URL percent-encodes is not required as written.
+    assert_eq!(pat("*/caf%C3%A9").required.as_deref(), None);
+    assert!(is("*/café", "https://x.test/caf%C3%A9"));
+    assert!(is("*/a b/*", "https://x.test/a%20b/c"));
+    assert_eq!(pat("/users").required, None);
+}
