@@ -447,6 +447,39 @@ fn the_readme_shell_script_reaches_the_handlers() {
     assert_eq!(printed.lines().count(), 4, "{printed}");
 }
 
+/// The README's Go suite through its shell script: forty `t.Parallel()`
+/// tests, each with a client of its own through its scope's proxy.
+#[test]
+fn the_readme_go_suite_passes_through_the_readme_shell_script() {
+    let dir = readme_project();
+    let [suite] = &readme_blocks("go")[..] else {
+        panic!("one go block in the README's serve section")
+    };
+    std::fs::write(dir.path().join("users_test.go"), suite).unwrap();
+    std::fs::write(
+        dir.path().join("go.mod"),
+        "module example.com/users\n\ngo 1.19\n",
+    )
+    .unwrap();
+    let output = run_readme_script(
+        dir.path(),
+        "GOPROXY=off GOFLAGS=-mod=mod go test -count=1 -v ./... > go.out 2>&1",
+    );
+    let report = std::fs::read_to_string(dir.path().join("go.out")).unwrap_or_default();
+    assert!(output.status.success(), "{output:?}\n{report}");
+    assert_eq!(
+        report
+            .matches("--- PASS: TestParallelTestsSeeOnlyTheirOwnMocks/")
+            .count(),
+        40,
+        "{report}"
+    );
+    assert!(
+        report.contains("--- PASS: TestReadsAUser") && report.contains("\nok "),
+        "{report}"
+    );
+}
+
 #[test]
 fn the_readme_node_suite_passes_through_the_readme_shell_script() {
     let dir = readme_project();
