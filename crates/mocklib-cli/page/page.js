@@ -2,8 +2,12 @@
 // journal as /__mocklib/events streams it. Plain JavaScript, served as it
 // is: no build step, no dependency.
 
-const HANDLERS = "/__mocklib/handlers";
-const EVENTS = "/__mocklib/events";
+// Where this page's tenant is: /__mocklib/ for the server's own list, a
+// scope's own origin or /__mocklib/scopes/ID/ for a scope's.
+const BASE = globalThis.location ? location.pathname.replace(/[^/]*$/, "") : "/__mocklib/";
+const HANDLERS = `${BASE}handlers`;
+const EVENTS = `${BASE}events`;
+const SCOPES = `${BASE}scopes`;
 // With `mocklib serve --admin-token`, the page is opened as
 // /__mocklib/#token=TOKEN (a fragment never leaves the browser) and sends it.
 const TOKEN = globalThis.location ? new URLSearchParams(location.hash.slice(1)).get("token") : null;
@@ -272,5 +276,31 @@ function connect() {
   });
 }
 
-byId("refresh").addEventListener("click", () => refreshHandlers());
+// --- Scopes (on the server's own page only) ------------------------------
+
+/** Lists the open scopes, each linking to its own page. */
+async function refreshScopes() {
+  const response = await fetch(SCOPES, authorized());
+  // A scope's page: scopes are the server's.
+  if (!response.ok) return;
+  const scopes = await response.json();
+  byId("scopes-section").hidden = scopes.length === 0;
+  byId("scopes").replaceChildren(
+    ...scopes.map((scope) => {
+      const link = element("a", { href: `scopes/${scope.id}/${location.hash}` }, `scope ${scope.id}`);
+      const item = element("li", {}, link, " ", element("code", {}, scope.url));
+      item.dataset.scope = String(scope.id);
+      return item;
+    }),
+  );
+}
+
+byId("refresh").addEventListener("click", () => {
+  refreshHandlers();
+  refreshScopes();
+});
 connect();
+if (BASE === "/__mocklib/") {
+  refreshScopes().catch(() => {});
+  setInterval(() => refreshScopes().catch(() => {}), 2000);
+}

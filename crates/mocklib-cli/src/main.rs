@@ -21,7 +21,6 @@ mod admin;
 mod base64;
 mod grpc_entry;
 mod handler_file;
-mod page;
 mod proto;
 mod reflection;
 mod resource_entry;

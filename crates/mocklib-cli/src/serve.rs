@@ -268,6 +268,10 @@ fn serve(options: &Options) -> Result<(), String> {
     let base_url = server.url();
     let pool = crate::admin::SharedPool::default();
     let tenants = crate::admin::SharedTenants::default();
+    let show = {
+        let pool = Arc::clone(&pool);
+        move |entry: &_| crate::admin::journal_entry(entry, lock(&pool).as_ref())
+    };
     let admin = crate::admin::Admin {
         server: server.clone(),
         base_url: base_url.clone(),
@@ -275,19 +279,9 @@ fn serve(options: &Options) -> Result<(), String> {
         dir: std::env::current_dir().unwrap_or_default(),
         tenants: Arc::clone(&tenants),
         token: options.admin_token.clone(),
+        page: crate::admin::Page::new(&server, Box::new(show)),
     };
-    let show = {
-        let pool = Arc::clone(&pool);
-        move |entry: &_| crate::admin::journal_entry(entry, lock(&pool).as_ref())
-    };
-    // The admin API first: it checks the token before the page's stream.
-    let mut endpoints = vec![admin.into_handler()];
-    endpoints.extend(crate::page::endpoints(
-        &server,
-        &base_url,
-        crate::admin::JOURNAL_PATH,
-        Box::new(show),
-    ));
+    let endpoints = vec![admin.into_handler(), crate::admin::page_redirect(&base_url)];
     lock(&tenants).endpoints = endpoints;
     let mut sources = Sources {
         options,

@@ -143,3 +143,72 @@ fn the_page_sends_the_token_it_was_opened_with() {
     );
     page.close();
 }
+
+/// A scope has its page (on its own origin, or under the server's as
+/// `scopes/ID/`) showing its handlers and its requests only; the server's
+/// page lists the open scopes and never shows their requests.
+#[test]
+fn a_scope_has_its_own_page_and_the_server_page_lists_it() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("handlers.yaml"), HANDLERS).unwrap();
+    let serve = Serve::start(dir.path(), &["--handlers", "handlers.yaml"]);
+    let (status, body) = http(
+        "POST",
+        &format!("{}/__mocklib/scopes", serve.url()),
+        &[],
+        "",
+    );
+    assert_eq!(status, 201, "{body}");
+    let scope: Value = serde_json::from_str(&body).unwrap();
+    let (id, scope_url) = (
+        scope["id"].as_u64().unwrap(),
+        scope["url"].as_str().unwrap(),
+    );
+    let (status, _) = http(
+        "POST",
+        &format!("{scope_url}/__mocklib/handlers"),
+        &[("content-type", "application/yaml")],
+        "- path: /only-in-the-scope\n  body: scoped\n",
+    );
+    assert_eq!(status, 201);
+
+    let driver = Chromedriver::start();
+    let server_page = driver.new_session();
+    server_page.navigate(&format!("{}/__mocklib/", serve.url()));
+    server_page.wait_for(
+        "the scope listed on the server's page",
+        &format!("return document.querySelector(\"#scopes li[data-scope='{id}']\") !== null"),
+    );
+    let scope_page = driver.new_session();
+    scope_page.navigate(&format!("{}/__mocklib/scopes/{id}/", serve.url()));
+    scope_page.wait_for(
+        "the scope's page to connect",
+        "return document.body.dataset.state === 'live'",
+    );
+    scope_page.wait_for(
+        "the scope's own handler in its list",
+        "return [...document.querySelectorAll('#handlers li')]
+            .some((li) => li.dataset.handler === 'ALL /only-in-the-scope')",
+    );
+    assert_eq!(
+        http("GET", &format!("{scope_url}/only-in-the-scope"), &[], ""),
+        (200, "scoped".to_owned())
+    );
+    scope_page.wait_for(
+        "the scope's request on its page",
+        "return document.querySelector(\"#journal li[data-answer='mocked']\") !== null",
+    );
+    // The server's page saw none of it.
+    server_page.wait_for(
+        "the server's page to be live",
+        "return document.body.dataset.state === 'live'",
+    );
+    let shown = server_page.execute("return document.querySelectorAll('#journal li').length");
+    assert_eq!(shown, 0);
+    let listed = server_page.execute(
+        "return [...document.querySelectorAll('#handlers li')].some((li) => li.dataset.handler === 'ALL /only-in-the-scope')",
+    );
+    assert_eq!(listed, false);
+    scope_page.close();
+    server_page.close();
+}

@@ -31,7 +31,9 @@ pub(super) fn answer(
                 .iter()
                 // What a test asks of the server is not what its code
                 // under test sent.
-                .filter(|entry| !super::is_admin_request(entry.url()) && filter.keeps(entry))
+                .filter(|entry| {
+                    !super::origin::is_admin_request(entry.url()) && filter.keeps(entry)
+                })
                 .map(|entry| journal_entry(entry, pool))
                 .collect();
             HttpResponse::json(&requests)

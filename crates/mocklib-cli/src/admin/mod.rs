@@ -50,9 +50,13 @@
 
 mod document;
 mod journal;
+mod origin;
+mod page;
 mod tenants;
 
 pub(crate) use journal::journal_entry;
+use origin::{PREFIX, is_loopback};
+pub(crate) use page::{Page, redirect as page_redirect};
 
 pub(crate) use tenants::Tenants;
 
@@ -77,17 +81,6 @@ pub(crate) type SharedTenants = Arc<Mutex<Tenants>>;
 /// The descriptors of the `--proto` files (`None` without any).
 pub(crate) type SharedPool = Arc<Mutex<Option<DescriptorPool>>>;
 
-/// The journal resource on the server's own origin.
-pub(crate) const JOURNAL_PATH: &str = "/__mocklib/requests";
-
-/// `path` on the listener's own origin.
-pub(crate) fn own_url(base_url: &Url, path: &str) -> Url {
-    base_url.join(path).expect("a path joins the base URL")
-}
-
-/// The path every admin resource is under.
-pub(crate) const PREFIX: &str = "/__mocklib/";
-
 /// Admin payloads over this many bytes are refused with `413`: a handler
 /// file is small, and the body is held in memory.
 const MAX_BODY: usize = 4 << 20;
@@ -107,6 +100,8 @@ pub(crate) struct Admin {
     pub(crate) tenants: SharedTenants,
     /// `--admin-token`: the bearer token every request must carry.
     pub(crate) token: Option<String>,
+    /// The live page, for every tenant.
+    pub(crate) page: Page,
 }
 
 impl Admin {
@@ -165,7 +160,8 @@ impl Admin {
             .strip_prefix("scopes/")
             .and_then(|after| after.split_once('/'))
         {
-            Some((id, tail)) if !tail.is_empty() => {
+            // `scopes/ID/...`: a resource of that scope (`scopes/ID/` its page).
+            Some((id, tail)) => {
                 if caller != TenantId::Root {
                     return Some(refuse(
                         403,
@@ -213,8 +209,12 @@ impl Admin {
             ),
             "openapi.json" if method == "GET" => HttpResponse::json(document),
             "openapi.json" => not_allowed("GET"),
-            // The live page, its files and its stream (`page.rs`).
-            "" | "page.js" | "page.css" | "events" => return None,
+            // The live page and its stream (`page.rs`).
+            "" | "page.js" | "page.css" => return Page::file(resource),
+            "events" if method == "GET" => self
+                .page
+                .events(request.header("last-event-id"), tenants.root_or(tenant)),
+            "events" => not_allowed("GET"),
             _ => match resource.split_once('/') {
                 Some(("handlers", index)) => self.remove_one(&mut tenants, tenant, index, method),
                 Some(("scopes", id)) if caller == TenantId::Root => {
@@ -627,22 +627,6 @@ fn refuse(status: u16, why: &str) -> HttpResponse {
 
 fn not_allowed(allow: &str) -> HttpResponse {
     HttpResponse::empty().status(405).header("allow", allow)
-}
-
-/// Whether a journal entry is a request to the admin API (or the live
-/// page): on a loopback origin, under [`PREFIX`].
-pub(crate) fn is_admin_request(url: &Url) -> bool {
-    is_loopback(url) && url.path().starts_with(PREFIX)
-}
-
-/// Whether `url`'s host is a loopback address or `localhost`.
-fn is_loopback(url: &Url) -> bool {
-    match url.host() {
-        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
-        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
-        Some(url::Host::Domain(name)) => name == "localhost",
-        None => false,
-    }
 }
 
 /// Compares in time that does not depend on where the two differ.

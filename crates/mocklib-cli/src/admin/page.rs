@@ -11,8 +11,10 @@
 //!
 //! The page is three static files (`page/`), embedded in the binary: no
 //! JavaScript build step, nothing fetched from elsewhere, so it works
-//! offline and `cargo install` ships it. Like the admin API, its endpoints
-//! are plain handlers at the head of the server's list.
+//! offline and `cargo install` ships it. The admin API's handler answers
+//! for it (after checking the origin and the token), so every tenant has
+//! its page: `/__mocklib/` for the server's own list, a scope's own
+//! `{url}/__mocklib/` or `/__mocklib/scopes/{id}/` for the scope's.
 //!
 //! `GET /__mocklib/events` (`text/event-stream`) sends the journal so far,
 //! or what came after the `Last-Event-ID` of a page reconnecting, then each
@@ -29,23 +31,19 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use bytes::Bytes;
 use mocklib::events::ListenerId;
 use mocklib::node::Server;
-use mocklib::sse::{self, Event, SseArgs};
+use mocklib::sse::Event;
 use mocklib::{Answer, Events, Handler, HttpResponse, RecordedRequest};
 use url::Url;
 
-use crate::admin::own_url;
+use super::origin::{PREFIX, is_admin_request, own_url};
+use super::tenants::Tenant;
 
-/// Where the page is; `/__mocklib` without the slash redirects to it.
-const PAGE_PATH: &str = "/__mocklib/";
-
-/// The path of the event stream.
-const EVENTS_PATH: &str = "/__mocklib/events";
-
-const INDEX_HTML: &str = include_str!("../page/index.html");
-const PAGE_JS: &str = include_str!("../page/page.js");
-const PAGE_CSS: &str = include_str!("../page/page.css");
+const INDEX_HTML: &str = include_str!("../../page/index.html");
+const PAGE_JS: &str = include_str!("../../page/page.js");
+const PAGE_CSS: &str = include_str!("../../page/page.css");
 
 /// How long a stream stays silent before a keep-alive comment. A client
 /// that went away is noticed when its connection is read or written; the
@@ -53,60 +51,69 @@ const PAGE_CSS: &str = include_str!("../page/page.css");
 /// the stream out).
 const KEEP_ALIVE: Duration = Duration::from_secs(15);
 
-/// How the journal endpoint shows an entry (`serve.rs`' `journal_entry`).
+/// How the journal endpoint shows an entry (`journal.rs`' `journal_entry`,
+/// with the `--proto` descriptors of the moment).
 pub(crate) type ShowEntry = Box<dyn Fn(&RecordedRequest) -> serde_json::Value + Send + Sync>;
 
-/// The page, its assets and its event stream, as handlers on the
-/// listener's own origin. The journal endpoint (at `journal_path`) lends
-/// how it shows an entry, so the page shows the same; it is passed in
-/// rather than imported, as serve.rs imports this module.
-pub(crate) fn endpoints(
-    server: &Server,
-    base_url: &Url,
-    journal_path: &'static str,
-    show: ShowEntry,
-) -> Vec<Handler> {
-    let asset = |name: &str, content_type: &'static str, text: &'static str| {
-        let url = own_url(base_url, &format!("{PAGE_PATH}{name}"));
-        mocklib::http::get(url.as_str(), move |_| {
+/// The live page: its files and its event stream.
+pub(crate) struct Page {
+    feed: Arc<Feed>,
+}
+
+impl Page {
+    pub(crate) fn new(server: &Server, show: ShowEntry) -> Self {
+        Page {
+            feed: Arc::new(Feed {
+                server: server.clone(),
+                show,
+                instance: format!("{:x}", fastrand::u64(..)),
+            }),
+        }
+    }
+
+    /// The page (`""`) or one of its files, by its name under a tenant's
+    /// `/__mocklib/`.
+    pub(crate) fn file(resource: &str) -> Option<HttpResponse> {
+        let (text, content_type) = match resource {
+            "" => (INDEX_HTML, "text/html; charset=utf-8"),
+            "page.js" => (PAGE_JS, "text/javascript; charset=utf-8"),
+            "page.css" => (PAGE_CSS, "text/css; charset=utf-8"),
+            _ => return None,
+        };
+        Some(
             HttpResponse::new(text)
                 .header("content-type", content_type)
                 // A new build of the command may serve other files.
-                .header("cache-control", "no-cache")
-        })
-    };
-    let page = own_url(base_url, PAGE_PATH.trim_end_matches('/'));
-    let feed = Feed {
-        server: server.clone(),
-        show,
-        journal_path,
-        origin: base_url.clone(),
-        instance: format!("{:x}", fastrand::u64(..)),
-    };
-    vec![
-        // The pattern without its slash matches both (a trailing slash on
-        // the request is tolerated); the page's relative links want the slash.
-        mocklib::http::get(page.as_str(), |args| {
-            if args.request.url().path().ends_with('/') {
-                HttpResponse::new(INDEX_HTML)
-                    .header("content-type", "text/html; charset=utf-8")
-                    .header("cache-control", "no-cache")
-            } else {
-                HttpResponse::empty()
-                    .status(308)
-                    .header("location", PAGE_PATH)
-            }
-        }),
-        asset("page.js", "text/javascript; charset=utf-8", PAGE_JS),
-        asset("page.css", "text/css; charset=utf-8", PAGE_CSS),
-        events_endpoint(base_url, Arc::new(feed)),
-    ]
+                .header("cache-control", "no-cache"),
+        )
+    }
+
+    /// The event stream of `tenant`'s journal, resuming after
+    /// `last_event_id`.
+    pub(crate) fn events(&self, last_event_id: Option<&str>, tenant: &Tenant) -> HttpResponse {
+        use futures_util::Stream;
+        let mut stream = Box::pin(Arc::clone(&self.feed).stream(last_event_id));
+        let (boundary, server) = (tenant.boundary.clone(), self.feed.server.clone());
+        // Every poll reads the journal: in the tenant's scope, wherever the
+        // body is polled.
+        let scoped = futures_util::stream::poll_fn(move |cx| match &boundary {
+            Some(boundary) => boundary.in_scope(|| stream.as_mut().poll_next(cx)),
+            None => server.at_root(|| stream.as_mut().poll_next(cx)),
+        });
+        HttpResponse::stream(scoped)
+            .header("content-type", "text/event-stream")
+            .header("cache-control", "no-cache")
+    }
 }
 
-/// The handler answering [`EVENTS_PATH`] with `feed`'s events.
-fn events_endpoint(base_url: &Url, feed: Arc<Feed>) -> Handler {
-    sse::get(own_url(base_url, EVENTS_PATH).as_str(), move |args| {
-        Arc::clone(&feed).stream(args)
+/// The handler that sends `/__mocklib` (no slash) to the page: the page's
+/// relative links want the slash.
+pub(crate) fn redirect(base_url: &Url) -> Handler {
+    let bare = own_url(base_url, PREFIX.trim_end_matches('/'));
+    mocklib::http::get(bare.as_str(), |args| {
+        // The pattern tolerates a trailing slash: that one is the page's.
+        (!args.request.url().path().ends_with('/'))
+            .then(|| HttpResponse::empty().status(308).header("location", PREFIX))
     })
 }
 
@@ -114,11 +121,6 @@ fn events_endpoint(base_url: &Url, feed: Arc<Feed>) -> Handler {
 struct Feed {
     server: Server,
     show: ShowEntry,
-    /// Where the journal endpoint is: its `DELETE` clears the journal.
-    journal_path: &'static str,
-    /// The listener's own URL: its `/__mocklib/` requests are the page's
-    /// and the admin API's, not the code under test's.
-    origin: Url,
     /// Starts every event id: a page that reconnects to another run of the
     /// command (whose journal is numbered from 0 again) starts over.
     instance: String,
@@ -126,36 +128,53 @@ struct Feed {
 
 impl Feed {
     /// One client's stream, until it goes away: the front door then drops
-    /// the body, and with it this future and its life-cycle listener.
-    async fn stream(self: Arc<Self>, args: SseArgs) {
+    /// the body, and with it this stream and its life-cycle listener.
+    fn stream(
+        self: Arc<Self>,
+        last_event_id: Option<&str>,
+    ) -> impl futures_util::Stream<Item = Bytes> + Send + 'static {
         // New entries are noticed through life-cycle events rather than by
         // polling: every journal write is followed by `request:end` or
         // `response:mocked`, and the listener exists only while a page is
         // connected (a server nobody watches pays nothing per request).
         let wake = Arc::new(tokio::sync::Notify::new());
-        let _listening = {
+        let listening = {
             let wake = Arc::clone(&wake);
             // `notify_one` keeps a permit when the stream is busy sending:
             // an entry recorded meanwhile is not missed.
             Listening::on(self.server.events(), move || wake.notify_one())
         };
-        let mut seen = resume_after(args.last_event_id(), &self.instance);
-        if seen.is_none() && args.last_event_id().is_some() {
+        let seen = resume_after(last_event_id, &self.instance);
+        let mut first = Vec::new();
+        if seen.is_none() && last_event_id.is_some() {
             // A page still showing another run's journal: it starts over.
-            args.client
-                .send(Event::json(&serde_json::json!({})).event("cleared"));
+            first.extend_from_slice(
+                &Event::json(&serde_json::json!({}))
+                    .event("cleared")
+                    .to_bytes(),
+            );
         }
-        loop {
-            let (events, last) = self.events_after(seen);
-            for event in events {
-                args.client.send(event);
-            }
-            seen = last;
-            tokio::select! {
-                () = wake.notified() => {}
-                () = mocklib::delay(KEEP_ALIVE) => args.client.comment("keep-alive"),
-            }
-        }
+        let state = (self, wake, listening, seen, first, true);
+        futures_util::stream::unfold(
+            state,
+            |(feed, wake, listening, seen, mut chunk, first_round)| async move {
+                if !first_round {
+                    tokio::select! {
+                        () = wake.notified() => {}
+                        () = mocklib::delay(KEEP_ALIVE) => chunk.extend_from_slice(b": keep-alive\n\n"),
+                    }
+                }
+                // Read in the scope this poll runs in: the tenant's.
+                let (events, last) = feed.events_after(seen);
+                for event in events {
+                    chunk.extend_from_slice(&event.to_bytes());
+                }
+                Some((
+                    Bytes::from(chunk),
+                    (feed, wake, listening, last, Vec::new(), false),
+                ))
+            },
+        )
     }
 
     /// The events for the journal's entries numbered after `seen` (all of
@@ -175,19 +194,14 @@ impl Feed {
             .server
             .list_handlers()
             .into_iter()
-            .filter(|handler| {
-                let own = handler
-                    .kind()
-                    .suggestion_text()
-                    .and_then(|text| Url::parse(text).ok());
-                !own.is_some_and(|url| self.is_own(&url))
-            })
+            // Not the admin API's or the page's own.
+            .filter(|handler| !handler.header().contains(PREFIX))
             .collect();
         let events = fresh
             .into_iter()
             .filter_map(|entry| {
                 let id = format!("{}.{}", self.instance, entry.sequence());
-                let event = if !self.is_own(entry.url()) {
+                let event = if !is_admin_request(entry.url()) {
                     Event::json(&self.entry_json(entry, &handlers)).event("entry")
                 } else if self.is_clearing(entry) {
                     Event::json(&serde_json::json!({ "sequence": entry.sequence() }))
@@ -206,7 +220,7 @@ impl Feed {
     /// it cleared the rest.
     fn is_clearing(&self, entry: &RecordedRequest) -> bool {
         entry.method() == "DELETE"
-            && entry.url().path() == self.journal_path
+            && entry.url().path() == super::origin::JOURNAL_PATH
             && matches!(entry.answer(), Answer::Mocked(status) if status.is_success())
     }
 
@@ -227,13 +241,6 @@ impl Feed {
             json["closest"] = closest.into();
         }
         json
-    }
-
-    /// Whether `url` is the page's or the admin API's.
-    fn is_own(&self, url: &Url) -> bool {
-        let path = url.path();
-        url.origin() == self.origin.origin()
-            && (path.starts_with(PAGE_PATH) || path == PAGE_PATH.trim_end_matches('/'))
     }
 }
 
@@ -280,9 +287,9 @@ mod tests {
     use mocklib::{Outcome, Request};
 
     use super::*;
-    use crate::admin::JOURNAL_PATH;
+    use crate::admin::origin::JOURNAL_PATH;
 
-    /// A listening server with the page's endpoints and `handlers`.
+    /// A listening server with `handlers`, and a feed of its journal.
     fn server_with(handlers: Vec<Handler>) -> (Server, Url, Arc<Feed>) {
         let server = setup_server([]);
         server.listen();
@@ -290,13 +297,9 @@ mod tests {
         let feed = Arc::new(Feed {
             server: server.clone(),
             show: show(),
-            journal_path: JOURNAL_PATH,
-            origin: base_url.clone(),
             instance: "run".to_owned(),
         });
-        let mut all = endpoints(&server, &base_url, JOURNAL_PATH, show());
-        all.extend(handlers);
-        server.reset_handlers_to(all);
+        server.reset_handlers_to(handlers);
         (server, base_url, feed)
     }
 
@@ -390,7 +393,7 @@ mod tests {
         // The journal endpoint's DELETE, as serve.rs answers it.
         let clearing = server.clone();
         server.use_handlers([mocklib::http::delete(
-            own_url(&base_url, JOURNAL_PATH).as_str(),
+            crate::admin::origin::own_url(&base_url, JOURNAL_PATH).as_str(),
             move |_| {
                 clearing.clear_requests();
                 HttpResponse::empty().status(204)
@@ -411,45 +414,51 @@ mod tests {
     }
 
     #[test]
-    fn the_page_and_its_assets_are_served_and_the_bare_path_redirects() {
+    fn the_page_and_its_files_are_served_and_the_bare_path_redirects() {
         let (server, base_url, _) = server_with(Vec::new());
-        let get = |path: &str| match send(&server, &base_url, "GET", path) {
-            Outcome::Mocked(response) => response,
-            _ => panic!("GET {path} is not answered"),
+        server.reset_handlers_to([redirect(&base_url)]);
+        let Outcome::Mocked(moved) = send(&server, &base_url, "GET", "/__mocklib") else {
+            panic!("GET /__mocklib is not answered");
         };
-        let moved = get("/__mocklib");
         assert_eq!(moved.status(), 308);
-        assert_eq!(moved.headers()["location"], PAGE_PATH);
-        let page = get(PAGE_PATH);
+        assert_eq!(moved.headers()["location"], PREFIX);
+        // With the slash, the redirect lets it through (to the admin API).
+        assert!(!matches!(
+            send(&server, &base_url, "GET", PREFIX),
+            Outcome::Mocked(_)
+        ));
+        let page = Page::file("").unwrap();
         assert_eq!(page.headers()["content-type"], "text/html; charset=utf-8");
         assert_eq!(page.body().as_bytes().unwrap(), INDEX_HTML);
-        // Everything the page links to is served, with its type.
+        // Everything the page links to is served, with its type; the links
+        // are relative, so a scope's page gets its scope's files.
         for (link, content_type, text) in [
-            (
-                "/__mocklib/page.js",
-                "text/javascript; charset=utf-8",
-                PAGE_JS,
-            ),
-            ("/__mocklib/page.css", "text/css; charset=utf-8", PAGE_CSS),
+            ("page.js", "text/javascript; charset=utf-8", PAGE_JS),
+            ("page.css", "text/css; charset=utf-8", PAGE_CSS),
         ] {
             assert!(INDEX_HTML.contains(&format!("\"{link}\"")), "{link}");
-            let asset = get(link);
-            assert_eq!(asset.headers()["content-type"], content_type);
-            assert_eq!(asset.body().as_bytes().unwrap(), text);
+            let file = Page::file(link).unwrap();
+            assert_eq!(file.headers()["content-type"], content_type);
+            assert_eq!(file.body().as_bytes().unwrap(), text);
         }
-        assert!(PAGE_JS.contains(&format!("\"{EVENTS_PATH}\"")));
+        assert!(Page::file("events").is_none());
     }
 
     #[test]
     fn a_stream_ends_when_its_client_goes_away() {
-        let (server, base_url, feed) = server_with(Vec::new());
-        server.use_handlers([events_endpoint(&base_url, Arc::clone(&feed))]);
+        let (server, base_url, _) = server_with(Vec::new());
+        let page = Arc::new(Page::new(&server, show()));
+        let feed = Arc::clone(&page.feed);
+        let streaming = Arc::clone(&page);
+        server.use_handlers([mocklib::http::get("/__mocklib/events", move |_| {
+            streaming.events(None, &Tenant::default())
+        })]);
         let idle = Arc::strong_count(&feed);
         let mut client =
             std::net::TcpStream::connect(base_url.socket_addrs(|| None).unwrap()[0]).unwrap();
         write!(
             client,
-            "GET {EVENTS_PATH} HTTP/1.1\r\nhost: {}\r\n\r\n",
+            "GET /__mocklib/events HTTP/1.1\r\nhost: {}\r\n\r\n",
             base_url.authority()
         )
         .unwrap();
@@ -458,7 +467,7 @@ mod tests {
         let head = String::from_utf8_lossy(&head[..read]);
         assert!(head.starts_with("HTTP/1.1 200"), "{head}");
         assert!(head.contains("text/event-stream"), "{head}");
-        // The stream's future holds the feed while it runs.
+        // The stream holds the feed while it runs.
         eventually(|| Arc::strong_count(&feed) == idle + 1);
         drop(client);
         eventually(|| Arc::strong_count(&feed) == idle);
