@@ -83,6 +83,13 @@ Options (each file option may be repeated; earlier files win):
                                                    name or number)
                              message: TEXT        (optional: the status's)
                              delay_ms: 100        (optional)
+  --contract FILE        an OpenAPI document every answer is checked
+                         against (the request, the status, the content
+                         type, headers and JSON body): findings are logged,
+                         in the journal (`contract_findings`) and fail
+                         verify
+  --contract-strict      an answer that breaks a contract is a 500 whose
+                         body lists what differs
   --proto FILE           a .proto file whose services the grpc entries
                          answer (h2c on MOCKLIB_URL, and through the proxy),
                          described by server reflection
@@ -154,6 +161,10 @@ struct Options {
     env_out: Option<PathBuf>,
     unhandled: UnhandledRequest,
     until_stdin_closes: bool,
+    /// `--contract`: OpenAPI documents every answer is checked against.
+    contracts: Vec<PathBuf>,
+    /// `--contract-strict`: an answer that breaks one is a 500.
+    contract_strict: bool,
     /// `--admin-token`, else `MOCKLIB_ADMIN_TOKEN`.
     admin_token: Option<String>,
     /// `--scope-idle-timeout` (default [`SCOPE_IDLE_TIMEOUT`]).
@@ -232,6 +243,8 @@ fn parse(args: &[String]) -> Result<Option<Options>, String> {
             }
             "--until-stdin-closes" => options.until_stdin_closes = true,
             "--admin-token" => options.admin_token = Some(value()?),
+            "--contract" => options.contracts.push(value()?.into()),
+            "--contract-strict" => options.contract_strict = true,
             "--scope-idle-timeout" => {
                 let seconds = value()?;
                 let seconds: u64 = seconds
@@ -247,6 +260,9 @@ fn parse(args: &[String]) -> Result<Option<Options>, String> {
     }
     if options.proto_files.is_empty() && !options.proto_paths.is_empty() {
         return Err("--proto-path needs --proto FILE".to_owned());
+    }
+    if options.contract_strict && options.contracts.is_empty() {
+        return Err("--contract-strict needs --contract FILE".to_owned());
     }
     if options.admin_token.is_none() {
         options.admin_token = std::env::var("MOCKLIB_ADMIN_TOKEN")
@@ -295,6 +311,16 @@ fn serve(options: &Options) -> Result<(), String> {
         let mut tenants = lock(&sources.tenants);
         tenants.rebase(&server, &tenants.root, files.clone());
         tenants.files = files;
+    }
+    for path in &options.contracts {
+        let contract = mocklib::openapi::OpenApi::from_path(path)
+            .and_then(|document| document.contract())
+            .map_err(|error| format!("--contract {}: {error}", path.display()))?;
+        if options.contract_strict {
+            server.attach_contract_strict(contract);
+        } else {
+            server.attach_contract(contract);
+        }
     }
     if let Some(path) = &options.record {
         // After the file handlers: `record` appends what it replays, so

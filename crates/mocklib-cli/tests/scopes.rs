@@ -462,3 +462,162 @@ fn a_bad_payload_is_refused_with_the_json_pointer_of_the_field() {
     }
     assert_eq!(get_json(&admin), json!([]));
 }
+
+/// Whatever a client sends the admin API — bytes that are not UTF-8, JSON
+/// and YAML nested past the parsers' limits, a YAML alias bomb, numbers
+/// that do not fit, odd paths, methods and indexes — it answers each with
+/// a status, keeps serving, and nothing panics.
+#[test]
+fn hostile_admin_requests_are_answered_and_nothing_panics() {
+    let dir = with_handler_file("- path: /user\n  body: fine\n");
+    let serve = Serve::start(dir.path(), &["--handlers", "handlers.yaml"]);
+    let base = serve.url();
+    let admin = format!("{base}/__mocklib");
+    // Nine levels of nine aliases: 9^9 strings if expanded.
+    let mut bomb = String::from("a0: &a0 [x, x, x, x, x, x, x, x, x]\n");
+    for level in 1..9 {
+        let below = format!("*a{}", level - 1);
+        bomb.push_str(&format!(
+            "a{level}: &a{level} [{}]\n",
+            vec![below.as_str(); 9].join(", ")
+        ));
+    }
+    let bomb = format!(
+        "- path: /bomb\n  json:\n    {}",
+        bomb.replace('\n', "\n    ")
+    );
+    let not_utf8 = dir.path().join("not-utf8.bin");
+    std::fs::write(&not_utf8, [0xff, 0xfe, b'[', 0xc3, 0x28, b']']).unwrap();
+    let not_utf8 = format!("@{}", not_utf8.display());
+    let deep_json = "[".repeat(100_000);
+    let deep_yaml = "- ".repeat(50_000) + "x";
+    let cases: Vec<(&str, String, Vec<&str>)> = vec![
+        (
+            "POST",
+            format!("{admin}/handlers"),
+            vec![
+                "-H",
+                "content-type: application/yaml",
+                "--data-binary",
+                &bomb,
+            ],
+        ),
+        (
+            "POST",
+            format!("{admin}/handlers"),
+            vec!["--data-binary", &deep_json],
+        ),
+        (
+            "POST",
+            format!("{admin}/handlers"),
+            vec![
+                "-H",
+                "content-type: application/yaml",
+                "--data-binary",
+                &deep_yaml,
+            ],
+        ),
+        (
+            "POST",
+            format!("{admin}/handlers"),
+            vec!["--data-binary", &not_utf8],
+        ),
+        (
+            "POST",
+            format!("{admin}/handlers"),
+            vec!["--data-binary", r#"[{"path": "/x", "status": 1e400}]"#],
+        ),
+        (
+            "POST",
+            format!("{admin}/handlers"),
+            vec![
+                "--data-binary",
+                r#"[{"path": "/x", "delay_ms": 18446744073709551616}]"#,
+            ],
+        ),
+        (
+            "POST",
+            format!("{admin}/handlers"),
+            vec![
+                "--data-binary",
+                r#"[{"path": "/x", "times": {"at_least": 5, "at_most": 1}}]"#,
+            ],
+        ),
+        (
+            "POST",
+            format!("{admin}/handlers"),
+            vec!["--data-binary", r#"[{"path": "(((("}]"#],
+        ),
+        (
+            "POST",
+            format!("{admin}/handlers"),
+            vec![
+                "--data-binary",
+                r#"[{"path": "/x", "match": {"json_path": {"$$[": 1}}}]"#,
+            ],
+        ),
+        (
+            "POST",
+            format!("{admin}/handlers"),
+            vec![
+                "--data-binary",
+                r#"[{"path": "/x", "template": true, "body": "{{ unclosed"}]"#,
+            ],
+        ),
+        (
+            "PUT",
+            format!("{admin}/handlers"),
+            vec!["--data-binary", "null"],
+        ),
+        (
+            "DELETE",
+            format!("{admin}/handlers/99999999999999999999999"),
+            vec![],
+        ),
+        ("DELETE", format!("{admin}/handlers/-1"), vec![]),
+        ("GET", format!("{admin}/scopes/%2e%2e/handlers"), vec![]),
+        ("GET", format!("{admin}/scopes/1/scopes/2/handlers"), vec![]),
+        (
+            "GET",
+            format!("{admin}/scopes/18446744073709551616"),
+            vec![],
+        ),
+        (
+            "POST",
+            format!("{admin}/record"),
+            vec!["--data-binary", r#"{"path": "/"}"#],
+        ),
+        (
+            "POST",
+            format!("{admin}/record"),
+            vec!["--data-binary", r#"{"path": 7, "mode": "sometimes"}"#],
+        ),
+        ("GET", format!("{admin}/requests?url=((("), vec![]),
+        ("GET", format!("{admin}/requests?method=%00"), vec![]),
+        ("PATCH", format!("{admin}/verify"), vec![]),
+        ("GET", format!("{admin}/hold"), vec![]),
+        ("GET", format!("{admin}/%ff%fe"), vec![]),
+        ("OPTIONS", format!("{admin}/"), vec![]),
+    ];
+    for (method, url, extra) in &cases {
+        let mut args = vec!["-X", method];
+        args.extend(extra.iter().copied());
+        args.push(url);
+        let (status, body) = call(None, &args);
+        assert!(
+            (200..600).contains(&status),
+            "{method} {url}: no answer ({status}) {body}"
+        );
+    }
+    // Still serving, and the bad payloads added nothing.
+    assert_eq!(get(&format!("{base}/user")), (200, "fine".to_owned()));
+    assert_eq!(
+        get_json(&format!("{admin}/handlers"))
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
+    let stderr = serve.stderr();
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}

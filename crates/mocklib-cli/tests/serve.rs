@@ -1831,3 +1831,98 @@ fn the_admin_api_describes_itself_as_openapi() {
         .unwrap();
     assert_eq!(handlers.len(), 18, "one handler per operation");
 }
+
+/// `--contract` (issue 25): a handler file's answers checked against an
+/// OpenAPI document: the journal and verify name the operation, the field
+/// and the entry that answered; `--contract-strict` makes it a 500.
+#[test]
+fn a_contract_checks_the_handler_files_answers() {
+    let dir = with_handler_file(
+        "- method: GET\n  path: /users/:id\n  json: {id: 7, name: Kate}\n- method: GET\n  path: /health\n  body: ok\n",
+    );
+    std::fs::write(
+        dir.path().join("users.yaml"),
+        r#"
+openapi: 3.0.3
+info: { title: Users API, version: "2" }
+paths:
+  /users/{id}:
+    get:
+      operationId: getUser
+      parameters: [{ name: id, in: path, required: true, schema: { type: integer } }]
+      responses:
+        "200":
+          description: a user
+          content:
+            application/json:
+              schema:
+                type: object
+                required: [id, fullName]
+                properties: { id: { type: integer }, fullName: { type: string } }
+"#,
+    )
+    .unwrap();
+    let serve = Serve::start(
+        dir.path(),
+        &["--handlers", "handlers.yaml", "--contract", "users.yaml"],
+    );
+    let base = serve.url().trim_end_matches('/').to_owned();
+    assert_eq!(
+        curl(&["-w", " %{http_code}", &format!("{base}/users/7")]),
+        r#"{"id":7,"name":"Kate"} 200"#
+    );
+    // A path the document lacks is a finding too.
+    assert_eq!(curl(&[&format!("{base}/health")]), "ok");
+    let journal: serde_json::Value =
+        serde_json::from_str(&curl(&[&format!("{base}/__mocklib/requests")])).unwrap();
+    let findings = &journal[0]["contract_findings"];
+    assert_eq!(findings[0]["operation"], "getUser", "{journal}");
+    assert_eq!(findings[0]["pointer"], "/response/body", "{journal}");
+    assert!(
+        findings[0]["expected"]
+            .as_str()
+            .unwrap()
+            .contains("fullName"),
+        "{journal}"
+    );
+    assert_eq!(
+        journal[1]["contract_findings"][0]["pointer"], "/request/path",
+        "{journal}"
+    );
+    let verify = curl(&["-w", " %{http_code}", &format!("{base}/__mocklib/verify")]);
+    assert!(verify.ends_with(" 422"), "{verify}");
+    let (verify, _) = verify.rsplit_once(' ').unwrap();
+    let verify: serde_json::Value = serde_json::from_str(verify).unwrap();
+    assert_eq!(
+        verify["contract_findings"][0]["handler"], "GET /users/:id",
+        "{verify}"
+    );
+    assert!(
+        verify["report"]
+            .as_str()
+            .unwrap()
+            .contains("Users API, getUser: /response/body"),
+        "{verify}"
+    );
+    drop(serve);
+
+    let strict = Serve::start(
+        dir.path(),
+        &[
+            "--handlers",
+            "handlers.yaml",
+            "--contract",
+            "users.yaml",
+            "--contract-strict",
+        ],
+    );
+    let answer = curl(&[
+        "-w",
+        " %{http_code}",
+        &format!("{}/users/7", strict.url().trim_end_matches('/')),
+    ]);
+    assert!(
+        answer.ends_with(" 500") && answer.contains("breaks the contract"),
+        "{answer}"
+    );
+}

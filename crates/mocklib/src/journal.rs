@@ -83,6 +83,15 @@ pub struct RecordedRequest {
 }
 
 impl RecordedRequest {
+    /// How the answer differed from the contracts attached to the server
+    /// ([`attach_contract`](crate::node::Server::attach_contract)); empty
+    /// when it did not, or when none is attached.
+    pub fn contract_findings(&self) -> &[crate::contract::Finding] {
+        self.extensions
+            .get::<crate::contract::Findings>()
+            .map_or(&[], |findings| findings.0.as_slice())
+    }
+
     /// The request (its body cut to [`MAX_BODY`] bytes).
     pub fn request(&self) -> &Request {
         &self.request

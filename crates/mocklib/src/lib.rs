@@ -143,6 +143,7 @@ mod body;
 pub mod boundary;
 pub mod browser;
 mod bypass;
+pub mod contract;
 mod cookies;
 #[cfg(any(all(feature = "net", not(target_arch = "wasm32")), feature = "har"))]
 mod date;
@@ -237,4 +238,4 @@ pub use resolver::{
 pub use response::{HttpResponse, ResponseBodyError, StatusText, passthrough};
 pub use scope_local::ScopeLocal;
 pub use times::Times;
-pub use verify::{UnmetExpectation, VerificationError};
+pub use verify::{ContractBreach, UnmetExpectation, VerificationError};

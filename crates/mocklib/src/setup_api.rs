@@ -112,6 +112,15 @@ impl SetupApi {
     pub(crate) fn stop_recording(&self) {
         self.engine.set_recorder(None);
     }
+
+    pub(crate) fn attach_contract(
+        &self,
+        contract: Arc<dyn crate::contract::Contract>,
+        strict: bool,
+    ) {
+        self.engine
+            .attach_contract(crate::contract::Attached { contract, strict });
+    }
 }
 
 /// The methods [`Server`](crate::node::Server) and the browser's `Worker`
@@ -349,6 +358,28 @@ macro_rules! shared_api {
         /// Stops recording (a HAR file keeps what was recorded).
         pub fn stop_recording(&self) {
             self.api.stop_recording()
+        }
+
+        /// Checks every answer a handler gives from now on against
+        /// `contract` (an [OpenAPI document](crate::openapi::OpenApi::contract),
+        /// or a [`Contract`](crate::contract::Contract) of your own): what
+        /// differs is kept with the request's journal entry
+        /// ([`RecordedRequest::contract_findings`](crate::RecordedRequest::contract_findings)),
+        /// logged, and reported by [`verify`](Self::verify). Contracts add up.
+        /// See [`crate::contract`].
+        pub fn attach_contract(&self, contract: impl $crate::contract::Contract) {
+            self.api
+                .attach_contract(::std::sync::Arc::new(contract), false)
+        }
+
+        /// Like [`attach_contract`](Self::attach_contract), and an answer
+        /// that breaks `contract` is replaced by a `500` whose JSON body
+        /// lists the findings (`{"error", "findings": [{contract, operation,
+        /// pointer, expected, received}]}`), so the test fails loudly where
+        /// the answer is used.
+        pub fn attach_contract_strict(&self, contract: impl $crate::contract::Contract) {
+            self.api
+                .attach_contract(::std::sync::Arc::new(contract), true)
         }
     };
 }

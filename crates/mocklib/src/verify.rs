@@ -23,6 +23,9 @@ use crate::times::Times;
 pub struct VerificationError {
     unmet: Vec<UnmetExpectation>,
     unhandled: Vec<String>,
+    /// Answers that broke an attached contract: each finding with the
+    /// request and the handler that answered.
+    contract: Vec<ContractBreach>,
     /// Requests the journal dropped (beyond its capacity): the closest
     /// requests shown may be incomplete.
     dropped: usize,
@@ -65,13 +68,45 @@ impl VerificationError {
     pub fn unhandled(&self) -> &[String] {
         &self.unhandled
     }
+
+    /// Answers that broke an attached contract, oldest first.
+    pub fn contract_findings(&self) -> &[ContractBreach] {
+        &self.contract
+    }
+}
+
+/// An answer that broke a contract: the finding, the request and the
+/// handler that answered it.
+#[derive(Debug, Clone)]
+pub struct ContractBreach {
+    finding: crate::contract::Finding,
+    /// `GET https://api.example.com/users/7`.
+    request: String,
+    handler: Option<String>,
+}
+
+impl ContractBreach {
+    /// What differs.
+    pub fn finding(&self) -> &crate::contract::Finding {
+        &self.finding
+    }
+
+    /// The request, as `METHOD URL`.
+    pub fn request(&self) -> &str {
+        &self.request
+    }
+
+    /// The header of the handler that answered.
+    pub fn handler(&self) -> Option<&str> {
+        self.handler.as_deref()
+    }
 }
 
 impl std::error::Error for VerificationError {}
 
 impl fmt::Display for VerificationError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let problems = self.unmet.len() + self.unhandled.len();
+        let problems = self.unmet.len() + self.unhandled.len() + self.contract.len();
         let plural = if problems == 1 { "" } else { "s" };
         writeln!(
             f,
@@ -97,6 +132,19 @@ impl fmt::Display for VerificationError {
                 self.unmet.len() + number + 1,
                 indent(message)
             )?;
+        }
+        for (number, breach) in self.contract.iter().enumerate() {
+            write!(
+                f,
+                "\n{}. {}: {}",
+                self.unmet.len() + self.unhandled.len() + number + 1,
+                breach.request,
+                breach.finding
+            )?;
+            match &breach.handler {
+                Some(handler) => writeln!(f, "\n   answered by {handler}")?,
+                None => writeln!(f)?,
+            }
         }
         if self.dropped > 0 {
             writeln!(
@@ -148,12 +196,27 @@ pub(crate) fn verify(scope: &Scope) -> Result<(), VerificationError> {
             });
         }
     }
-    if unmet.is_empty() && record.failures.is_empty() {
+    let contract: Vec<ContractBreach> = record
+        .requests
+        .iter()
+        .flat_map(|entry| {
+            entry
+                .contract_findings()
+                .iter()
+                .map(|finding| ContractBreach {
+                    finding: finding.clone(),
+                    request: format!("{} {}", entry.method(), entry.url()),
+                    handler: entry.handler().map(|handler| handler.header().to_owned()),
+                })
+        })
+        .collect();
+    if unmet.is_empty() && record.failures.is_empty() && contract.is_empty() {
         return Ok(());
     }
     Err(VerificationError {
         unmet,
         unhandled: record.failures,
+        contract,
         dropped: record.dropped,
     })
 }

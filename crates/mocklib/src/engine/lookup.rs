@@ -32,6 +32,8 @@ pub(super) struct Lookup {
     /// options'), kept with each journal entry for `requests_matching`.
     pub(super) base_url: Option<Url>,
     pub(super) recorder: Option<Arc<dyn ExchangeSink>>,
+    /// The contracts attached to the server (usually none).
+    pub(super) contracts: Arc<[crate::contract::Attached]>,
 }
 
 impl Lookup {
@@ -63,6 +65,42 @@ impl Lookup {
             self.base_url.as_ref(),
             extensions,
         );
+    }
+
+    /// Checks a mocked answer against the attached contracts: the findings
+    /// go with it into the journal and are logged; a strict contract's
+    /// findings replace it with a `500` that lists them.
+    fn check_contracts(
+        &self,
+        request: &Request,
+        handler: &Handler,
+        mut response: http::Response<Body>,
+    ) -> http::Response<Body> {
+        let answered = crate::contract::Answered {
+            request,
+            status: response.status(),
+            headers: response.headers(),
+            body: response.body().as_bytes().map(|bytes| &bytes[..]),
+            base_url: self.base_url.as_ref(),
+        };
+        let (findings, strict) = crate::contract::check(&self.contracts, &answered);
+        if findings.is_empty() {
+            return response;
+        }
+        for finding in &findings {
+            crate::log::warn(&format!(
+                "{} {} (answered by {}) breaks a contract: {finding}",
+                request.method(),
+                request.url(),
+                handler.header()
+            ));
+        }
+        let findings = crate::contract::Findings(Arc::new(findings));
+        if strict {
+            response = crate::contract::strict_answer(&findings.0);
+        }
+        response.extensions_mut().insert(findings);
+        response
     }
 
     fn emit(&self, kind: EventKind, request: &Request, request_id: RequestId) {
@@ -181,6 +219,9 @@ impl Lookup {
                     // (Content-Length included) describe the GET response.
                     if request.method() == http::Method::HEAD {
                         *response.body_mut() = Body::empty();
+                    }
+                    if !self.contracts.is_empty() {
+                        response = self.check_contracts(&request, handler, response);
                     }
                     response.body_mut().finalize_with(finalize);
                     self.record_mocked(&request, handler, &response);

@@ -30,6 +30,7 @@ use crate::maybe_send::MaybeSend;
 use url::Url;
 
 use crate::boundary::{self, Scoped};
+use crate::contract;
 use crate::events::Events;
 use crate::exchange::ExchangeSink;
 use crate::handler::Handler;
@@ -46,6 +47,8 @@ pub(crate) struct Engine {
     performer: RwLock<Option<Arc<dyn Performer>>>,
     /// Where requests performed for real are recorded, if anywhere.
     recorder: RwLock<Option<Arc<dyn ExchangeSink>>>,
+    /// The contracts mocked answers are checked against.
+    contracts: RwLock<Arc<[contract::Attached]>>,
 }
 
 impl Engine {
@@ -60,6 +63,7 @@ impl Engine {
             listening: RwLock::new(None),
             performer: RwLock::new(None),
             recorder: RwLock::new(None),
+            contracts: RwLock::new(Arc::new([])),
         })
     }
 
@@ -84,6 +88,18 @@ impl Engine {
             .recorder
             .write()
             .unwrap_or_else(PoisonError::into_inner) = recorder;
+    }
+
+    /// Checks every mocked answer against `attached` from now on, beside
+    /// the contracts attached before.
+    pub(crate) fn attach_contract(&self, attached: contract::Attached) {
+        let mut contracts = self
+            .contracts
+            .write()
+            .unwrap_or_else(PoisonError::into_inner);
+        let mut all = contracts.to_vec();
+        all.push(attached);
+        *contracts = all.into();
     }
 
     pub(crate) fn listen(&self, mut options: InterceptOptions) {
@@ -173,6 +189,12 @@ impl Engine {
             .read()
             .unwrap_or_else(PoisonError::into_inner)
             .clone();
+        let contracts = Arc::clone(
+            &self
+                .contracts
+                .read()
+                .unwrap_or_else(PoisonError::into_inner),
+        );
         if let Some(performer) = &*self
             .performer
             .read()
@@ -196,6 +218,7 @@ impl Engine {
                         options,
                         base_url: None,
                         recorder,
+                        contracts,
                     }
                     .resolve(request, base_url);
                     // A thread with no subscriber of its own (the listener's)

@@ -143,6 +143,7 @@
 //! # }
 //! ```
 
+mod contract;
 mod document;
 mod error;
 mod generate;
@@ -155,6 +156,7 @@ use std::sync::Arc;
 use serde_norway::Value;
 
 use crate::handler::Handler;
+pub use contract::OpenApiContract;
 use document::{Document, entries, scalar_text};
 pub use error::OpenApiError;
 
@@ -249,11 +251,77 @@ impl OpenApi {
     /// be served: a reference that points nowhere, a path that is no valid
     /// pattern, or (when validating) a schema the validator rejects.
     pub fn handlers(&self) -> Result<Vec<Handler>, OpenApiError> {
-        let server = Server {
+        operation::handlers(&self.document, &self.server(), self.validate)
+    }
+
+    /// The document as a [contract](crate::contract) for
+    /// [`attach_contract`](crate::node::Server::attach_contract): every
+    /// answered request under the document's server is checked against the
+    /// operation it maps to — its parameters and body, the answer's status
+    /// (documented, else its range, else `default`), content type, required
+    /// headers and JSON body (by the schema: types, formats, required
+    /// fields, `additionalProperties: false`) — and a request to a path or
+    /// a method the document lacks is a finding. Schemas are compiled here,
+    /// once. Findings name the `operationId` (else `GET /path`) and a
+    /// pointer: `/request/query/limit`, `/response/status`,
+    /// `/response/headers/x-rate-limit`, `/response/body/user/name`.
+    ///
+    /// ```
+    /// use mocklib::{http, openapi::OpenApi, node::setup_server, HttpResponse};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let document = r#"
+    /// openapi: 3.1.0
+    /// info: { title: Users, version: "1" }
+    /// servers: [{ url: "https://api.example.com" }]
+    /// paths:
+    ///   /users/{id}:
+    ///     get:
+    ///       operationId: getUser
+    ///       responses:
+    ///         "200":
+    ///           description: a user
+    ///           content:
+    ///             application/json:
+    ///               schema:
+    ///                 type: object
+    ///                 required: [id, fullName]
+    ///                 properties: { id: { type: integer }, fullName: { type: string } }
+    /// "#;
+    /// // Written before the API renamed `name` to `fullName`.
+    /// let server = setup_server([http::get("https://api.example.com/users/:id", |_| {
+    ///     HttpResponse::json(&serde_json::json!({ "id": 7, "name": "Kate" }))
+    /// })]);
+    /// server.attach_contract(OpenApi::from_yaml(document)?.contract()?);
+    /// # server.listen();
+    /// let request = mocklib::Request::new(::http::Method::GET, "https://api.example.com/users/7".parse()?);
+    /// let _ = server.handle(request, None).await;
+    ///
+    /// let journal = server.requests();
+    /// let finding = &journal[0].contract_findings()[0];
+    /// assert_eq!(finding.operation.as_deref(), Some("getUser"));
+    /// assert_eq!(finding.pointer, "/response/body");
+    /// assert!(finding.expected.contains("fullName"));
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn contract(&self) -> Result<OpenApiContract, OpenApiError> {
+        let name = self
+            .document
+            .root
+            .get("info")
+            .and_then(|info| info.get("title"))
+            .and_then(scalar_text)
+            .unwrap_or_else(|| "the OpenAPI document".to_owned());
+        OpenApiContract::new(&self.document, &self.server(), name)
+    }
+
+    fn server(&self) -> Server {
+        Server {
             url: self.server_url(),
             fixed: self.base_url.is_some(),
-        };
-        operation::handlers(&self.document, &server, self.validate)
+        }
     }
 }
 

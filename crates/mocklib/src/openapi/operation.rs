@@ -16,7 +16,7 @@ use crate::resolver::ResolverArgs;
 use crate::response::HttpResponse;
 
 /// The methods an OpenAPI path item may hold operations for.
-const METHODS: [&str; 8] = [
+pub(crate) const METHODS: [&str; 8] = [
     "get", "put", "post", "delete", "options", "head", "patch", "trace",
 ];
 
@@ -153,7 +153,7 @@ impl<'a> PathItem<'a> {
 /// A path template (`/pets/{petId}`) as a mocklib pattern
 /// (`/pets/:petId`), with each parameter's documented name and its name in
 /// the pattern (only letters, digits and `_` there).
-fn pattern(template: &str) -> (String, Vec<(String, String)>) {
+pub(crate) fn pattern(template: &str) -> (String, Vec<(String, String)>) {
     let mut pattern = String::new();
     let mut names = Vec::new();
     let mut rest = template;
@@ -193,7 +193,7 @@ fn escape_into(pattern: &mut String, literal: &str) {
 }
 
 /// The parameters declared on a path item or an operation.
-fn parameters<'a>(
+pub(crate) fn parameters<'a>(
     doc: &'a Document,
     holder: &'a Value,
     pointer: &str,

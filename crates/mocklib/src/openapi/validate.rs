@@ -64,7 +64,7 @@ impl Compiler {
     }
 
     /// The validator of the schema at `pointer`.
-    fn compile(&self, doc: &Document, pointer: &str) -> Result<Validator, OpenApiError> {
+    pub(crate) fn compile(&self, doc: &Document, pointer: &str) -> Result<Validator, OpenApiError> {
         let fragment: String = pointer
             .split('/')
             .map(|segment| percent_encoding::utf8_percent_encode(segment, FRAGMENT).to_string())
@@ -404,7 +404,7 @@ fn check_body(body: &BodyCheck, args: &ResolverArgs, failures: &mut Vec<Failure>
 
 /// Whether a documented media type (`application/json`, `image/*`,
 /// `*/*`) covers the request's.
-fn media_matches(documented: &str, actual: &str) -> bool {
+pub(crate) fn media_matches(documented: &str, actual: &str) -> bool {
     let documented = documented
         .split(';')
         .next()
@@ -433,7 +433,7 @@ pub(crate) fn is_json(media_type: &str) -> bool {
 
 /// A parameter's text as the JSON value its schema's type reads it as;
 /// text that does not parse stays text, for the validator to reject.
-fn typed(text: &str, kind: Option<&str>) -> Json {
+pub(crate) fn typed(text: &str, kind: Option<&str>) -> Json {
     let parsed = match kind {
         Some("integer") => text.parse::<i64>().ok().map(Json::from),
         Some("number") => text.parse::<f64>().ok().map(Json::from),

@@ -1,0 +1,241 @@
+//! Contracts (issue 25): handlers of every kind checked against an OpenAPI
+//! document attached to the server — a hand-written handler answering an
+//! old shape, a HAR replay, a path the document does not have, a bad
+//! request — reported by the journal and `verify()`, or failing the
+//! request itself in strict mode.
+
+mod common;
+
+use common::serve;
+use mocklib::contract::Finding;
+use mocklib::openapi::OpenApi;
+use mocklib::{HttpResponse, http};
+use serde_json::{Value, json};
+
+const USERS: &str = r#"
+openapi: 3.0.3
+info: { title: Users API, version: "2" }
+servers: [{ url: "https://api.example.com/v2" }]
+paths:
+  /users/{id}:
+    get:
+      operationId: getUser
+      parameters:
+        - { name: id, in: path, required: true, schema: { type: integer } }
+        - { name: fields, in: query, schema: { type: string, enum: [short, full] } }
+      responses:
+        "200":
+          description: a user
+          headers:
+            x-request-id: { required: true, schema: { type: string } }
+          content:
+            application/json:
+              schema:
+                type: object
+                additionalProperties: false
+                required: [id, fullName]
+                properties:
+                  id: { type: integer }
+                  fullName: { type: string }
+                  email: { type: string, format: email }
+        "404":
+          description: no such user
+  /users:
+    post:
+      operationId: createUser
+      responses:
+        "201": { description: created }
+"#;
+
+const USER: &str = "https://api.example.com/v2/users/7";
+
+fn contract() -> mocklib::openapi::OpenApiContract {
+    OpenApi::from_yaml(USERS).unwrap().contract().unwrap()
+}
+
+/// (operation, pointer) of each finding.
+fn places(findings: &[Finding]) -> Vec<(String, String)> {
+    findings
+        .iter()
+        .map(|finding| {
+            (
+                finding.operation.clone().unwrap_or_default(),
+                finding.pointer.clone(),
+            )
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_handler_that_answers_the_old_shape_is_reported_with_the_field_and_the_handler() {
+    // Written when the field was `name`; the API renamed it `fullName`.
+    let client = serve([http::get("https://api.example.com/v2/users/:id", |_| {
+        HttpResponse::json(&json!({ "id": 7, "name": "Kate" })).header("x-request-id", "r1")
+    })]);
+    client.server().attach_contract(contract());
+    let answer = client.get(USER).await;
+    assert_eq!(
+        answer.status(),
+        200,
+        "not strict: the client gets the answer"
+    );
+
+    let [entry] = &client.server().requests()[..] else {
+        panic!("one request")
+    };
+    assert_eq!(
+        places(entry.contract_findings()),
+        [
+            ("getUser".to_owned(), "/response/body".to_owned()),
+            ("getUser".to_owned(), "/response/body".to_owned()),
+        ],
+        "{:?}",
+        entry.contract_findings()
+    );
+    let said: Vec<String> = entry
+        .contract_findings()
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert!(said.iter().any(|s| s.contains("fullName")), "{said:?}");
+    assert!(said.iter().any(|s| s.contains("name")), "{said:?}");
+    assert!(
+        said.iter()
+            .all(|s| s.starts_with("Users API, getUser: /response/body")),
+        "{said:?}"
+    );
+
+    let report = client.server().verify().unwrap_err();
+    assert_eq!(report.contract_findings().len(), 2);
+    let text = report.to_string();
+    assert!(
+        text.contains("GET https://api.example.com/v2/users/7"),
+        "{text}"
+    );
+    assert!(
+        text.contains("answered by GET https://api.example.com/v2/users/:id"),
+        "{text}"
+    );
+    assert!(text.contains("fullName"), "{text}");
+}
+
+#[tokio::test]
+async fn the_status_the_headers_and_the_field_types_are_checked() {
+    let client = serve([
+        http::get("https://api.example.com/v2/users/1", |_| {
+            // Undocumented status.
+            HttpResponse::json(&json!({ "message": "gone" })).status(410)
+        }),
+        http::get("https://api.example.com/v2/users/2", |_| {
+            // No x-request-id, a wrong type, a wrong content type on 404.
+            HttpResponse::json(&json!({ "id": "2", "fullName": "Ann" }))
+        }),
+        http::get("https://api.example.com/v2/users/3", |_| {
+            HttpResponse::text("nope").status(404)
+        }),
+        http::get("https://api.example.com/v2/users/4", |_| {
+            HttpResponse::json(&json!({ "id": 4, "fullName": "Bo" })).header("x-request-id", "r4")
+        }),
+    ]);
+    client.server().attach_contract(contract());
+    for id in 1..=4 {
+        client
+            .get(format!("https://api.example.com/v2/users/{id}"))
+            .await;
+    }
+    let findings: Vec<Vec<(String, String)>> = client
+        .server()
+        .requests()
+        .iter()
+        .map(|entry| places(entry.contract_findings()))
+        .collect();
+    let get_user = |pointer: &str| ("getUser".to_owned(), pointer.to_owned());
+    assert_eq!(findings[0], [get_user("/response/status")]);
+    assert_eq!(
+        findings[1],
+        [
+            get_user("/response/headers/x-request-id"),
+            get_user("/response/body/id")
+        ]
+    );
+    // 404 documents no body: a text body is not what it promises.
+    assert_eq!(findings[2], [get_user("/response/body")]);
+    assert!(findings[3].is_empty(), "{:?}", findings[3]);
+}
+
+#[tokio::test]
+async fn requests_are_checked_and_paths_the_document_lacks_are_findings() {
+    let client = serve([
+        http::all("https://api.example.com/v2/*", |_| {
+            HttpResponse::json(&json!({ "id": 7, "fullName": "Kate" })).header("x-request-id", "r")
+        }),
+        // Not under the document's server: not its business.
+        http::get("https://other.example.com/anything", |_| {
+            HttpResponse::text("fine")
+        }),
+    ]);
+    client.server().attach_contract(contract());
+    client
+        .get("https://api.example.com/v2/users/seven?fields=everything")
+        .await;
+    client.get("https://api.example.com/v2/orders").await;
+    client.delete(USER).await;
+    client.get("https://other.example.com/anything").await;
+    let findings: Vec<Vec<(String, String)>> = client
+        .server()
+        .requests()
+        .iter()
+        .map(|entry| places(entry.contract_findings()))
+        .collect();
+    assert_eq!(
+        findings[0],
+        [
+            ("getUser".to_owned(), "/request/path/id".to_owned()),
+            ("getUser".to_owned(), "/request/query/fields".to_owned()),
+        ]
+    );
+    assert_eq!(findings[1], [(String::new(), "/request/path".to_owned())]);
+    assert_eq!(findings[2], [(String::new(), "/request/method".to_owned())]);
+    assert!(findings[3].is_empty());
+    let entries = client.server().requests();
+    let method = &entries[2].contract_findings()[0];
+    assert_eq!(
+        (method.expected.as_str(), method.received.as_str()),
+        ("one of GET", "DELETE")
+    );
+}
+
+#[tokio::test]
+async fn a_strict_contract_fails_the_request_with_a_body_that_explains() {
+    let client = serve([http::get("https://api.example.com/v2/users/:id", |_| {
+        HttpResponse::json(&json!({ "id": 7 })).header("x-request-id", "r")
+    })]);
+    client.server().attach_contract_strict(contract());
+    let answer = client.get(USER).await;
+    assert_eq!(answer.status(), 500);
+    let body: Value = serde_json::from_str(&answer.text()).unwrap();
+    assert_eq!(body["findings"][0]["operation"], "getUser");
+    assert_eq!(body["findings"][0]["pointer"], "/response/body");
+    assert!(
+        body["error"].as_str().unwrap().contains("Users API"),
+        "{body}"
+    );
+    // The journal keeps what was found too.
+    assert_eq!(client.server().requests()[0].contract_findings().len(), 1);
+}
+
+#[tokio::test]
+async fn answers_that_keep_the_contract_leave_no_trace() {
+    let client = serve([http::get("https://api.example.com/v2/users/:id", |_| {
+        HttpResponse::json(&json!({ "id": 7, "fullName": "Kate", "email": "kate@example.com" }))
+            .header("x-request-id", "r")
+    })]);
+    client.server().attach_contract(contract());
+    client.server().attach_contract_strict(contract());
+    assert_eq!(
+        client.get(format!("{USER}?fields=short")).await.status(),
+        200
+    );
+    assert!(client.server().requests()[0].contract_findings().is_empty());
+    client.server().verify().unwrap();
+}

@@ -1,0 +1,209 @@
+//! Contracts: every mocked answer checked against what the API promises.
+//!
+//! A mock is only as good as its fidelity: when the real API renames a
+//! field, a handler written last year keeps answering the old shape and the
+//! tests stay green. A [`Contract`] attached to a server
+//! ([`Server::attach_contract`](crate::node::Server::attach_contract)) sees
+//! every request a handler answers — written by hand, replayed from a HAR
+//! file, loaded from a handler file — with the answer, and says how they
+//! differ from the API's description. Its [`Finding`]s are kept with the
+//! request's journal entry ([`RecordedRequest::contract_findings`]) and fail
+//! [`verify`](crate::node::Server::verify), naming the handler that answered.
+//! A strict contract fails the request itself: the client gets a `500`
+//! whose body lists the findings.
+//!
+//! mocklib's OpenAPI support is one contract
+//! ([`OpenApi::contract`](crate::openapi::OpenApi::contract)); the trait is
+//! small so that other descriptions (a GraphQL schema, a protocol of your
+//! own) can be one too.
+//!
+//! ```
+//! use mocklib::contract::{Answered, Contract, Finding};
+//! use mocklib::{http, node::setup_server, HttpResponse};
+//!
+//! /// Our API never answers 500.
+//! struct NoServerErrors;
+//!
+//! impl Contract for NoServerErrors {
+//!     fn name(&self) -> &str {
+//!         "no server errors"
+//!     }
+//!
+//!     fn check(&self, answered: &Answered<'_>) -> Vec<Finding> {
+//!         if answered.status.is_server_error() {
+//!             vec![Finding::new("/status", "not 5xx", answered.status.as_str())]
+//!         } else {
+//!             Vec::new()
+//!         }
+//!     }
+//! }
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() {
+//! let server = setup_server([http::get("/boom", |_| HttpResponse::empty().status(500))]);
+//! server.attach_contract(NoServerErrors);
+//! # server.listen();
+//! let request = mocklib::Request::new(::http::Method::GET, "http://localhost/boom".parse().unwrap());
+//! let _ = server.handle(request, Some("http://localhost".parse().unwrap())).await;
+//! let report = server.verify().unwrap_err().to_string();
+//! assert!(report.contains("no server errors"), "{report}");
+//! # }
+//! ```
+//!
+//! Requests performed for real (passthrough) are not checked yet.
+
+use std::fmt;
+use std::sync::Arc;
+
+use http::{HeaderMap, StatusCode};
+
+use crate::request::Request;
+
+/// A request a handler answered, with the answer, as a [`Contract`] sees it.
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct Answered<'a> {
+    /// The request (its body as received).
+    pub request: &'a Request,
+    /// The answer's status.
+    pub status: StatusCode,
+    /// The answer's headers.
+    pub headers: &'a HeaderMap,
+    /// The answer's body, when it is whole (`None` for a streamed one).
+    pub body: Option<&'a [u8]>,
+    /// The front door's own origin, if it has one: where relative
+    /// descriptions (an OpenAPI server `/v1`) apply.
+    pub base_url: Option<&'a url::Url>,
+}
+
+/// A description of an API that answered requests are checked against; see
+/// the [module docs](self).
+pub trait Contract: Send + Sync + 'static {
+    /// How findings name it: a title, a file name.
+    fn name(&self) -> &str;
+
+    /// How `answered` differs from the description; empty when it does not
+    /// (or when the description says nothing about it).
+    fn check(&self, answered: &Answered<'_>) -> Vec<Finding>;
+}
+
+/// One way an answered request differs from a contract.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Finding {
+    /// The contract's [`name`](Contract::name); set when the finding is kept.
+    pub contract: String,
+    /// The operation the request maps to (an OpenAPI `operationId`, or
+    /// `GET /users/{id}`), if any.
+    pub operation: Option<String>,
+    /// Where: a JSON pointer into the exchange — `/request/query/limit`,
+    /// `/response/status`, `/response/body/user/name`.
+    pub pointer: String,
+    /// What the contract expects there.
+    pub expected: String,
+    /// What the exchange had.
+    pub received: String,
+}
+
+impl Finding {
+    /// A finding at `pointer`.
+    pub fn new(
+        pointer: impl Into<String>,
+        expected: impl Into<String>,
+        received: impl Into<String>,
+    ) -> Self {
+        Finding {
+            contract: String::new(),
+            operation: None,
+            pointer: pointer.into(),
+            expected: expected.into(),
+            received: received.into(),
+        }
+    }
+
+    /// The same, about `operation`.
+    pub fn operation(mut self, operation: impl Into<String>) -> Self {
+        self.operation = Some(operation.into());
+        self
+    }
+}
+
+impl fmt::Display for Finding {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.contract)?;
+        if let Some(operation) = &self.operation {
+            write!(f, ", {operation}")?;
+        }
+        write!(
+            f,
+            ": {}: expected {}, received {}",
+            self.pointer, self.expected, self.received
+        )
+    }
+}
+
+/// The findings about one answered request, kept in its journal entry's
+/// extensions.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Findings(pub(crate) Arc<Vec<Finding>>);
+
+/// The `500` a strict contract answers with instead: the findings, for the
+/// test that reads it.
+pub(crate) fn strict_answer(findings: &[Finding]) -> http::Response<crate::body::Body> {
+    let listed: Vec<serde_json::Value> = findings
+        .iter()
+        .map(|finding| {
+            serde_json::json!({
+                "contract": finding.contract,
+                "operation": finding.operation,
+                "pointer": finding.pointer,
+                "expected": finding.expected,
+                "received": finding.received,
+            })
+        })
+        .collect();
+    let body = serde_json::json!({
+        "error": format!(
+            "mocklib: the mocked answer breaks the contract: {}",
+            findings.first().map(ToString::to_string).unwrap_or_default()
+        ),
+        "findings": listed,
+    });
+    let mut response = http::Response::new(crate::body::Body::from(
+        serde_json::to_vec(&body).expect("JSON serializes"),
+    ));
+    *response.status_mut() = StatusCode::INTERNAL_SERVER_ERROR;
+    response.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static("application/json"),
+    );
+    response
+}
+
+/// A contract attached to a server.
+#[derive(Clone)]
+pub(crate) struct Attached {
+    pub(crate) contract: Arc<dyn Contract>,
+    /// Fails the request itself.
+    pub(crate) strict: bool,
+}
+
+/// Checks `answered` against every contract in `attached`; whether one
+/// that found something is strict.
+pub(crate) fn check(attached: &[Attached], answered: &Answered<'_>) -> (Vec<Finding>, bool) {
+    let mut findings = Vec::new();
+    let mut strict = false;
+    for one in attached {
+        let found = one.contract.check(answered);
+        if found.is_empty() {
+            continue;
+        }
+        strict |= one.strict;
+        let name = one.contract.name();
+        findings.extend(found.into_iter().map(|mut finding| {
+            finding.contract = name.to_owned();
+            finding
+        }));
+    }
+    (findings, strict)
+}
