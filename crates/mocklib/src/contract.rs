@@ -7,7 +7,7 @@
 //! every request a handler answers — written by hand, replayed from a HAR
 //! file, loaded from a handler file — with the answer, and says how they
 //! differ from the API's description. Its [`Finding`]s are kept with the
-//! request's journal entry ([`RecordedRequest::contract_findings`]) and fail
+//! request's journal entry ([`RecordedRequest::contract_findings`](crate::RecordedRequest::contract_findings)) and fail
 //! [`verify`](crate::node::Server::verify), naming the handler that answered.
 //! A strict contract fails the request itself: the client gets a `500`
 //! whose body lists the findings.

@@ -7,7 +7,7 @@
 //! is a finding too.
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use http::Method;
 use jsonschema::Validator;
@@ -18,11 +18,10 @@ use super::OpenApiError;
 use super::document::{Document, child, entries, scalar_text};
 use super::generate::type_of;
 use super::operation::{METHODS, parameters, pattern};
-use super::validate::{Compiler, RequestCheck, is_json, media_matches, typed};
+use super::validate::{Compiler, Inputs, RequestCheck, is_json, media_matches, typed};
 use crate::contract::{Answered, Contract, Finding};
 use crate::cookies::Cookies;
 use crate::matching::Predicate;
-use crate::resolver::{CallContext, RequestId, ResolverArgs};
 
 /// An OpenAPI document as a contract; made by
 /// [`OpenApi::contract`](super::OpenApi::contract).
@@ -30,11 +29,82 @@ pub struct OpenApiContract {
     name: String,
     /// The server URL the paths are under, without a trailing `/`.
     server: String,
+    /// The same, parsed when absolute (`None`: a path like `/v1`).
+    server_url: Option<url::Url>,
     operations: Vec<OperationContract>,
     /// Operations by their path's first segment under the server
     /// (lowercased; `None`: a parameter), so a request is matched against
     /// a few, not all.
     by_segment: HashMap<Option<String>, Vec<usize>>,
+    /// The findings of exchanges seen before, by a fingerprint of all the
+    /// check reads: a mock answers the same request the same way again and
+    /// again, and parsing and validating its body each time would cost
+    /// more than the request itself.
+    seen: Mutex<HashMap<u64, Vec<Finding>>>,
+    /// The same for answers alone (by operation, status, headers and
+    /// body): a request that differs (another id) often gets the same
+    /// answer from a mock, whose body need not be validated again.
+    answers_seen: Mutex<HashMap<u64, Vec<Finding>>>,
+}
+
+/// Exchanges [`OpenApiContract::seen`] remembers before it starts over.
+const SEEN: usize = 4096;
+
+/// What `memory` holds for `key`, else what `check` finds (then kept).
+fn remembered(
+    memory: &Mutex<HashMap<u64, Vec<Finding>>>,
+    key: u64,
+    check: impl FnOnce() -> Vec<Finding>,
+) -> Vec<Finding> {
+    let lock = || memory.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some(found) = lock().get(&key) {
+        return found.clone();
+    }
+    let found = check();
+    let mut memory = lock();
+    if memory.len() >= SEEN {
+        memory.clear();
+    }
+    memory.insert(key, found.clone());
+    found
+}
+
+/// A fingerprint of an answer to the operation at `index`.
+fn answer_fingerprint(index: usize, answered: &Answered<'_>) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    index.hash(&mut hasher);
+    answered.status.as_u16().hash(&mut hasher);
+    for (name, value) in answered.headers {
+        name.as_str().hash(&mut hasher);
+        value.as_bytes().hash(&mut hasher);
+    }
+    answered.body.hash(&mut hasher);
+    hasher.finish()
+}
+
+/// A fingerprint of everything the check of `answered` reads: the request
+/// (method, URL, headers, body), the origin relative servers are read on,
+/// and the answer (status, headers, body).
+fn fingerprint(answered: &Answered<'_>) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    let request = answered.request;
+    request.method().as_str().hash(&mut hasher);
+    request.url().as_str().hash(&mut hasher);
+    for (name, value) in request.headers() {
+        name.as_str().hash(&mut hasher);
+        value.as_bytes().hash(&mut hasher);
+    }
+    request.body().as_ref().hash(&mut hasher);
+    answered.base_url.map(url::Url::as_str).hash(&mut hasher);
+    answered.status.as_u16().hash(&mut hasher);
+    for (name, value) in answered.headers {
+        name.as_str().hash(&mut hasher);
+        value.as_bytes().hash(&mut hasher);
+    }
+    answered.body.hash(&mut hasher);
+    hasher.finish()
 }
 
 impl std::fmt::Debug for OpenApiContract {
@@ -48,6 +118,8 @@ impl std::fmt::Debug for OpenApiContract {
 
 /// What one operation promises.
 struct OperationContract {
+    /// Its place in [`OpenApiContract::operations`].
+    index: usize,
     /// Its `operationId`, else `GET /pets/{petId}`.
     name: String,
     method: Method,
@@ -124,6 +196,7 @@ impl OpenApiContract {
                     .or_default()
                     .push(operations.len());
                 operations.push(OperationContract {
+                    index: operations.len(),
                     name,
                     method,
                     predicate,
@@ -134,9 +207,12 @@ impl OpenApiContract {
         }
         Ok(OpenApiContract {
             name,
+            server_url: url::Url::parse(&base).ok(),
             server: base,
             operations,
             by_segment,
+            seen: Mutex::default(),
+            answers_seen: Mutex::default(),
         })
     }
 
@@ -145,8 +221,8 @@ impl OpenApiContract {
     /// the front door's own origin).
     fn path_under<'u>(&self, answered: &'u Answered<'_>) -> Option<&'u str> {
         let url = answered.request.url();
-        let server_path = match url::Url::parse(&self.server) {
-            Ok(server) => {
+        let server_path = match &self.server_url {
+            Some(server) => {
                 let same_origin = server.scheme() == url.scheme()
                     && server.host_str().map(str::to_ascii_lowercase)
                         == url.host_str().map(str::to_ascii_lowercase)
@@ -156,7 +232,7 @@ impl OpenApiContract {
                 }
                 server.path().trim_end_matches('/').to_owned()
             }
-            Err(_) => {
+            None => {
                 let base = answered.base_url?;
                 if base.origin() != url.origin() {
                     return None;
@@ -177,6 +253,14 @@ impl Contract for OpenApiContract {
     }
 
     fn check(&self, answered: &Answered<'_>) -> Vec<Finding> {
+        remembered(&self.seen, fingerprint(answered), || {
+            self.check_anew(answered)
+        })
+    }
+}
+
+impl OpenApiContract {
+    fn check_anew(&self, answered: &Answered<'_>) -> Vec<Finding> {
         let Some(rest) = self.path_under(answered) else {
             return Vec::new();
         };
@@ -202,7 +286,7 @@ impl Contract for OpenApiContract {
                 other_methods.push(operation.method.as_str());
                 continue;
             }
-            return operation.check(answered, params);
+            return operation.check(answered, params, &self.answers_seen);
         }
         if other_methods.is_empty() {
             vec![Finding::new(
@@ -230,18 +314,22 @@ impl Contract for OpenApiContract {
 }
 
 impl OperationContract {
-    fn check(&self, answered: &Answered<'_>, params: crate::params::Params) -> Vec<Finding> {
+    fn check(
+        &self,
+        answered: &Answered<'_>,
+        params: crate::params::Params,
+        answers_seen: &Mutex<HashMap<u64, Vec<Finding>>>,
+    ) -> Vec<Finding> {
         let request = answered.request;
-        let args = ResolverArgs::new(
-            request.clone(),
-            params,
-            Cookies::from_headers(request.headers()),
-            RequestId::next(),
-            CallContext::default(),
-        );
+        let cookies = Cookies::from_headers(request.headers());
+        let inputs = Inputs {
+            request,
+            params: &params,
+            cookies: &cookies,
+        };
         let mut findings: Vec<Finding> = self
             .request
-            .check(&args)
+            .check_inputs(&inputs)
             .into_iter()
             .map(|failure| {
                 Finding::new(
@@ -272,7 +360,14 @@ impl OperationContract {
                     status.to_string(),
                 ));
             }
-            Some((_, response)) => response.check(answered, &mut findings),
+            Some((_, response)) => {
+                let key = answer_fingerprint(self.index, answered);
+                findings.extend(remembered(answers_seen, key, || {
+                    let mut found = Vec::new();
+                    response.check(answered, &mut found);
+                    found
+                }));
+            }
         }
         findings
             .into_iter()
@@ -295,7 +390,12 @@ impl ResponseContract {
                     let (Some(validator), Ok(text)) = (validator, value.to_str()) else {
                         continue;
                     };
-                    for error in validator.iter_errors(&typed(text, kind.as_deref())) {
+                    let value = typed(text, kind.as_deref());
+                    // The common case, valid, without building errors.
+                    if validator.is_valid(&value) {
+                        continue;
+                    }
+                    for error in validator.iter_errors(&value) {
                         findings.push(Finding::new(
                             format!("/response/headers/{name}"),
                             error.to_string(),
@@ -356,6 +456,10 @@ impl ResponseContract {
                 return;
             }
         };
+        // The common case, valid, without building errors.
+        if validator.is_valid(&value) {
+            return;
+        }
         for error in validator.iter_errors(&value) {
             let at = error.instance_path().to_string();
             findings.push(Finding::new(

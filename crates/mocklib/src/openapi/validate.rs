@@ -143,6 +143,13 @@ struct BodyCheck {
     media: Vec<(String, Option<Validator>)>,
 }
 
+/// What a request's check reads.
+pub(crate) struct Inputs<'a> {
+    pub(crate) request: &'a crate::request::Request,
+    pub(crate) params: &'a crate::params::Params,
+    pub(crate) cookies: &'a crate::cookies::Cookies,
+}
+
 /// Everything one operation checks on a request.
 pub(crate) struct RequestCheck {
     params: Vec<ParamCheck>,
@@ -182,14 +189,25 @@ impl RequestCheck {
 
     /// Every way the request differs from the declaration.
     pub(crate) fn check(&self, args: &ResolverArgs) -> Vec<Failure> {
+        self.check_inputs(&Inputs {
+            request: &args.request,
+            params: &args.params,
+            cookies: &args.cookies,
+        })
+    }
+
+    /// [`check`](Self::check) of what a request's check reads, for callers
+    /// with no resolver arguments (a contract).
+    pub(crate) fn check_inputs(&self, args: &Inputs<'_>) -> Vec<Failure> {
         let mut failures = Vec::new();
         for param in &self.params {
-            let location = format!("{}.{}", param.place.label(), param.name);
+            // Written only for a failure: most requests have none.
+            let location = || format!("{}.{}", param.place.label(), param.name);
             let values = param_values(param, args);
             if values.is_empty() {
                 if param.required {
                     failures.push(Failure::new(
-                        location,
+                        location(),
                         format!("the required {} parameter is missing", param.place.label()),
                     ));
                 }
@@ -199,8 +217,12 @@ impl RequestCheck {
                 continue;
             };
             let value = param_value(param, values);
+            // The common case, valid, without building errors.
+            if validator.is_valid(&value) {
+                continue;
+            }
             for error in validator.iter_errors(&value) {
-                failures.push(Failure::new(location.clone(), error.to_string()));
+                failures.push(Failure::new(location(), error.to_string()));
             }
         }
         if let Some(body) = &self.body {
@@ -291,7 +313,7 @@ fn body_check(
 }
 
 /// The values a request gives a parameter, as text.
-fn param_values(param: &ParamCheck, args: &ResolverArgs) -> Vec<String> {
+fn param_values(param: &ParamCheck, args: &Inputs<'_>) -> Vec<String> {
     match param.place {
         In::Path => args
             .params
@@ -346,7 +368,7 @@ fn param_value(param: &ParamCheck, values: Vec<String>) -> Json {
     )
 }
 
-fn check_body(body: &BodyCheck, args: &ResolverArgs, failures: &mut Vec<Failure>) {
+fn check_body(body: &BodyCheck, args: &Inputs<'_>, failures: &mut Vec<Failure>) {
     let bytes = args.request.body();
     if bytes.is_empty() {
         if body.required {
@@ -392,6 +414,9 @@ fn check_body(body: &BodyCheck, args: &ResolverArgs, failures: &mut Vec<Failure>
             return;
         }
     };
+    if validator.is_valid(&value) {
+        return;
+    }
     for error in validator.iter_errors(&value) {
         let path: Vec<&str> = error.instance_path().as_str().split('/').skip(1).collect();
         let location = std::iter::once("body")
