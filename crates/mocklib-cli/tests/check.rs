@@ -119,7 +119,7 @@ fn drift_is_reported_per_entry_with_exit_status_1_and_as_json() {
     assert_eq!(
         stdout(&output),
         format!(
-            "recorded.har against {live}/: 3 of 4 entries drifted (expected -> actual)\n\
+            "recorded.har against {live}/: 3 of 4 entries drifted (expected -> received)\n\
              entry 0 GET {live}/users/1\n  \
              type changed /id: number -> string\n  \
              field removed /name: string\n  \
@@ -136,25 +136,25 @@ fn drift_is_reported_per_entry_with_exit_status_1_and_as_json() {
     let report: serde_json::Value = serde_json::from_str(&stdout(&output)).unwrap();
     assert_eq!(report["drift"], true);
     assert_eq!(report["expected_from"], "recorded.har");
-    assert_eq!(report["actual_from"], format!("{live}/"));
+    assert_eq!(report["received_from"], format!("{live}/"));
     assert_eq!(
         report["entries"][0],
         json!({
             "index": 0, "method": "GET", "url": format!("{live}/users/1"),
             "findings": [
-                {"kind": "type_changed", "pointer": "/id", "expected": "number", "actual": "string"},
-                {"kind": "field_removed", "pointer": "/name", "expected": "string", "actual": null},
-                {"kind": "field_added", "pointer": "/full_name", "expected": null, "actual": "string"},
+                {"kind": "type_changed", "pointer": "/id", "expected": "number", "received": "string"},
+                {"kind": "field_removed", "pointer": "/name", "expected": "string", "received": null},
+                {"kind": "field_added", "pointer": "/full_name", "expected": null, "received": "string"},
             ]
         })
     );
     assert_eq!(
         report["entries"][1]["findings"],
-        json!([{"kind": "status", "pointer": "", "expected": "200", "actual": "503"}])
+        json!([{"kind": "status", "pointer": "", "expected": "200", "received": "503"}])
     );
     assert_eq!(
         report["entries"][2]["findings"],
-        json!([{"kind": "content_type", "pointer": "", "expected": "application/json", "actual": "text/csv"}])
+        json!([{"kind": "content_type", "pointer": "", "expected": "application/json", "received": "text/csv"}])
     );
     assert_eq!(report["entries"][3]["findings"], json!([]));
 
@@ -192,7 +192,7 @@ fn an_api_that_is_down_fails_every_entry_with_exit_status_1() {
         assert_eq!(findings.len(), 1, "{entry}");
         assert_eq!(findings[0]["kind"], "request_failed");
         assert_eq!(findings[0]["expected"], "200");
-        let why = findings[0]["actual"].as_str().unwrap();
+        let why = findings[0]["received"].as_str().unwrap();
         assert!(why.contains("the connection was refused"), "{why}");
     }
     let output = check(dir.path(), &["--har", "recorded.har", "--against", &down]);

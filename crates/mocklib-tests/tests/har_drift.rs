@@ -171,7 +171,7 @@ fn findings(report: &DriftReport) -> Vec<String> {
                     finding.kind,
                     finding.pointer,
                     finding.expected.as_deref().unwrap_or("-"),
-                    finding.actual.as_deref().unwrap_or("-")
+                    finding.received.as_deref().unwrap_or("-")
                 )
             })
         })
@@ -247,7 +247,7 @@ async fn a_changed_api_drifts_from_its_recording_in_shape_status_and_content_typ
     let text = report.to_string();
     assert!(
         text.starts_with(&format!(
-            "{} against {live}/: 5 of 7 entries drifted (expected -> actual)\n\
+            "{} against {live}/: 5 of 7 entries drifted (expected -> received)\n\
              entry 0 GET {live}/users/1\n  \
              type changed /id: number -> string\n  \
              field removed /name: string\n  \
@@ -295,8 +295,8 @@ async fn an_api_that_is_down_is_a_finding_per_entry_not_an_error() {
     for entry in &report.entries {
         assert_eq!(entry.findings.len(), 1, "{report}");
         let finding = &entry.findings[0];
-        assert_eq!(finding.kind, mocklib::har::FindingKind::RequestFailed);
-        let why = finding.actual.as_deref().unwrap();
+        assert_eq!(finding.kind, mocklib::har::DriftKind::RequestFailed);
+        let why = finding.received.as_deref().unwrap();
         assert!(why.contains("the connection was refused"), "{why}");
     }
     assert_eq!(
@@ -338,7 +338,7 @@ async fn a_request_without_an_answer_in_time_fails_its_entry_only() {
         findings(&report),
         ["0 RequestFailed  200 no answer within 300ms"]
     );
-    assert_eq!(report.actual_from, "the recorded origins");
+    assert_eq!(report.received_from, "the recorded origins");
 }
 
 #[tokio::test]

@@ -16,7 +16,7 @@ use url::Url;
 use super::HarError;
 use super::model::{Entry, REDACTED, body_bytes};
 use super::replay::Replay;
-use super::report::{DriftReport, EntryDrift, Finding, FindingKind};
+use super::report::{DriftFinding, DriftKind, DriftReport, EntryDrift};
 use super::shape;
 use crate::request::Request;
 use crate::response::HttpResponse;
@@ -170,7 +170,7 @@ impl Drift {
         }
         Ok(DriftReport {
             expected_from: self.source_name.clone(),
-            actual_from: base.map_or_else(|| "the recorded origins".to_owned(), String::from),
+            received_from: base.map_or_else(|| "the recorded origins".to_owned(), String::from),
             entries,
         })
     }
@@ -235,7 +235,11 @@ impl Drift {
     }
 
     /// What differs between the expected answer and the actual one.
-    fn judge(&self, expected: &Expected, answer: Result<HttpResponse, String>) -> Vec<Finding> {
+    fn judge(
+        &self,
+        expected: &Expected,
+        answer: Result<HttpResponse, String>,
+    ) -> Vec<DriftFinding> {
         let live = match answer {
             Ok(live) => live,
             Err(why) => return vec![request_failed(expected, why)],
@@ -243,8 +247,8 @@ impl Drift {
         let mut findings = Vec::new();
         let status = live.status_code().as_u16();
         if status != expected.status {
-            findings.push(Finding::new(
-                FindingKind::Status,
+            findings.push(DriftFinding::new(
+                DriftKind::Status,
                 "",
                 Some(expected.status.to_string()),
                 Some(status.to_string()),
@@ -252,8 +256,8 @@ impl Drift {
         }
         let media_type = media_type(header(live.headers(), "content-type"));
         if media_type != expected.media_type {
-            findings.push(Finding::new(
-                FindingKind::ContentType,
+            findings.push(DriftFinding::new(
+                DriftKind::ContentType,
                 "",
                 Some(or_none(&expected.media_type)),
                 Some(or_none(&media_type)),
@@ -282,22 +286,22 @@ impl Drift {
                     }
                     .to_owned()
                 };
-                findings.push(Finding::new(
-                    FindingKind::Body,
+                findings.push(DriftFinding::new(
+                    DriftKind::Body,
                     "",
                     Some(says(&expected.body)),
                     Some(says(&body)),
                 ));
             }
             // Under the same content type, so nothing above says it.
-            (BodyKind::Json(_), BodyKind::Other) if same_type => findings.push(Finding::new(
-                FindingKind::Body,
+            (BodyKind::Json(_), BodyKind::Other) if same_type => findings.push(DriftFinding::new(
+                DriftKind::Body,
                 "",
                 Some("JSON".to_owned()),
                 Some("not JSON".to_owned()),
             )),
-            (BodyKind::Other, BodyKind::Json(_)) if same_type => findings.push(Finding::new(
-                FindingKind::Body,
+            (BodyKind::Other, BodyKind::Json(_)) if same_type => findings.push(DriftFinding::new(
+                DriftKind::Body,
                 "",
                 Some("not JSON".to_owned()),
                 Some("JSON".to_owned()),
@@ -308,10 +312,10 @@ impl Drift {
     }
 
     /// Whether a shape finding is at or below an ignored pointer.
-    fn is_ignored(&self, finding: &Finding) -> bool {
+    fn is_ignored(&self, finding: &DriftFinding) -> bool {
         matches!(
             finding.kind,
-            FindingKind::FieldAdded | FindingKind::FieldRemoved | FindingKind::TypeChanged
+            DriftKind::FieldAdded | DriftKind::FieldRemoved | DriftKind::TypeChanged
         ) && self
             .ignored
             .iter()
@@ -330,9 +334,9 @@ fn pointer_matches(pattern: &str, pointer: &str) -> bool {
     })
 }
 
-fn request_failed(expected: &Expected, why: String) -> Finding {
-    Finding::new(
-        FindingKind::RequestFailed,
+fn request_failed(expected: &Expected, why: String) -> DriftFinding {
+    DriftFinding::new(
+        DriftKind::RequestFailed,
         "",
         Some(expected.status.to_string()),
         Some(why),

@@ -128,7 +128,7 @@ pub use drift::Drift;
 pub use model::REDACTED;
 pub use record::{RecordMode, Recording};
 pub use replay::Replay;
-pub use report::{DriftReport, EntryDrift, Finding, FindingKind};
+pub use report::{DriftFinding, DriftKind, DriftReport, EntryDrift};
 
 use crate::handler::Handler;
 

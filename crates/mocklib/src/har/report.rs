@@ -1,10 +1,11 @@
 //! What a drift check found: per entry of a HAR file, how an answer
 //! differs from what was expected of it.
 //!
-//! The types say "expected" and "actual", not "recorded" and "live": a
-//! recording checked against the live API is one source of expectations,
-//! and a document describing the API can be another, with the same kinds of
-//! findings.
+//! The types say "expected" and "received", as
+//! [`contract::Finding`](crate::contract::Finding) does, not "recorded" and
+//! "live": a recording checked against the live API is one source of
+//! expectations, and a document describing the API (a contract) can be
+//! another, reporting per entry with the same kinds of findings.
 
 use std::fmt;
 
@@ -20,9 +21,9 @@ use serde::Serialize;
 pub struct DriftReport {
     /// Where the expectations come from: the HAR file.
     pub expected_from: String,
-    /// Where the actual answers come from: the base URL the requests were
+    /// Where the received answers come from: the base URL the requests were
     /// sent to (or "the recorded origins").
-    pub actual_from: String,
+    pub received_from: String,
     /// Every entry checked, in file order.
     pub entries: Vec<EntryDrift>,
 }
@@ -53,61 +54,62 @@ pub struct EntryDrift {
     /// The URL the request was sent to.
     pub url: String,
     /// What differs; empty when nothing does.
-    pub findings: Vec<Finding>,
+    pub findings: Vec<DriftFinding>,
 }
 
-/// One difference between the expected answer and the actual one.
+/// One difference between the expected answer and the received one.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
-pub struct Finding {
+pub struct DriftFinding {
     /// What differs.
-    pub kind: FindingKind,
+    pub kind: DriftKind,
     /// Where in the JSON body, as a JSON pointer (`/items/0/id`); empty
     /// for what is not in the body (status, content type, a failed
     /// request) and for the body as a whole.
     ///
     /// An array's elements are compared as one shape (the union of
     /// theirs), so the index is that of the first element that has the
-    /// field: in the expected body, or in the actual one for an added field.
+    /// field: in the expected body, or in the received one for an added
+    /// field.
     pub pointer: String,
     /// What was expected (the recorded status, type, ...); `None` for an
     /// added field.
     #[doc(alias = "recorded")]
     pub expected: Option<String>,
     /// What was found instead; `None` for a removed field.
-    #[doc(alias = "live")]
-    pub actual: Option<String>,
+    #[doc(alias("live", "actual"))]
+    pub received: Option<String>,
 }
 
-impl Finding {
+impl DriftFinding {
     // Only the drift check (`net`) makes findings so far.
     #[cfg_attr(
         not(all(feature = "net", not(target_arch = "wasm32"))),
         allow(dead_code)
     )]
     pub(crate) fn new(
-        kind: FindingKind,
+        kind: DriftKind,
         pointer: impl Into<String>,
         expected: Option<String>,
-        actual: Option<String>,
+        received: Option<String>,
     ) -> Self {
-        Finding {
+        DriftFinding {
             kind,
             pointer: pointer.into(),
             expected,
-            actual,
+            received,
         }
     }
 }
 
-/// The kinds of [`Finding`]. Values never are one: ids, timestamps and
+/// The kinds of [`DriftFinding`]. Values never are one: ids, timestamps and
 /// names change from run to run, the shape of an answer should not.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
-pub enum FindingKind {
+pub enum DriftKind {
     /// The request got no answer: the connection was refused, timed out,
-    /// broke off. `actual` says why.
+    /// broke off. `received` says why.
     RequestFailed,
     /// The status code differs.
     Status,
@@ -126,32 +128,32 @@ pub enum FindingKind {
     TypeChanged,
 }
 
-impl FindingKind {
+impl DriftKind {
     fn label(self) -> &'static str {
         match self {
-            FindingKind::RequestFailed => "request failed",
-            FindingKind::Status => "status",
-            FindingKind::ContentType => "content type",
-            FindingKind::Body => "body",
-            FindingKind::FieldAdded => "field added",
-            FindingKind::FieldRemoved => "field removed",
-            FindingKind::TypeChanged => "type changed",
+            DriftKind::RequestFailed => "request failed",
+            DriftKind::Status => "status",
+            DriftKind::ContentType => "content type",
+            DriftKind::Body => "body",
+            DriftKind::FieldAdded => "field added",
+            DriftKind::FieldRemoved => "field removed",
+            DriftKind::TypeChanged => "type changed",
         }
     }
 }
 
-impl fmt::Display for Finding {
+impl fmt::Display for DriftFinding {
     /// `status: 200 -> 404`, `field removed /items/0/name: string`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.kind.label())?;
         if !self.pointer.is_empty() {
             write!(f, " {}", self.pointer)?;
         }
-        match (&self.expected, &self.actual) {
-            (Some(expected), Some(actual)) if self.kind == FindingKind::RequestFailed => {
-                write!(f, " (expected {expected}): {actual}")
+        match (&self.expected, &self.received) {
+            (Some(expected), Some(received)) if self.kind == DriftKind::RequestFailed => {
+                write!(f, " (expected {expected}): {received}")
             }
-            (Some(expected), Some(actual)) => write!(f, ": {expected} -> {actual}"),
+            (Some(expected), Some(received)) => write!(f, ": {expected} -> {received}"),
             (Some(only), None) | (None, Some(only)) => write!(f, ": {only}"),
             (None, None) => Ok(()),
         }
@@ -163,14 +165,14 @@ impl fmt::Display for DriftReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let drifted = self.drifted().count();
         let total = self.entries.len();
-        write!(f, "{} against {}: ", self.expected_from, self.actual_from)?;
+        write!(f, "{} against {}: ", self.expected_from, self.received_from)?;
         let entries = if total == 1 { "entry" } else { "entries" };
         if drifted == 0 {
             return writeln!(f, "no drift in {total} {entries}");
         }
         writeln!(
             f,
-            "{drifted} of {total} {entries} drifted (expected -> actual)"
+            "{drifted} of {total} {entries} drifted (expected -> received)"
         )?;
         for entry in self.drifted() {
             writeln!(f, "entry {} {} {}", entry.index, entry.method, entry.url)?;

@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use super::model::REDACTED;
-use super::report::{Finding, FindingKind};
+use super::report::{DriftFinding, DriftKind};
 
 /// The JSON types, in the order a description lists them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -144,18 +144,18 @@ impl Shape {
 /// added and removed, types changed, each at the JSON pointer of its first
 /// place (an added field's in `actual`, the others' in `expected`).
 /// Values are not compared.
-pub(crate) fn diff(expected: &Value, actual: &Value) -> Vec<Finding> {
+pub(crate) fn diff(expected: &Value, actual: &Value) -> Vec<DriftFinding> {
     let mut findings = Vec::new();
     compare(&Shape::of(expected), &Shape::of(actual), &mut findings);
     findings
 }
 
-fn compare(expected: &Shape, actual: &Shape, findings: &mut Vec<Finding>) {
+fn compare(expected: &Shape, actual: &Shape, findings: &mut Vec<DriftFinding>) {
     // A redacted value may have been of any type: only what is inside it
     // could be compared, and nothing is.
     if !expected.redacted && expected.types != actual.types {
-        findings.push(Finding::new(
-            FindingKind::TypeChanged,
+        findings.push(DriftFinding::new(
+            DriftKind::TypeChanged,
             expected.pointer.clone(),
             Some(expected.describe()),
             Some(actual.describe()),
@@ -167,8 +167,8 @@ fn compare(expected: &Shape, actual: &Shape, findings: &mut Vec<Finding>) {
         for (name, shape) in &expected.fields {
             match actual.fields.get(name) {
                 Some(found) => compare(shape, found, findings),
-                None => findings.push(Finding::new(
-                    FindingKind::FieldRemoved,
+                None => findings.push(DriftFinding::new(
+                    DriftKind::FieldRemoved,
                     shape.pointer.clone(),
                     Some(shape.describe()),
                     None,
@@ -177,8 +177,8 @@ fn compare(expected: &Shape, actual: &Shape, findings: &mut Vec<Finding>) {
         }
         for (name, shape) in &actual.fields {
             if !expected.fields.contains_key(name) {
-                findings.push(Finding::new(
-                    FindingKind::FieldAdded,
+                findings.push(DriftFinding::new(
+                    DriftKind::FieldAdded,
                     shape.pointer.clone(),
                     None,
                     Some(shape.describe()),
@@ -215,7 +215,7 @@ mod tests {
                     finding.kind,
                     finding.pointer,
                     finding.expected.as_deref().unwrap_or("-"),
-                    finding.actual.as_deref().unwrap_or("-")
+                    finding.received.as_deref().unwrap_or("-")
                 )
             })
             .collect()
