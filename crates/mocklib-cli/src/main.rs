@@ -7,6 +7,8 @@
 //!   files, OpenAPI documents and handler files (gRPC methods too, with
 //!   `.proto` files), for test suites in any language (see `serve.rs` and
 //!   the README's "mocklib serve: for any language").
+//! - `mocklib check --har FILE --against URL` sends a recording's requests
+//!   to the live API and reports how the answers drifted (see `check.rs`).
 //!
 //! ```text
 //! cargo install mocklib-cli
@@ -18,7 +20,9 @@
 use std::process::ExitCode;
 
 mod admin;
+mod args;
 mod base64;
+mod check;
 mod grpc_entry;
 mod handler_file;
 mod proto;
@@ -30,6 +34,7 @@ mod template;
 
 const USAGE: &str = "usage: mocklib init <public-dir>
        mocklib serve [options]   (mocklib serve --help)
+       mocklib check --har FILE --against URL [options]   (mocklib check --help)
 
 mocklib init writes mocklib-worker.js, the Service Worker of mocklib's
 browser entry point (mocklib::browser::setup_worker), into <public-dir>: the
@@ -38,7 +43,11 @@ index.html or its copy-dir; Leptos: public/; Dioxus: assets/).
 
 mocklib serve starts a mock server and proxy answering from HAR files,
 OpenAPI documents and handler files (HTTP, and gRPC with .proto files), for
-test suites in any language.";
+test suites in any language.
+
+mocklib check sends the requests of a HAR file again, to the live API, and
+reports per entry how the answers differ from the recorded ones (status,
+content type, the shape of JSON bodies); exit status 1 on drift.";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -58,6 +67,7 @@ fn main() -> ExitCode {
             }
         },
         ["serve", ..] => serve::main(&args[1..]),
+        ["check", ..] => check::main(&args[1..]),
         ["--help" | "-h" | "help"] => {
             println!("{USAGE}");
             ExitCode::SUCCESS

@@ -176,16 +176,9 @@ const SCOPE_IDLE_TIMEOUT: Duration = Duration::from_secs(600);
 
 /// Runs `mocklib serve` with the arguments after `serve`.
 pub(crate) fn main(args: &[String]) -> ExitCode {
-    let options = match parse(args) {
-        Ok(Some(options)) => options,
-        Ok(None) => {
-            println!("{USAGE}");
-            return ExitCode::SUCCESS;
-        }
-        Err(error) => {
-            eprintln!("mocklib serve: {error}\n\n{USAGE}");
-            return ExitCode::from(2);
-        }
+    let options = match crate::args::options_or_exit("serve", USAGE, parse(args)) {
+        Ok(options) => options,
+        Err(exit) => return exit,
     };
     match serve(&options) {
         Ok(()) => ExitCode::SUCCESS,
@@ -199,20 +192,11 @@ pub(crate) fn main(args: &[String]) -> ExitCode {
 /// The options, or `None` for `--help`.
 fn parse(args: &[String]) -> Result<Option<Options>, String> {
     let mut options = Options::default();
-    let mut args = args.iter();
-    while let Some(arg) = args.next() {
-        // `--flag value` and `--flag=value` alike.
-        let (flag, inline) = match arg.split_once('=') {
-            Some((flag, value)) if flag.starts_with("--") => (flag, Some(value.to_owned())),
-            _ => (arg.as_str(), None),
-        };
-        let mut value = || {
-            inline
-                .clone()
-                .or_else(|| args.next().cloned())
-                .ok_or_else(|| format!("{flag} needs a value"))
-        };
-        match flag {
+    let mut args = crate::args::Args::new(args);
+    while let Some(mut flag) = args.next_flag() {
+        let name = flag.name;
+        let mut value = || flag.value();
+        match name {
             "--help" | "-h" => return Ok(None),
             "--handlers" => options.handler_files.push(value()?.into()),
             "--proto" => options.proto_files.push(value()?.into()),

@@ -479,7 +479,7 @@ fn hostile_admin_requests_are_answered_and_nothing_panics() {
         let below = format!("*a{}", level - 1);
         bomb.push_str(&format!(
             "a{level}: &a{level} [{}]\n",
-            vec![below.as_str(); 9].join(", ")
+            [below.as_str(); 9].join(", ")
         ));
     }
     let bomb = format!(

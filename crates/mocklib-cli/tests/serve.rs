@@ -924,19 +924,6 @@ fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|byte| format!("{byte:02x}")).collect()
 }
 
-/// Serves `app` on an ephemeral loopback port for the rest of the test's
-/// runtime; returns its address.
-async fn spawn_upstream(app: axum::Router) -> std::net::SocketAddr {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind loopback");
-    let address = listener.local_addr().expect("local address");
-    tokio::spawn(async move {
-        axum::serve(listener, app).await.expect("upstream server");
-    });
-    address
-}
-
 /// gRPC server reflection, as a tool with no generated code uses it:
 /// grpcio's reflection client lists the services, builds the message
 /// types from the descriptors it is sent, and calls a method with them.

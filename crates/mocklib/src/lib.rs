@@ -74,7 +74,7 @@
 //! | `tokio` | ✔ | `delay` sleeps on tokio's timer when a runtime is running (otherwise on a helper thread) |
 //! | `graphql` | ✔ | the [`graphql`] namespace and its document parser |
 //! | `regex` | | a `regex::Regex` as a handler predicate (`http` and `graphql`); path patterns, `:id(\d+)` included, need none |
-//! | `har` | | `har`: HAR files replayed as handlers, and `record` recording requests performed for real into them |
+//! | `har` | | `har`: HAR files replayed as handlers, and `record` recording requests performed for real into them; with `net`, `check_drift` and `Drift`: a recording checked against the live API for drift |
 //! | `grpc` | | the [`grpc`] namespace: gRPC methods (unary and streaming) answered with prost messages or a mounted tonic-generated server, in process through the tower layer or through the listener (h2c, HTTPS proxy) |
 //! | `openapi` | | `openapi`: OpenAPI 3.0/3.1 documents answered as handlers, requests optionally validated |
 //!

@@ -1,5 +1,6 @@
-//! What the tests of `mocklib serve` share: the command as a child
-//! process, and the clients that drive it (curl, Python).
+//! What the tests of the `mocklib` command share: `mocklib serve` as a
+//! child process, the clients that drive it (curl, Python), and a real
+//! upstream server on loopback.
 #![allow(dead_code)] // each test file uses its own subset
 
 use std::collections::BTreeMap;
@@ -134,4 +135,17 @@ pub fn with_handler_file(text: &str) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("handlers.yaml"), text).unwrap();
     dir
+}
+
+/// Serves `app` on an ephemeral loopback port for the rest of the test's
+/// runtime; returns its address.
+pub async fn spawn_upstream(app: axum::Router) -> std::net::SocketAddr {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind loopback");
+    let address = listener.local_addr().expect("local address");
+    tokio::spawn(async move {
+        axum::serve(listener, app).await.expect("upstream server");
+    });
+    address
 }

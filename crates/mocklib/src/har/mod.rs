@@ -1,5 +1,5 @@
 //! Replaying HAR files as handlers (Polly.JS, VCR, vcrpy: record once,
-//! replay offline).
+//! replay offline), and checking recordings against the live API for drift.
 //!
 //! A [HAR](http://www.softwareishard.com/blog/har-12-spec/) file holds HTTP
 //! exchanges: browsers' developer tools export them ("Save all as HAR"), and
@@ -55,16 +55,80 @@
 //! # Ok(())
 //! # }
 //! ```
+//!
+//! # Drift
+//!
+//! A recording ages: the API behind it changes, and the tests replaying it
+//! keep passing on answers the API no longer gives. A drift check (feature
+//! `net` too) sends each recorded request again, to the live API or to a
+//! base URL in its place (path and query kept), and compares each answer
+//! with the recorded one:
+//!
+//! - the status, and the media type of `Content-Type` (`charset` aside);
+//! - for JSON bodies, the *shape*: fields added, fields removed, types
+//!   changed (null, boolean, number, string, array, object), at any depth,
+//!   each at a JSON pointer (`/items/0/id`). Values are not compared: ids,
+//!   timestamps and names change from run to run. An array's elements are
+//!   compared as one shape, the union of theirs, so a list of three users
+//!   compares cleanly with a list of five;
+//! - other bodies only as empty or not.
+//!
+//! A request that gets no answer (nothing listening, a timeout) is a
+//! finding of its entry, and the other entries are still checked.
+//! [`check_drift`] is the one call, [`Drift`] has the options (headers in
+//! place of redacted ones, pointers not to compare, a timeout), and
+//! `mocklib check --har FILE --against URL` runs it from CI (exit code 1
+//! on drift).
+//!
+//! ```
+//! use mocklib::{har::Drift, http, HttpResponse, node::setup_server};
+//! use serde_json::json;
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let recording = r#"{"log": {"entries": [{
+//!     "request": {"method": "GET", "url": "https://api.example.com/users/1"},
+//!     "response": {"status": 200, "headers": [{"name": "content-type", "value": "application/json"}],
+//!                  "content": {"mimeType": "application/json", "text": "{\"id\":1,\"name\":\"John\",\"tags\":[]}"}}
+//!   }]}}"#;
+//! // The API today (here a mocklib server on loopback): `name` renamed,
+//! // `id` a string; other values are no drift.
+//! let api = setup_server([http::get("/users/:id", |_| {
+//!     HttpResponse::json(&json!({ "id": "2", "full_name": "Kate", "tags": ["admin"] }))
+//! })]);
+//! api.listen();
+//!
+//! let report = Drift::from_json(recording)?.against(api.url()).check().await?;
+//! assert!(report.has_drift());
+//! let findings: Vec<String> = report.entries[0].findings.iter().map(ToString::to_string).collect();
+//! assert_eq!(findings, [
+//!     "type changed /id: number -> string",
+//!     "field removed /name: string",
+//!     "field added /full_name: string",
+//! ]);
+//! println!("{report}"); // the entries that drifted, each with its findings
+//! # Ok(())
+//! # }
+//! ```
 
+#[cfg(all(feature = "net", not(target_arch = "wasm32")))]
+mod drift;
 mod model;
 mod record;
 mod replay;
+mod report;
+#[cfg(all(feature = "net", not(target_arch = "wasm32")))]
+mod shape;
 
 use std::path::{Path, PathBuf};
 
+#[cfg(all(feature = "net", not(target_arch = "wasm32")))]
+#[cfg_attr(docsrs, doc(cfg(feature = "net")))]
+pub use drift::Drift;
 pub use model::REDACTED;
 pub use record::{RecordMode, Recording};
 pub use replay::Replay;
+pub use report::{DriftFinding, DriftKind, DriftReport, EntryDrift};
 
 use crate::handler::Handler;
 
@@ -74,7 +138,28 @@ pub fn handlers(path: impl AsRef<Path>) -> Result<Vec<Handler>, HarError> {
     Replay::from_path(path)?.handlers()
 }
 
-/// Why a HAR file could not be read or replayed.
+/// Sends each request of the HAR file at `path` again, to `base_url`
+/// instead of its recorded origin, and reports how the answers differ from
+/// the recorded ones (see [Drift](self#drift)); [`Drift`] for more options.
+///
+/// ```no_run
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), mocklib::har::HarError> {
+/// let report = mocklib::har::check_drift("tests/fixtures/api.har", "https://staging.example.com").await?;
+/// assert!(!report.has_drift(), "{report}");
+/// # Ok(())
+/// # }
+/// ```
+#[cfg(all(feature = "net", not(target_arch = "wasm32")))]
+#[cfg_attr(docsrs, doc(cfg(feature = "net")))]
+pub async fn check_drift(
+    path: impl AsRef<Path>,
+    base_url: impl AsRef<str>,
+) -> Result<DriftReport, HarError> {
+    Drift::from_path(path)?.against(base_url).check().await
+}
+
+/// Why a HAR file could not be read, replayed or checked.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum HarError {
@@ -111,5 +196,16 @@ pub enum HarError {
         index: usize,
         /// What is wrong with it.
         message: String,
+    },
+    /// An option of a drift check cannot be used: the base URL, a header,
+    /// an ignored pointer. Nothing was sent.
+    #[error("{what} {value:?} cannot be used: {reason}")]
+    InvalidOption {
+        /// Which option: "the base URL", "the header", "the ignored pointer".
+        what: &'static str,
+        /// The value given (a header's name).
+        value: String,
+        /// Why.
+        reason: String,
     },
 }

@@ -173,6 +173,45 @@ pub(crate) struct Content {
     pub(crate) as_sent: bool,
 }
 
+impl HarRequest {
+    /// The method, URL and body, checked: what replaying the request needs
+    /// to be valid, or what is wrong (the entry cannot be replayed).
+    pub(crate) fn parts(&self) -> Result<(http::Method, url::Url, Vec<u8>), String> {
+        let method = self
+            .method
+            .parse()
+            .map_err(|_| format!("invalid method {:?}", self.method))?;
+        let url = self
+            .url
+            .parse()
+            .map_err(|error| format!("invalid URL {:?}: {error}", self.url))?;
+        let body = match &self.post_data {
+            Some(data) => body_bytes(&data.text, data.encoding.as_deref())
+                .ok_or("the request body is not valid base64")?,
+            None => Vec::new(),
+        };
+        Ok((method, url, body))
+    }
+
+    /// The headers `keep` accepts (given the lowercase name and the
+    /// value), leaving out those no client can send: invalid names and
+    /// values, HTTP/2 pseudo-headers as browsers list them.
+    pub(crate) fn header_map(&self, keep: impl Fn(&str, &str) -> bool) -> http::HeaderMap {
+        let mut headers = http::HeaderMap::new();
+        for NameValue { name, value } in &self.headers {
+            if let (Ok(name), Ok(header)) = (
+                http::HeaderName::try_from(name.as_str()),
+                http::HeaderValue::try_from(value.as_str()),
+            ) {
+                if keep(name.as_str(), value) {
+                    headers.append(name, header);
+                }
+            }
+        }
+        headers
+    }
+}
+
 /// `text` as bytes: base64-decoded when `encoding` says so.
 pub(crate) fn body_bytes(text: &str, encoding: Option<&str>) -> Option<Vec<u8>> {
     match encoding {

@@ -209,29 +209,8 @@ struct Exchange {
 
 impl Exchange {
     fn new(entry: &Entry, on: &MatchOn) -> Result<Self, String> {
-        let recorded = &entry.request;
-        let method: Method = recorded
-            .method
-            .parse()
-            .map_err(|_| format!("invalid method {:?}", recorded.method))?;
-        let url: Url = recorded
-            .url
-            .parse()
-            .map_err(|error| format!("invalid URL {:?}: {error}", recorded.url))?;
-        let mut headers = http::HeaderMap::new();
-        for NameValue { name, value } in &recorded.headers {
-            if let (Ok(name), Ok(value)) = (
-                HeaderName::try_from(name.as_str()),
-                HeaderValue::try_from(value.as_str()),
-            ) {
-                headers.append(name, value);
-            }
-        }
-        let body = match &recorded.post_data {
-            Some(data) => body_bytes(&data.text, data.encoding.as_deref())
-                .ok_or("the request body is not valid base64")?,
-            None => Vec::new(),
-        };
+        let (method, url, body) = entry.request.parts()?;
+        let headers = entry.request.header_map(|_, _| true);
         let request = Request::from_parts(method, url, headers, Bytes::from(body));
         Ok(Exchange {
             key: on.key(&request),

@@ -64,6 +64,8 @@ pub use memory::{MemoryConnector, MemoryStream};
 pub(crate) mod child_env;
 mod connection;
 mod crypto;
+#[cfg(feature = "har")]
+mod drift;
 mod held_error;
 mod listener;
 mod memory;
