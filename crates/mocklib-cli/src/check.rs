@@ -1,15 +1,19 @@
 //! `mocklib check --har FILE --against URL`: a recording's requests sent
 //! again to the live API, and each answer compared with the recorded one
 //! (the library's `mocklib::har::Drift`), for CI: the exit status says
-//! whether anything drifted.
+//! whether anything drifted. `--openapi FILE` in place of `--against`
+//! checks the recorded exchanges against the API's description instead,
+//! sending nothing.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
 use mocklib::har::{Drift, HarError};
+use mocklib::openapi::OpenApi;
 
 pub(crate) const USAGE: &str = "usage: mocklib check --har FILE --against URL [options]
+       mocklib check --har FILE --openapi FILE [--json]
 
 Sends each request recorded in a HAR file again, to URL in place of its
 recorded origin (path and query kept), and reports per entry what differs
@@ -22,6 +26,10 @@ Options:
   --har FILE             the HAR file (from mocklib serve --record, a
                          browser's developer tools, a proxy)
   --against URL          the base URL of the live API
+  --openapi FILE         instead of --against: check each recorded exchange
+                         against this OpenAPI document (the request, the
+                         status, the content type, headers, the JSON body
+                         by the schema), sending nothing
   --header 'NAME: VALUE' send this header with every request, in place of
                          the recorded one (a credential the recording
                          redacted); may be repeated
@@ -37,7 +45,8 @@ Exit status:
      pointer)
   3  the HAR file cannot be read, is not a HAR document, or has an entry
      that cannot be sent
-  4  the check could not start (no runtime)";
+  4  the check could not start (no runtime)
+  5  the OpenAPI document cannot be read or compiled";
 
 /// The exit status for drift.
 const DRIFT: u8 = 1;
@@ -47,11 +56,23 @@ const USAGE_ERROR: u8 = 2;
 const BAD_HAR: u8 = 3;
 /// The exit status when the check cannot start at all.
 const NOT_STARTED: u8 = 4;
+/// The exit status for an OpenAPI document that cannot be used.
+const BAD_DOCUMENT: u8 = 5;
+
+/// What the recording is checked against.
+#[derive(Debug, PartialEq)]
+enum Against {
+    /// The live API's base URL.
+    Live(String),
+    /// An OpenAPI document.
+    OpenApi(PathBuf),
+}
 
 #[derive(Debug)]
 struct Options {
     har: PathBuf,
-    against: String,
+    /// Where the answers come from: the live API, or a description.
+    against: Against,
     headers: Vec<(String, String)>,
     ignored: Vec<String>,
     timeout: Option<Duration>,
@@ -65,37 +86,33 @@ pub(crate) fn main(args: &[String]) -> ExitCode {
         Err(exit) => return exit,
     };
     let mut drift = match Drift::from_path(&options.har) {
-        Ok(drift) => drift.against(&options.against),
+        Ok(drift) => drift,
         Err(error) => {
             eprintln!("mocklib check: {error}");
             return ExitCode::from(BAD_HAR);
         }
     };
-    for (name, value) in &options.headers {
-        drift = drift.header(name, value);
-    }
-    for pointer in &options.ignored {
-        drift = drift.ignore(pointer);
-    }
-    if let Some(timeout) = options.timeout {
-        drift = drift.timeout(timeout);
-    }
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(runtime) => runtime,
-        Err(error) => {
-            eprintln!("mocklib check: could not start a runtime: {error}");
-            return ExitCode::from(NOT_STARTED);
+    let report = match &options.against {
+        Against::OpenApi(document) => {
+            let contract = match OpenApi::from_path(document).and_then(|api| api.contract()) {
+                Ok(contract) => contract,
+                Err(error) => {
+                    eprintln!("mocklib check: {error}");
+                    return ExitCode::from(BAD_DOCUMENT);
+                }
+            };
+            drift.check_contract(&contract)
+        }
+        Against::Live(url) => {
+            drift = drift.against(url);
+            match live(drift, &options) {
+                Ok(report) => Ok(report),
+                Err(exit) => return exit,
+            }
         }
     };
-    let report = match runtime.block_on(drift.check()) {
+    let report = match report {
         Ok(report) => report,
-        Err(error @ HarError::InvalidOption { .. }) => {
-            eprintln!("mocklib check: {error}");
-            return ExitCode::from(USAGE_ERROR);
-        }
         Err(error) => {
             eprintln!("mocklib check: {error}");
             return ExitCode::from(BAD_HAR);
@@ -118,13 +135,41 @@ pub(crate) fn main(args: &[String]) -> ExitCode {
     }
 }
 
+/// Sends the recorded requests to the live API: the report, or how the
+/// command exits.
+fn live(mut drift: Drift, options: &Options) -> Result<mocklib::har::DriftReport, ExitCode> {
+    for (name, value) in &options.headers {
+        drift = drift.header(name, value);
+    }
+    for pointer in &options.ignored {
+        drift = drift.ignore(pointer);
+    }
+    if let Some(timeout) = options.timeout {
+        drift = drift.timeout(timeout);
+    }
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|error| {
+            eprintln!("mocklib check: could not start a runtime: {error}");
+            ExitCode::from(NOT_STARTED)
+        })?;
+    runtime.block_on(drift.check()).map_err(|error| {
+        eprintln!("mocklib check: {error}");
+        ExitCode::from(match error {
+            HarError::InvalidOption { .. } => USAGE_ERROR,
+            _ => BAD_HAR,
+        })
+    })
+}
+
 /// The options, or `None` for `--help`.
 fn parse(args: &[String]) -> Result<Option<Options>, String> {
     let mut har = None;
-    let mut against = None;
+    let (mut against, mut openapi) = (None, None);
     let mut options = Options {
         har: PathBuf::new(),
-        against: String::new(),
+        against: Against::Live(String::new()),
         headers: Vec::new(),
         ignored: Vec::new(),
         timeout: None,
@@ -136,6 +181,7 @@ fn parse(args: &[String]) -> Result<Option<Options>, String> {
             "--help" | "-h" => return Ok(None),
             "--har" => har = Some(PathBuf::from(flag.value()?)),
             "--against" => against = Some(flag.value()?),
+            "--openapi" => openapi = Some(PathBuf::from(flag.value()?)),
             "--header" => {
                 let header = flag.value()?;
                 let Some((name, value)) = header.split_once(':') else {
@@ -162,7 +208,21 @@ fn parse(args: &[String]) -> Result<Option<Options>, String> {
         }
     }
     options.har = har.ok_or("--har FILE is missing")?;
-    options.against = against.ok_or("--against URL is missing")?;
+    options.against = match (against, openapi) {
+        (Some(url), None) => Against::Live(url),
+        (None, Some(document)) => Against::OpenApi(document),
+        (None, None) => {
+            return Err(
+                "--against URL (the live API) or --openapi FILE (its description) is missing"
+                    .to_owned(),
+            );
+        }
+        (Some(_), Some(_)) => {
+            return Err(
+                "--against and --openapi: give one (the live API, or its description)".to_owned(),
+            );
+        }
+    };
     Ok(Some(options))
 }
 
@@ -190,7 +250,10 @@ mod tests {
         .unwrap()
         .unwrap();
         assert_eq!(options.har, PathBuf::from("a.har"));
-        assert_eq!(options.against, "http://localhost:1");
+        assert_eq!(
+            options.against,
+            Against::Live("http://localhost:1".to_owned())
+        );
         assert_eq!(
             options.headers,
             [("X-Api-Key".to_owned(), "k: v".to_owned())]
@@ -204,7 +267,7 @@ mod tests {
     fn what_is_missing_or_wrong_is_named() {
         assert_eq!(
             parsed(&["--har", "a.har"]).unwrap_err(),
-            "--against URL is missing"
+            "--against URL (the live API) or --openapi FILE (its description) is missing"
         );
         assert_eq!(
             parsed(&["--against", "u"]).unwrap_err(),

@@ -214,7 +214,10 @@ fn usage_errors_exit_2_and_an_unusable_har_file_exits_3() {
     assert!(stdout(&output).starts_with("usage: mocklib check --har FILE --against URL"));
 
     for (args, says) in [
-        (&["--har", "empty.har"][..], "--against URL is missing"),
+        (
+            &["--har", "empty.har"][..],
+            "--against URL (the live API) or --openapi FILE (its description) is missing",
+        ),
         (
             &[
                 "--har",
@@ -272,4 +275,118 @@ fn usage_errors_exit_2_and_an_unusable_har_file_exits_3() {
         stdout(&output),
         "empty.har against http://localhost:1/: no drift in 0 entries\n"
     );
+}
+
+/// `--openapi`: the recorded exchanges checked against the API's
+/// description, nothing sent (the upstream is gone by then): a recorded
+/// field the schema lacks, a path it does not document; exit status 1;
+/// a document that does not read is exit status 5.
+#[test]
+fn a_recording_is_checked_against_an_openapi_document_without_network() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let upstream = runtime.block_on(spawn_upstream(api(Arc::new(AtomicBool::new(false)))));
+    let dir = tempfile::tempdir().unwrap();
+    record(dir.path(), upstream);
+    drop(runtime); // the API is down: the check must not need it
+    std::fs::write(
+        dir.path().join("api.yaml"),
+        format!(
+            r#"
+openapi: 3.0.3
+info: {{ title: Users API, version: "2" }}
+servers: [{{ url: "http://{upstream}" }}]
+paths:
+  /users/{{id}}:
+    get:
+      operationId: getUser
+      parameters: [{{ name: id, in: path, required: true, schema: {{ type: integer }} }}]
+      responses:
+        "200":
+          description: a user
+          content:
+            application/json:
+              schema:
+                type: object
+                additionalProperties: false
+                required: [id, fullName]
+                properties: {{ id: {{ type: integer }}, fullName: {{ type: string }}, seen: {{ type: string }} }}
+  /health:
+    get:
+      responses: {{ "200": {{ description: up, content: {{ text/plain: {{ schema: {{ type: string }} }} }} }} }}
+  /export:
+    get:
+      responses: {{ "200": {{ description: rows, content: {{ application/json: {{ schema: {{ type: array }} }} }} }} }}
+"#
+        ),
+    )
+    .unwrap();
+    let output = check(
+        dir.path(),
+        &["--har", "recorded.har", "--openapi", "api.yaml", "--json"],
+    );
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let report: serde_json::Value = serde_json::from_str(&stdout(&output)).unwrap();
+    assert_eq!(report["drift"], true);
+    assert_eq!(report["expected_from"], "Users API");
+    let findings: Vec<(String, String, String)> = report["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|entry| {
+            let url = entry["url"].as_str().unwrap().to_owned();
+            entry["findings"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(move |finding| {
+                    assert_eq!(finding["kind"], "contract", "{finding}");
+                    (
+                        url.rsplit('/').next().unwrap().to_owned(),
+                        finding["pointer"].as_str().unwrap().to_owned(),
+                        finding["operation"].as_str().unwrap_or_default().to_owned(),
+                    )
+                })
+        })
+        .collect();
+    assert_eq!(
+        findings,
+        [
+            // `name` where `fullName` is required, and not allowed.
+            (
+                "1".to_owned(),
+                "/response/body".to_owned(),
+                "getUser".to_owned()
+            ),
+            (
+                "1".to_owned(),
+                "/response/body".to_owned(),
+                "getUser".to_owned()
+            ),
+            (
+                "clock".to_owned(),
+                "/request/path".to_owned(),
+                String::new()
+            ),
+        ],
+        "{report}"
+    );
+
+    std::fs::write(dir.path().join("broken.yaml"), "openapi: [").unwrap();
+    let output = check(
+        dir.path(),
+        &["--har", "recorded.har", "--openapi", "broken.yaml"],
+    );
+    assert_eq!(output.status.code(), Some(5), "{}", stderr(&output));
+    let output = check(
+        dir.path(),
+        &[
+            "--har",
+            "recorded.har",
+            "--openapi",
+            "api.yaml",
+            "--against",
+            "http://x",
+        ],
+    );
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
 }

@@ -18,6 +18,7 @@ use super::model::{Entry, REDACTED, body_bytes};
 use super::replay::Replay;
 use super::report::{DriftFinding, DriftKind, DriftReport, EntryDrift};
 use super::shape;
+use crate::contract::{Answered, Contract};
 use crate::request::Request;
 use crate::response::HttpResponse;
 
@@ -122,6 +123,89 @@ impl Drift {
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = timeout;
         self
+    }
+
+    /// Checks each recorded exchange against `contract` — an OpenAPI
+    /// document's ([`OpenApi::contract`](crate::openapi::OpenApi::contract)),
+    /// say — without sending anything: what the recording holds that the
+    /// API's description does not allow (a field its schema lacks, an
+    /// undocumented status), per entry, in the same report as a drift
+    /// check ([`DriftKind::Contract`] findings). The report's
+    /// `expected_from` is the contract, its `received_from` the file.
+    ///
+    /// ```
+    /// use mocklib::contract::{Answered, Contract, Finding};
+    /// use mocklib::har::Drift;
+    ///
+    /// struct OnlyOk;
+    /// impl Contract for OnlyOk {
+    ///     fn name(&self) -> &str { "only 200" }
+    ///     fn check(&self, answered: &Answered<'_>) -> Vec<Finding> {
+    ///         (answered.status != 200)
+    ///             .then(|| Finding::new("/response/status", "200", answered.status.as_str()))
+    ///             .into_iter()
+    ///             .collect()
+    ///     }
+    /// }
+    ///
+    /// let har = r#"{"log": {"version": "1.2", "creator": {"name": "t", "version": "1"}, "entries": [
+    ///   {"startedDateTime": "2026-01-01T00:00:00Z", "time": 1,
+    ///    "request": {"method": "GET", "url": "https://api.example.com/user", "httpVersion": "HTTP/1.1",
+    ///                "cookies": [], "headers": [], "queryString": [], "headersSize": -1, "bodySize": 0},
+    ///    "response": {"status": 404, "statusText": "Not Found", "httpVersion": "HTTP/1.1", "cookies": [],
+    ///                 "headers": [], "content": {"size": 0, "mimeType": "text/plain"},
+    ///                 "redirectURL": "", "headersSize": -1, "bodySize": 0},
+    ///    "cache": {}, "timings": {"send": 0, "wait": 1, "receive": 0}}]}}"#;
+    /// let report = Drift::from_json(har)?.check_contract(&OnlyOk)?;
+    /// assert!(report.has_drift());
+    /// assert_eq!(report.entries[0].findings[0].pointer, "/response/status");
+    /// # Ok::<(), mocklib::har::HarError>(())
+    /// ```
+    pub fn check_contract(&self, contract: &dyn Contract) -> Result<DriftReport, HarError> {
+        let mut entries = Vec::with_capacity(self.entries.len());
+        for (index, entry) in self.entries.iter().enumerate() {
+            let fail = |message: String| HarError::Entry {
+                source_name: self.source_name.clone(),
+                index,
+                message,
+            };
+            let (method, url, body) = entry.request.parts().map_err(fail)?;
+            let headers = entry.request.header_map(|_, value| value != REDACTED);
+            let request =
+                Request::from_parts(method.clone(), url.clone(), headers, Bytes::from(body));
+            let answer = super::replay::response(entry)
+                .and_then(HttpResponse::into_http)
+                .map_err(fail)?;
+            let answered = Answered {
+                request: &request,
+                status: answer.status(),
+                headers: answer.headers(),
+                body: answer.body().as_bytes().map(|bytes| &bytes[..]),
+                base_url: None,
+            };
+            let findings = contract
+                .check(&answered)
+                .into_iter()
+                .map(|finding| DriftFinding {
+                    kind: DriftKind::Contract,
+                    pointer: finding.pointer,
+                    expected: Some(finding.expected),
+                    received: Some(finding.received),
+                    operation: finding.operation,
+                })
+                .collect();
+            entries.push(EntryDrift {
+                index,
+                method: method.to_string(),
+                url: url.to_string(),
+                findings,
+            });
+        }
+        Ok(DriftReport {
+            expected_from: contract.name().to_owned(),
+            received_from: self.source_name.clone(),
+            entries,
+        })
     }
 
     pub(crate) fn request_timeout(&self) -> Duration {

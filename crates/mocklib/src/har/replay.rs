@@ -271,7 +271,7 @@ impl MatchOn {
 }
 
 /// The recorded response as a mocked one.
-fn response(entry: &Entry) -> Result<HttpResponse, String> {
+pub(crate) fn response(entry: &Entry) -> Result<HttpResponse, String> {
     let recorded = &entry.response;
     let content = &recorded.content;
     let body = match &content.text {

@@ -79,6 +79,10 @@ pub struct DriftFinding {
     /// What was found instead; `None` for a removed field.
     #[doc(alias("live", "actual"))]
     pub received: Option<String>,
+    /// For a [`DriftKind::Contract`] finding: the operation the request
+    /// maps to, when the contract names one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub operation: Option<String>,
 }
 
 impl DriftFinding {
@@ -98,6 +102,7 @@ impl DriftFinding {
             pointer: pointer.into(),
             expected,
             received,
+            operation: None,
         }
     }
 }
@@ -126,6 +131,10 @@ pub enum DriftKind {
     /// A JSON value has another type (null, boolean, number, string,
     /// array, object).
     TypeChanged,
+    /// The recorded exchange breaks a contract
+    /// ([`Drift::check_contract`](super::Drift::check_contract)); the
+    /// pointer is the contract's (`/response/body/name`).
+    Contract,
 }
 
 impl DriftKind {
@@ -138,6 +147,7 @@ impl DriftKind {
             DriftKind::FieldAdded => "field added",
             DriftKind::FieldRemoved => "field removed",
             DriftKind::TypeChanged => "type changed",
+            DriftKind::Contract => "contract",
         }
     }
 }

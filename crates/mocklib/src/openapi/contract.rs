@@ -405,10 +405,21 @@ impl ResponseContract {
                 }
             }
         }
+        // The media type alone, as documented: `text/plain; charset=utf-8`
+        // is `text/plain`.
         let content_type = answered
             .headers
             .get(http::header::CONTENT_TYPE)
-            .and_then(|value| value.to_str().ok());
+            .and_then(|value| value.to_str().ok())
+            .map(|value| {
+                value
+                    .split(';')
+                    .next()
+                    .unwrap_or_default()
+                    .trim()
+                    .to_ascii_lowercase()
+            });
+        let content_type = content_type.as_deref();
         let body = answered.body.unwrap_or_default();
         if self.media.is_empty() {
             if answered.body.is_some_and(|body| !body.is_empty()) {
