@@ -272,6 +272,15 @@ fn serve(options: &Options) -> Result<(), String> {
         let pool = Arc::clone(&pool);
         move |entry: &_| crate::admin::journal_entry(entry, lock(&pool).as_ref())
     };
+    let contracts = options
+        .contracts
+        .iter()
+        .map(|path| {
+            mocklib::openapi::OpenApi::from_path(path)
+                .and_then(|document| document.contract())
+                .map_err(|error| format!("--contract {}: {error}", path.display()))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
     let admin = crate::admin::Admin {
         server: server.clone(),
         base_url: base_url.clone(),
@@ -280,6 +289,7 @@ fn serve(options: &Options) -> Result<(), String> {
         tenants: Arc::clone(&tenants),
         token: options.admin_token.clone(),
         page: crate::admin::Page::new(&server, Box::new(show)),
+        contracts: contracts.clone(),
     };
     let endpoints = vec![admin.into_handler(), crate::admin::page_redirect(&base_url)];
     lock(&tenants).endpoints = endpoints;
@@ -296,14 +306,11 @@ fn serve(options: &Options) -> Result<(), String> {
         tenants.rebase(&server, &tenants.root, files.clone());
         tenants.files = files;
     }
-    for path in &options.contracts {
-        let contract = mocklib::openapi::OpenApi::from_path(path)
-            .and_then(|document| document.contract())
-            .map_err(|error| format!("--contract {}: {error}", path.display()))?;
+    for contract in &contracts {
         if options.contract_strict {
-            server.attach_contract_strict(contract);
+            server.attach_contract_strict(contract.clone());
         } else {
-            server.attach_contract(contract);
+            server.attach_contract(contract.clone());
         }
     }
     if let Some(path) = &options.record {

@@ -1816,7 +1816,7 @@ fn the_admin_api_describes_itself_as_openapi() {
     let handlers = mocklib::openapi::OpenApi::from_json(&text)
         .and_then(|api| api.handlers())
         .unwrap();
-    assert_eq!(handlers.len(), 18, "one handler per operation");
+    assert_eq!(handlers.len(), 19, "one handler per operation");
 }
 
 /// `--contract` (issue 25): a handler file's answers checked against an
@@ -1890,6 +1890,18 @@ paths:
             .unwrap()
             .contains("Users API, getUser: /response/body"),
         "{verify}"
+    );
+    // Coverage: getUser exercised (its 200), as JSON and as a table.
+    let coverage: serde_json::Value =
+        serde_json::from_str(&curl(&[&format!("{base}/__mocklib/coverage")])).unwrap();
+    assert_eq!(
+        coverage["contracts"][0]["operations"][0]["requests"], 1,
+        "{coverage}"
+    );
+    let table = curl(&[&format!("{base}/__mocklib/coverage?format=text")]);
+    assert!(
+        table.starts_with("Users API: 1 of 1 operations exercised, 1 of 1 documented responses"),
+        "{table}"
     );
     drop(serve);
 

@@ -239,3 +239,51 @@ async fn answers_that_keep_the_contract_leave_no_trace() {
     assert!(client.server().requests()[0].contract_findings().is_empty());
     client.server().verify().unwrap();
 }
+
+#[tokio::test]
+async fn coverage_counts_operations_and_documented_responses_remembered_or_not() {
+    let client = serve([http::get("https://api.example.com/v2/users/:id", |args| {
+        let id: i64 = args
+            .params
+            .get("id")
+            .unwrap_or_default()
+            .parse()
+            .unwrap_or(0);
+        HttpResponse::json(&json!({ "id": id, "fullName": "Kate" })).header("x-request-id", "r")
+    })]);
+    let contract = contract();
+    client.server().attach_contract(contract.clone());
+    // Twice the same exchange (the second remembered), once another.
+    for url in [USER, USER, "https://api.example.com/v2/users/8"] {
+        assert_eq!(client.get(url).await.status(), 200);
+    }
+    let coverage = contract.coverage();
+    assert_eq!(coverage.exercised(), 1);
+    let get_user = &coverage.operations[0];
+    assert_eq!(
+        (get_user.operation.as_str(), get_user.requests),
+        ("getUser", 3)
+    );
+    let answers: Vec<(&str, u64)> = get_user
+        .responses
+        .iter()
+        .map(|response| (response.status.as_str(), response.answers))
+        .collect();
+    assert_eq!(answers, [("200", 3), ("404", 0)]);
+    assert_eq!(coverage.operations[1].requests, 0);
+    let table = coverage.to_string();
+    assert!(
+        table.starts_with("Users API: 1 of 2 operations exercised, 1 of 3 documented responses"),
+        "{table}"
+    );
+    assert!(
+        table.contains("| getUser (GET /users/{id}) | 3 | 200 (3) | 404 |"),
+        "{table}"
+    );
+    assert!(
+        table.contains("| createUser (POST /users) | 0 | — | 201 |"),
+        "{table}"
+    );
+    let data = serde_json::to_value(&coverage).unwrap();
+    assert_eq!(data["operations"][1]["operation"], "createUser");
+}

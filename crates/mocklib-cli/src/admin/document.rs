@@ -180,6 +180,14 @@ pub(super) fn document(base_url: &Url) -> serde_json::Value {
                     "responses": { "200": { "description": "`entry` events (a journal entry, with `sequence` and, when unhandled, `closest`: the closest handlers and how the request differs from each) and `cleared` events (the journal was cleared).", "content": { "text/event-stream": { "schema": { "type": "string" } } } } }
                 }
             },
+            "/__mocklib/coverage": {
+                "get": {
+                    "operationId": "coverage",
+                    "summary": "Which operations and documented responses of the --contract documents the requests exercised",
+                    "parameters": [query("format", "`text`: the tables, for people; JSON otherwise.")],
+                    "responses": { "200": { "description": "`{contracts: [{contract, operations: [{operation, method, path, requests, responses: [{status, answers}], undocumented}]}]}`.", "content": { "application/json": { "schema": { "type": "object" } }, "text/plain": { "schema": { "type": "string" } } } } }
+                }
+            },
             "/__mocklib/openapi.json": {
                 "get": {
                     "operationId": "describe",

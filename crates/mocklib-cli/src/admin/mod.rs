@@ -102,6 +102,8 @@ pub(crate) struct Admin {
     pub(crate) token: Option<String>,
     /// The live page, for every tenant.
     pub(crate) page: Page,
+    /// The `--contract` documents, for `coverage`.
+    pub(crate) contracts: Vec<mocklib::openapi::OpenApiContract>,
 }
 
 impl Admin {
@@ -207,6 +209,8 @@ impl Admin {
                 403,
                 "scopes and recording are the server's: ask on its own origin, not a scope's",
             ),
+            "coverage" if method == "GET" => self.coverage(request),
+            "coverage" => not_allowed("GET"),
             "openapi.json" if method == "GET" => HttpResponse::json(document),
             "openapi.json" => not_allowed("GET"),
             // The live page and its stream (`page.rs`).
@@ -223,7 +227,7 @@ impl Admin {
                 _ => refuse(
                     404,
                     &format!(
-                        "{PREFIX}{resource} is not an admin resource: handlers, requests, verify, hold, scopes, record, openapi.json (GET {PREFIX}openapi.json describes them)"
+                        "{PREFIX}{resource} is not an admin resource: handlers, requests, verify, coverage, hold, scopes, record, openapi.json (GET {PREFIX}openapi.json describes them)"
                     ),
                 ),
             },
@@ -361,6 +365,27 @@ impl Admin {
                     tenant.added.len()
                 ),
             ),
+        }
+    }
+
+    /// `GET coverage`: what the `--contract` documents' operations and
+    /// responses the requests exercised (server-wide); `?format=text` for
+    /// the table.
+    fn coverage(&self, request: &Request) -> HttpResponse {
+        let coverage: Vec<_> = self
+            .contracts
+            .iter()
+            .map(|contract| contract.coverage())
+            .collect();
+        let text = request
+            .url()
+            .query_pairs()
+            .any(|(name, value)| name == "format" && value == "text");
+        if text {
+            let tables: Vec<String> = coverage.iter().map(ToString::to_string).collect();
+            HttpResponse::text(tables.join("\n"))
+        } else {
+            HttpResponse::json(&serde_json::json!({ "contracts": coverage }))
         }
     }
 

@@ -7,6 +7,7 @@
 //! is a finding too.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use http::Method;
@@ -24,8 +25,14 @@ use crate::cookies::Cookies;
 use crate::matching::Predicate;
 
 /// An OpenAPI document as a contract; made by
-/// [`OpenApi::contract`](super::OpenApi::contract).
-pub struct OpenApiContract {
+/// [`OpenApi::contract`](super::OpenApi::contract). Clones are the same
+/// contract: keep one to read its [`coverage`](Self::coverage) after
+/// attaching another.
+#[derive(Clone)]
+pub struct OpenApiContract(Arc<Inner>);
+
+/// What [`OpenApiContract`] shares among its clones.
+struct Inner {
     name: String,
     /// The server URL the paths are under, without a trailing `/`.
     server: String,
@@ -40,22 +47,184 @@ pub struct OpenApiContract {
     /// check reads: a mock answers the same request the same way again and
     /// again, and parsing and validating its body each time would cost
     /// more than the request itself.
-    seen: Mutex<HashMap<u64, Vec<Finding>>>,
+    seen: Mutex<HashMap<u64, (Vec<Finding>, Option<Hit>)>>,
     /// The same for answers alone (by operation, status, headers and
     /// body): a request that differs (another id) often gets the same
     /// answer from a mock, whose body need not be validated again.
     answers_seen: Mutex<HashMap<u64, Vec<Finding>>>,
 }
 
-/// Exchanges [`OpenApiContract::seen`] remembers before it starts over.
+impl OpenApiContract {
+    /// Which operations, and which of their documented responses, the
+    /// requests checked so far exercised: what the mocks never cover.
+    ///
+    /// ```
+    /// use mocklib::openapi::OpenApi;
+    ///
+    /// let document = r#"
+    /// openapi: 3.0.3
+    /// info: { title: Users, version: "1" }
+    /// paths:
+    ///   /users/{id}:
+    ///     get:
+    ///       operationId: getUser
+    ///       responses: { "200": { description: ok }, "404": { description: missing } }
+    /// "#;
+    /// let contract = OpenApi::from_yaml(document)?.contract()?;
+    /// let coverage = contract.coverage();
+    /// assert_eq!(coverage.operations[0].requests, 0);
+    /// assert!(coverage.to_string().contains("0 of 1 operations"));
+    /// # Ok::<(), mocklib::openapi::OpenApiError>(())
+    /// ```
+    pub fn coverage(&self) -> Coverage {
+        let operations = self
+            .0
+            .operations
+            .iter()
+            .map(|operation| OperationCoverage {
+                operation: operation.name.clone(),
+                method: operation.method.to_string(),
+                path: operation.path.clone(),
+                requests: operation.requests.load(Ordering::Relaxed),
+                responses: operation
+                    .responses
+                    .iter()
+                    .map(|(key, response)| ResponseCoverage {
+                        status: key.clone(),
+                        answers: response.answers.load(Ordering::Relaxed),
+                    })
+                    .collect(),
+                undocumented: operation.undocumented.load(Ordering::Relaxed),
+            })
+            .collect();
+        Coverage {
+            contract: self.0.name.clone(),
+            operations,
+        }
+    }
+}
+
+/// Which operations of a contract the checked requests exercised, and
+/// which documented responses they got; `Display` is a table,
+/// `Serialize` the same as data (for CI).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[non_exhaustive]
+pub struct Coverage {
+    /// The contract's name (the document's title).
+    pub contract: String,
+    /// Every operation, in document order.
+    pub operations: Vec<OperationCoverage>,
+}
+
+/// One operation's part of a [`Coverage`].
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[non_exhaustive]
+pub struct OperationCoverage {
+    /// Its `operationId`, else `GET /path`.
+    pub operation: String,
+    /// Its method.
+    pub method: String,
+    /// Its path in the document.
+    pub path: String,
+    /// Requests that mapped to it.
+    pub requests: u64,
+    /// Each documented response (`200`, `4XX`, `default`) and how many
+    /// answers it described.
+    pub responses: Vec<ResponseCoverage>,
+    /// Answers with a status no response documents.
+    pub undocumented: u64,
+}
+
+/// One documented response's part of a [`Coverage`].
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[non_exhaustive]
+pub struct ResponseCoverage {
+    /// The status key as documented.
+    pub status: String,
+    /// Answers it described.
+    pub answers: u64,
+}
+
+impl Coverage {
+    /// Operations at least one request mapped to.
+    pub fn exercised(&self) -> usize {
+        self.operations
+            .iter()
+            .filter(|operation| operation.requests > 0)
+            .count()
+    }
+}
+
+impl std::fmt::Display for Coverage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let documented: usize = self.operations.iter().map(|op| op.responses.len()).sum();
+        let answered: usize = self
+            .operations
+            .iter()
+            .map(|op| {
+                op.responses
+                    .iter()
+                    .filter(|response| response.answers > 0)
+                    .count()
+            })
+            .sum();
+        writeln!(
+            f,
+            "{}: {} of {} operations exercised, {answered} of {documented} documented responses",
+            self.contract,
+            self.exercised(),
+            self.operations.len()
+        )?;
+        writeln!(
+            f,
+            "\n| operation | requests | responses exercised | not exercised |"
+        )?;
+        writeln!(f, "|---|---|---|---|")?;
+        for operation in &self.operations {
+            let list = |exercised: bool| {
+                let statuses: Vec<String> = operation
+                    .responses
+                    .iter()
+                    .filter(|response| (response.answers > 0) == exercised)
+                    .map(|response| match exercised {
+                        true => format!("{} ({})", response.status, response.answers),
+                        false => response.status.clone(),
+                    })
+                    .collect();
+                if statuses.is_empty() {
+                    "—".to_owned()
+                } else {
+                    statuses.join(", ")
+                }
+            };
+            writeln!(
+                f,
+                "| {} ({} {}) | {} | {} | {} |",
+                operation.operation,
+                operation.method,
+                operation.path,
+                operation.requests,
+                list(true),
+                list(false)
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// Exchanges [`Inner::seen`] remembers before it starts over.
 const SEEN: usize = 4096;
 
+/// Which operation an exchange maps to, and which documented response its
+/// status is (`None`: none): what coverage counts.
+#[derive(Clone, Copy)]
+struct Hit {
+    operation: usize,
+    response: Option<usize>,
+}
+
 /// What `memory` holds for `key`, else what `check` finds (then kept).
-fn remembered(
-    memory: &Mutex<HashMap<u64, Vec<Finding>>>,
-    key: u64,
-    check: impl FnOnce() -> Vec<Finding>,
-) -> Vec<Finding> {
+fn remembered<V: Clone>(memory: &Mutex<HashMap<u64, V>>, key: u64, check: impl FnOnce() -> V) -> V {
     let lock = || memory.lock().unwrap_or_else(PoisonError::into_inner);
     if let Some(found) = lock().get(&key) {
         return found.clone();
@@ -110,8 +279,8 @@ fn fingerprint(answered: &Answered<'_>) -> u64 {
 impl std::fmt::Debug for OpenApiContract {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("OpenApiContract")
-            .field("name", &self.name)
-            .field("operations", &self.operations.len())
+            .field("name", &self.0.name)
+            .field("operations", &self.0.operations.len())
             .finish_non_exhaustive()
     }
 }
@@ -122,7 +291,13 @@ struct OperationContract {
     index: usize,
     /// Its `operationId`, else `GET /pets/{petId}`.
     name: String,
+    /// Its path in the document (`/pets/{petId}`).
+    path: String,
     method: Method,
+    /// Requests that mapped to it.
+    requests: AtomicU64,
+    /// Of those, answered with a status no response documents.
+    undocumented: AtomicU64,
     predicate: Predicate,
     request: Arc<RequestCheck>,
     /// By status key (`200`, `2XX`, `default`), in document order.
@@ -131,6 +306,8 @@ struct OperationContract {
 
 /// What one documented response promises.
 struct ResponseContract {
+    /// Answers it documented.
+    answers: AtomicU64,
     /// Documented media types, each with its schema's validator.
     media: Vec<(String, Option<Validator>)>,
     /// Documented headers: name (lowercase), required, the schema's type
@@ -198,6 +375,9 @@ impl OpenApiContract {
                 operations.push(OperationContract {
                     index: operations.len(),
                     name,
+                    path: path.clone(),
+                    requests: AtomicU64::new(0),
+                    undocumented: AtomicU64::new(0),
                     method,
                     predicate,
                     request,
@@ -205,7 +385,7 @@ impl OpenApiContract {
                 });
             }
         }
-        Ok(OpenApiContract {
+        Ok(OpenApiContract(Arc::new(Inner {
             name,
             server_url: url::Url::parse(&base).ok(),
             server: base,
@@ -213,9 +393,11 @@ impl OpenApiContract {
             by_segment,
             seen: Mutex::default(),
             answers_seen: Mutex::default(),
-        })
+        })))
     }
+}
 
+impl Inner {
     /// The request's path under the server, if it is under it: absolute
     /// servers by their origin and path, relative ones by their path (on
     /// the front door's own origin).
@@ -249,20 +431,34 @@ impl OpenApiContract {
 
 impl Contract for OpenApiContract {
     fn name(&self) -> &str {
-        &self.name
+        &self.0.name
     }
 
     fn check(&self, answered: &Answered<'_>) -> Vec<Finding> {
-        remembered(&self.seen, fingerprint(answered), || {
-            self.check_anew(answered)
-        })
+        let inner = &self.0;
+        let (findings, hit) = remembered(&inner.seen, fingerprint(answered), || {
+            inner.check_anew(answered)
+        });
+        // Counted on every exchange, remembered or not.
+        if let Some(hit) = hit {
+            let operation = &inner.operations[hit.operation];
+            operation.requests.fetch_add(1, Ordering::Relaxed);
+            match hit.response {
+                Some(index) => operation.responses[index]
+                    .1
+                    .answers
+                    .fetch_add(1, Ordering::Relaxed),
+                None => operation.undocumented.fetch_add(1, Ordering::Relaxed),
+            };
+        }
+        findings
     }
 }
 
-impl OpenApiContract {
-    fn check_anew(&self, answered: &Answered<'_>) -> Vec<Finding> {
+impl Inner {
+    fn check_anew(&self, answered: &Answered<'_>) -> (Vec<Finding>, Option<Hit>) {
         let Some(rest) = self.path_under(answered) else {
-            return Vec::new();
+            return (Vec::new(), None);
         };
         let segment = rest
             .trim_start_matches('/')
@@ -286,9 +482,14 @@ impl OpenApiContract {
                 other_methods.push(operation.method.as_str());
                 continue;
             }
-            return operation.check(answered, params, &self.answers_seen);
+            let (findings, response) = operation.check(answered, params, &self.answers_seen);
+            let hit = Hit {
+                operation: operation.index,
+                response,
+            };
+            return (findings, Some(hit));
         }
-        if other_methods.is_empty() {
+        let findings = if other_methods.is_empty() {
             vec![Finding::new(
                 "/request/path",
                 format!(
@@ -309,7 +510,8 @@ impl OpenApiContract {
                 format!("one of {}", other_methods.join(", ")),
                 request.method().as_str(),
             )]
-        }
+        };
+        (findings, None)
     }
 }
 
@@ -319,7 +521,7 @@ impl OperationContract {
         answered: &Answered<'_>,
         params: crate::params::Params,
         answers_seen: &Mutex<HashMap<u64, Vec<Finding>>>,
-    ) -> Vec<Finding> {
+    ) -> (Vec<Finding>, Option<usize>) {
         let request = answered.request;
         let cookies = Cookies::from_headers(request.headers());
         let inputs = Inputs {
@@ -340,18 +542,13 @@ impl OperationContract {
             })
             .collect();
         let status = answered.status.as_u16();
-        let documented = self
-            .responses
-            .iter()
-            .find(|(key, _)| key == &status.to_string())
-            .or_else(|| {
-                let range = format!("{}XX", status / 100);
-                self.responses
-                    .iter()
-                    .find(|(key, _)| key.eq_ignore_ascii_case(&range))
-            })
-            .or_else(|| self.responses.iter().find(|(key, _)| key == "default"));
-        match documented {
+        let position =
+            |wanted: &dyn Fn(&str) -> bool| self.responses.iter().position(|(key, _)| wanted(key));
+        let range = format!("{}XX", status / 100);
+        let documented = position(&|key| key == status.to_string())
+            .or_else(|| position(&|key| key.eq_ignore_ascii_case(&range)))
+            .or_else(|| position(&|key| key == "default"));
+        match documented.map(|index| &self.responses[index]) {
             None => {
                 let keys: Vec<&str> = self.responses.iter().map(|(key, _)| key.as_str()).collect();
                 findings.push(Finding::new(
@@ -369,10 +566,11 @@ impl OperationContract {
                 }));
             }
         }
-        findings
+        let findings = findings
             .into_iter()
             .map(|finding| finding.operation(self.name.clone()))
-            .collect()
+            .collect();
+        (findings, documented)
     }
 }
 
@@ -553,7 +751,14 @@ fn responses(
             };
             headers.push((name.to_ascii_lowercase(), required, kind, validator));
         }
-        responses.push((key, ResponseContract { media, headers }));
+        responses.push((
+            key,
+            ResponseContract {
+                answers: AtomicU64::new(0),
+                media,
+                headers,
+            },
+        ));
     }
     Ok(responses)
 }

@@ -156,7 +156,7 @@ use std::sync::Arc;
 use serde_norway::Value;
 
 use crate::handler::Handler;
-pub use contract::OpenApiContract;
+pub use contract::{Coverage, OpenApiContract, OperationCoverage, ResponseCoverage};
 use document::{Document, entries, scalar_text};
 pub use error::OpenApiError;
 
