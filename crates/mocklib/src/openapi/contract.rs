@@ -47,12 +47,15 @@ struct Inner {
     /// check reads: a mock answers the same request the same way again and
     /// again, and parsing and validating its body each time would cost
     /// more than the request itself.
-    seen: Mutex<HashMap<u64, (Vec<Finding>, Option<Hit>)>>,
+    seen: Memory<(Vec<Finding>, Option<Hit>)>,
     /// The same for answers alone (by operation, status, headers and
     /// body): a request that differs (another id) often gets the same
     /// answer from a mock, whose body need not be validated again.
-    answers_seen: Mutex<HashMap<u64, Vec<Finding>>>,
+    answers_seen: Memory<Vec<Finding>>,
 }
+
+/// What a check found before, by fingerprint.
+type Memory<V> = Mutex<HashMap<u64, V>>;
 
 impl OpenApiContract {
     /// Which operations, and which of their documented responses, the
@@ -224,7 +227,7 @@ struct Hit {
 }
 
 /// What `memory` holds for `key`, else what `check` finds (then kept).
-fn remembered<V: Clone>(memory: &Mutex<HashMap<u64, V>>, key: u64, check: impl FnOnce() -> V) -> V {
+fn remembered<V: Clone>(memory: &Memory<V>, key: u64, check: impl FnOnce() -> V) -> V {
     let lock = || memory.lock().unwrap_or_else(PoisonError::into_inner);
     if let Some(found) = lock().get(&key) {
         return found.clone();
@@ -520,7 +523,7 @@ impl OperationContract {
         &self,
         answered: &Answered<'_>,
         params: crate::params::Params,
-        answers_seen: &Mutex<HashMap<u64, Vec<Finding>>>,
+        answers_seen: &Memory<Vec<Finding>>,
     ) -> (Vec<Finding>, Option<usize>) {
         let request = answered.request;
         let cookies = Cookies::from_headers(request.headers());
