@@ -287,3 +287,61 @@ async fn coverage_counts_operations_and_documented_responses_remembered_or_not()
     let data = serde_json::to_value(&coverage).unwrap();
     assert_eq!(data["operations"][1]["operation"], "createUser");
 }
+
+/// A request performed for real (no handler answers it; the listener
+/// passes it to the real API) is checked once its answer is whole: the
+/// findings join its journal entry and fail `verify()`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn answers_performed_for_real_are_checked_too() {
+    let upstream = common::spawn_upstream(axum::Router::new().route(
+        "/v2/users/{id}",
+        axum::routing::get(|| async {
+            (
+                [("x-request-id", "real")],
+                axum::Json(json!({ "id": 7, "name": "Kate" })),
+            )
+        }),
+    ))
+    .await;
+    let document = USERS.replace(
+        "https://api.example.com/v2",
+        &format!("http://{upstream}/v2"),
+    );
+    let server = mocklib::node::setup_server([]);
+    server.attach_contract(OpenApi::from_yaml(&document).unwrap().contract().unwrap());
+    server.listen_with(common::on_unhandled(mocklib::UnhandledRequest::Bypass));
+    let client = server.reqwest_client();
+    let answer = client
+        .get(format!("http://{upstream}/v2/users/7"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        answer.status(),
+        200,
+        "performed for real, answered as it was"
+    );
+    assert_eq!(answer.text().await.unwrap(), r#"{"id":7,"name":"Kate"}"#);
+    let mut findings = Vec::new();
+    for _ in 0..100 {
+        findings = server.requests()[0].contract_findings().to_vec();
+        if !findings.is_empty() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert_eq!(
+        places(&findings),
+        [
+            ("getUser".to_owned(), "/response/body".to_owned()),
+            ("getUser".to_owned(), "/response/body".to_owned()),
+        ],
+        "{findings:?}"
+    );
+    let report = server.verify().unwrap_err().to_string();
+    assert!(report.contains("fullName"), "{report}");
+    assert!(
+        !report.contains("answered by"),
+        "no handler answered: {report}"
+    );
+}

@@ -4,7 +4,7 @@
 //! field, a handler written last year keeps answering the old shape and the
 //! tests stay green. A [`Contract`] attached to a server
 //! ([`Server::attach_contract`](crate::node::Server::attach_contract)) sees
-//! every request a handler answers — written by hand, replayed from a HAR
+//! every request answered — written by hand, replayed from a HAR
 //! file, loaded from a handler file — with the answer, and says how they
 //! differ from the API's description. Its [`Finding`]s are kept with the
 //! request's journal entry ([`RecordedRequest::contract_findings`](crate::RecordedRequest::contract_findings)) and fail
@@ -50,7 +50,12 @@
 //! # }
 //! ```
 //!
-//! Requests performed for real (passthrough) are not checked yet.
+//! Requests performed for real (a passthrough, an unhandled request
+//! bypassed) are checked too, once their answer is whole, through the front
+//! door's capture (the listener and the tower service capture; see
+//! [`Passthrough::capture`](crate::Passthrough::capture)): the findings join
+//! the journal entry and `verify`, and strictness cannot apply, the answer
+//! being on its way.
 
 use std::fmt;
 use std::sync::Arc;
@@ -178,6 +183,15 @@ pub(crate) fn strict_answer(findings: &[Finding]) -> http::Response<crate::body:
         http::HeaderValue::from_static("application/json"),
     );
     response
+}
+
+impl fmt::Debug for Attached {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Attached")
+            .field("contract", &self.contract.name())
+            .field("strict", &self.strict)
+            .finish()
+    }
 }
 
 /// A contract attached to a server.

@@ -328,16 +328,27 @@ impl Scope {
         answer: Answer,
         base_url: Option<&url::Url>,
         extensions: Option<&http::Extensions>,
-    ) {
-        if capacity > 0 {
-            let mut entry = RecordedRequest::new(request, handler, answer, base_url);
-            if let Some(extensions) = extensions.filter(|e| !e.is_empty()) {
-                entry.set_extensions(extensions.clone());
-            }
-            let evicted = self.lock().journal.push(capacity, entry);
-            // Freed after the lock: the journal may hold an old request's last reference.
-            drop(evicted);
+    ) -> Option<u64> {
+        if capacity == 0 {
+            return None;
         }
+        let mut entry = RecordedRequest::new(request, handler, answer, base_url);
+        if let Some(extensions) = extensions.filter(|e| !e.is_empty()) {
+            entry.set_extensions(extensions.clone());
+        }
+        let mut state = self.lock();
+        let evicted = state.journal.push(capacity, entry);
+        let sequence = state.journal.last_sequence();
+        drop(state);
+        // Freed after the lock: the journal may hold an old request's last reference.
+        drop(evicted);
+        sequence
+    }
+
+    /// Adds a contract's `findings` to the journal entry numbered
+    /// `sequence` (see [`Journal::add_findings`](crate::journal::Journal)).
+    pub(crate) fn add_findings(&self, sequence: u64, findings: Vec<crate::contract::Finding>) {
+        self.lock().journal.add_findings(sequence, findings);
     }
 
     /// Records a strict-mode failure for `verify` to report.

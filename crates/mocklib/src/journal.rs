@@ -279,6 +279,30 @@ impl Journal {
         self.entries.iter()
     }
 
+    /// The number the last entry pushed got, if any.
+    pub(crate) fn last_sequence(&self) -> Option<u64> {
+        self.recorded.checked_sub(1)
+    }
+
+    /// Adds `findings` to the entry numbered `sequence`, if the journal
+    /// still holds it: a contract's verdict on an answer that came later
+    /// than the entry (a request performed for real).
+    pub(crate) fn add_findings(&mut self, sequence: u64, findings: Vec<crate::contract::Finding>) {
+        let Some(entry) = self
+            .entries
+            .iter_mut()
+            .rev()
+            .find(|entry| entry.sequence == sequence)
+        else {
+            return;
+        };
+        let mut all = entry.contract_findings().to_vec();
+        all.extend(findings);
+        entry
+            .extensions
+            .insert(crate::contract::Findings(std::sync::Arc::new(all)));
+    }
+
     pub(crate) fn dropped(&self) -> usize {
         self.dropped
     }

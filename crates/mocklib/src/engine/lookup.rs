@@ -34,6 +34,9 @@ pub(super) struct Lookup {
     pub(super) recorder: Option<Arc<dyn ExchangeSink>>,
     /// The contracts attached to the server (usually none).
     pub(super) contracts: Arc<[crate::contract::Attached]>,
+    /// The journal number of the entry last written, for findings about an
+    /// answer that comes later (a request performed for real).
+    pub(super) last_recorded: std::cell::Cell<Option<u64>>,
 }
 
 impl Lookup {
@@ -57,7 +60,7 @@ impl Lookup {
         extensions: Option<&http::Extensions>,
     ) {
         let capacity = self.options.journal_capacity.unwrap_or(DEFAULT_CAPACITY);
-        self.scope.record(
+        let sequence = self.scope.record(
             capacity,
             request,
             handler,
@@ -65,6 +68,7 @@ impl Lookup {
             self.base_url.as_ref(),
             extensions,
         );
+        self.last_recorded.set(sequence);
     }
 
     /// Checks a mocked answer against the attached contracts: the findings
@@ -114,13 +118,23 @@ impl Lookup {
     }
 
     fn passthrough(self, request: Request, request_id: RequestId) -> Outcome {
+        // With contracts, the real answer is captured too and checked once
+        // whole; the findings join the request's journal entry.
+        let sink = match (self.contracts.is_empty(), self.last_recorded.get()) {
+            (false, Some(sequence)) => Some(Arc::new(super::checked::CheckedSink {
+                contracts: Arc::clone(&self.contracts),
+                inner: self.recorder.clone(),
+                scope: Arc::clone(&self.scope),
+                sequence,
+                base_url: self.base_url.clone(),
+            }) as Arc<dyn ExchangeSink>),
+            _ => self.recorder,
+        };
         Outcome::Passthrough(Passthrough {
             request,
             request_id: Some(request_id),
             events: self.events,
-            recording: self
-                .recorder
-                .map(|sink| (sink, SystemTime::now(), Instant::now())),
+            recording: sink.map(|sink| (sink, SystemTime::now(), Instant::now())),
         })
     }
 

@@ -15,6 +15,7 @@
 //!    is and counts as handled;
 //! 5. if none matched, the unhandled-request strategy decides.
 
+mod checked;
 mod lookup;
 mod options;
 mod outcome;
@@ -219,6 +220,7 @@ impl Engine {
                         base_url: None,
                         recorder,
                         contracts,
+                        last_recorded: std::cell::Cell::new(None),
                     }
                     .resolve(request, base_url);
                     // A thread with no subscriber of its own (the listener's)
