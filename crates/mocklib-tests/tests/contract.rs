@@ -345,3 +345,54 @@ async fn answers_performed_for_real_are_checked_too() {
         "no handler answered: {report}"
     );
 }
+
+/// A HAR replay is checked like any handler: the recording's answers
+/// against today's description of the API.
+#[tokio::test]
+async fn a_har_replay_is_checked_against_the_contract() {
+    const HAR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/har/api.har");
+    let document = r#"
+openapi: 3.1.0
+info: { title: Posts API, version: "3" }
+servers: [{ url: "https://api.example.com" }]
+paths:
+  /posts:
+    post:
+      operationId: createPost
+      responses:
+        "201":
+          description: created
+          content:
+            application/json:
+              schema:
+                type: object
+                required: [id, slug]
+                properties: { id: { type: string }, slug: { type: string } }
+"#;
+    let client = serve(mocklib::har::handlers(HAR).unwrap());
+    client
+        .server()
+        .attach_contract(OpenApi::from_yaml(document).unwrap().contract().unwrap());
+    let created = client.post("https://api.example.com/posts").await;
+    assert_eq!(created.status(), 201, "replayed as recorded");
+    let journal = client.server().requests();
+    let findings = journal[0].contract_findings();
+    assert_eq!(
+        places(findings),
+        [
+            ("createPost".to_owned(), "/response/body".to_owned()),
+            ("createPost".to_owned(), "/response/body/id".to_owned()),
+        ],
+        "the recording has `id` a number and no `slug`: {findings:?}"
+    );
+    let handler = journal[0].handler().unwrap().header().to_owned();
+    assert!(
+        client
+            .server()
+            .verify()
+            .unwrap_err()
+            .to_string()
+            .contains(&format!("answered by {handler}")),
+        "the report names the replayed entry"
+    );
+}
