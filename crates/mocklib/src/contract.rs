@@ -92,8 +92,9 @@ pub trait Contract: Send + Sync + 'static {
     fn check(&self, answered: &Answered<'_>) -> Vec<Finding>;
 }
 
-/// One way an answered request differs from a contract.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// One way an answered request differs from a contract. `Serialize`
+/// gives `{contract, operation, pointer, expected, received}`.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 #[non_exhaustive]
 pub struct Finding {
     /// The contract's [`name`](Contract::name); set when the finding is kept.
@@ -155,24 +156,12 @@ pub(crate) struct Findings(pub(crate) Arc<Vec<Finding>>);
 /// The `500` a strict contract answers with instead: the findings, for the
 /// test that reads it.
 pub(crate) fn strict_answer(findings: &[Finding]) -> http::Response<crate::body::Body> {
-    let listed: Vec<serde_json::Value> = findings
-        .iter()
-        .map(|finding| {
-            serde_json::json!({
-                "contract": finding.contract,
-                "operation": finding.operation,
-                "pointer": finding.pointer,
-                "expected": finding.expected,
-                "received": finding.received,
-            })
-        })
-        .collect();
     let body = serde_json::json!({
         "error": format!(
             "mocklib: the mocked answer breaks the contract: {}",
             findings.first().map(ToString::to_string).unwrap_or_default()
         ),
-        "findings": listed,
+        "findings": findings,
     });
     let mut response = http::Response::new(crate::body::Body::from(
         serde_json::to_vec(&body).expect("JSON serializes"),

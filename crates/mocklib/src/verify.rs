@@ -76,9 +76,11 @@ impl VerificationError {
 }
 
 /// An answer that broke a contract: the finding, the request and the
-/// handler that answered it.
-#[derive(Debug, Clone)]
+/// handler that answered it. `Serialize` gives `{request, handler}` and the
+/// finding's fields beside them.
+#[derive(Debug, Clone, serde::Serialize)]
 pub struct ContractBreach {
+    #[serde(flatten)]
     finding: crate::contract::Finding,
     /// `GET https://api.example.com/users/7`.
     request: String,

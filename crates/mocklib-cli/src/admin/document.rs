@@ -9,6 +9,14 @@ use url::Url;
 pub(super) fn document(base_url: &Url) -> serde_json::Value {
     let text = |description: &str| serde_json::json!({ "description": description, "content": { "text/plain": { "schema": { "type": "string" } } } });
     let query = |name: &str, description: &str| serde_json::json!({ "name": name, "in": "query", "required": false, "description": description, "schema": { "type": "string" } });
+    // Handler-file entries, as POST and PUT take them.
+    let entries = serde_json::json!({
+        "required": true,
+        "content": {
+            "application/yaml": { "schema": { "type": "string" } },
+            "application/json": { "schema": { "type": "array", "items": { "type": "object" } } }
+        }
+    });
     let scope = serde_json::json!({ "type": "object", "properties": { "id": { "type": "integer" }, "url": { "type": "string" }, "proxy_url": { "type": "string" }, "admin_url": { "type": "string" }, "env": { "type": "object", "additionalProperties": { "type": "string" } } } });
     serde_json::json!({
         "openapi": "3.1.0",
@@ -53,13 +61,7 @@ pub(super) fn document(base_url: &Url) -> serde_json::Value {
                 "post": {
                     "operationId": "addHandlers",
                     "summary": "Adds handlers ahead of the files' (the handler-file format)",
-                    "requestBody": {
-                        "required": true,
-                        "content": {
-                            "application/yaml": { "schema": { "type": "string" } },
-                            "application/json": { "schema": { "type": "array", "items": { "type": "object" } } }
-                        }
-                    },
+                    "requestBody": entries,
                     "responses": {
                         "201": { "description": "Added.", "content": { "application/json": { "schema": { "type": "object", "properties": { "added": { "type": "integer" } } } } } },
                         "400": text("An entry the loader refuses, naming it and the field.")
@@ -68,13 +70,7 @@ pub(super) fn document(base_url: &Url) -> serde_json::Value {
                 "put": {
                     "operationId": "replaceHandlers",
                     "summary": "Makes the given entries the whole list, in place of the files' (MSW's resetHandlers(...handlers))",
-                    "requestBody": {
-                        "required": true,
-                        "content": {
-                            "application/yaml": { "schema": { "type": "string" } },
-                            "application/json": { "schema": { "type": "array", "items": { "type": "object" } } }
-                        }
-                    },
+                    "requestBody": entries,
                     "responses": {
                         "200": { "description": "Replaced.", "content": { "application/json": { "schema": { "type": "object", "properties": { "handlers": { "type": "integer" } } } } } },
                         "400": text("An entry the loader refuses, naming it and the field.")

@@ -152,16 +152,6 @@ pub(crate) fn journal_entry(
         "answer": answer,
         "status": status,
         "grpc": mocklib::grpc::CallRecord::of(entry).map(|call| proto::call_json(pool, call)),
-        "contract_findings": entry
-            .contract_findings()
-            .iter()
-            .map(|finding| serde_json::json!({
-                "contract": finding.contract,
-                "operation": finding.operation,
-                "pointer": finding.pointer,
-                "expected": finding.expected,
-                "received": finding.received,
-            }))
-            .collect::<Vec<_>>(),
+        "contract_findings": entry.contract_findings(),
     })
 }

@@ -408,28 +408,12 @@ impl Admin {
                         })
                     })
                     .collect();
-                let contract: Vec<serde_json::Value> = failure
-                    .contract_findings()
-                    .iter()
-                    .map(|breach| {
-                        let finding = breach.finding();
-                        serde_json::json!({
-                            "request": breach.request(),
-                            "handler": breach.handler(),
-                            "contract": finding.contract,
-                            "operation": finding.operation,
-                            "pointer": finding.pointer,
-                            "expected": finding.expected,
-                            "received": finding.received,
-                        })
-                    })
-                    .collect();
                 HttpResponse::json(&serde_json::json!({
                     "ok": false,
                     "report": failure.to_string(),
                     "unmet": unmet,
                     "unhandled": failure.unhandled(),
-                    "contract_findings": contract,
+                    "contract_findings": failure.contract_findings(),
                 }))
                 .status(422)
             }

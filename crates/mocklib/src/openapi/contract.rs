@@ -246,12 +246,7 @@ fn answer_fingerprint(index: usize, answered: &Answered<'_>) -> u64 {
     use std::hash::{Hash, Hasher};
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
     index.hash(&mut hasher);
-    answered.status.as_u16().hash(&mut hasher);
-    for (name, value) in answered.headers {
-        name.as_str().hash(&mut hasher);
-        value.as_bytes().hash(&mut hasher);
-    }
-    answered.body.hash(&mut hasher);
+    hash_answer(answered, &mut hasher);
     hasher.finish()
 }
 
@@ -264,19 +259,27 @@ fn fingerprint(answered: &Answered<'_>) -> u64 {
     let request = answered.request;
     request.method().as_str().hash(&mut hasher);
     request.url().as_str().hash(&mut hasher);
-    for (name, value) in request.headers() {
-        name.as_str().hash(&mut hasher);
-        value.as_bytes().hash(&mut hasher);
-    }
+    hash_headers(request.headers(), &mut hasher);
     request.body().as_ref().hash(&mut hasher);
     answered.base_url.map(url::Url::as_str).hash(&mut hasher);
-    answered.status.as_u16().hash(&mut hasher);
-    for (name, value) in answered.headers {
-        name.as_str().hash(&mut hasher);
-        value.as_bytes().hash(&mut hasher);
-    }
-    answered.body.hash(&mut hasher);
+    hash_answer(answered, &mut hasher);
     hasher.finish()
+}
+
+/// The answer's status, headers and body into `hasher`.
+fn hash_answer(answered: &Answered<'_>, hasher: &mut impl std::hash::Hasher) {
+    use std::hash::Hash;
+    answered.status.as_u16().hash(hasher);
+    hash_headers(answered.headers, hasher);
+    answered.body.hash(hasher);
+}
+
+fn hash_headers(headers: &http::HeaderMap, hasher: &mut impl std::hash::Hasher) {
+    use std::hash::Hash;
+    for (name, value) in headers {
+        name.as_str().hash(hasher);
+        value.as_bytes().hash(hasher);
+    }
 }
 
 impl std::fmt::Debug for OpenApiContract {
