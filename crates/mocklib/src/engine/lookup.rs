@@ -72,8 +72,9 @@ impl Lookup {
     }
 
     /// Checks a mocked answer against the attached contracts: the findings
-    /// go with it into the journal and are logged; a strict contract's
-    /// findings replace it with a `500` that lists them.
+    /// go with it into the journal (after any the handler kept itself) and
+    /// are logged; a strict contract's findings replace it with a `500`
+    /// that lists them.
     fn check_contracts(
         &self,
         request: &Request,
@@ -99,11 +100,21 @@ impl Lookup {
                 handler.header()
             ));
         }
-        let findings = crate::contract::Findings(Arc::new(findings));
+        // Findings the handler kept itself (an OpenAPI document reporting
+        // invalid requests) come first, then the contracts'.
+        let earlier = response
+            .extensions_mut()
+            .remove::<crate::contract::Findings>();
         if strict {
-            response = crate::contract::strict_answer(&findings.0);
+            response = crate::contract::strict_answer(&findings);
         }
-        response.extensions_mut().insert(findings);
+        let all = match earlier {
+            Some(earlier) => earlier.0.iter().cloned().chain(findings).collect(),
+            None => findings,
+        };
+        response
+            .extensions_mut()
+            .insert(crate::contract::Findings(Arc::new(all)));
         response
     }
 

@@ -538,14 +538,8 @@ impl OperationContract {
         let mut findings: Vec<Finding> = self
             .request
             .check_inputs(&inputs)
-            .into_iter()
-            .map(|failure| {
-                Finding::new(
-                    format!("/request/{}", failure.location.replace('.', "/")),
-                    "what the operation documents",
-                    failure.message,
-                )
-            })
+            .iter()
+            .map(super::validate::Failure::finding)
             .collect();
         let status = answered.status.as_u16();
         let position =

@@ -9,6 +9,7 @@ use serde_norway::Value;
 use super::OpenApiError;
 use super::document::{Document, child, entries};
 use super::generate::type_of;
+use crate::contract::Finding;
 use crate::resolver::ResolverArgs;
 
 /// The URI the document is registered under, so that each schema's
@@ -28,6 +29,18 @@ impl Failure {
             location: location.into(),
             message: message.into(),
         }
+    }
+
+    /// The failure as a contract finding, at `/request/` and the
+    /// location's parts (`query.limit`: `/request/query/limit`): how
+    /// [`OpenApiContract`](super::OpenApiContract) and a document that
+    /// reports invalid requests both name it.
+    pub(crate) fn finding(&self) -> Finding {
+        Finding::new(
+            format!("/request/{}", self.location.replace('.', "/")),
+            "what the operation documents",
+            self.message.clone(),
+        )
     }
 }
 
