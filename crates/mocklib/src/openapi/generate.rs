@@ -4,6 +4,7 @@ use serde_json::{Map, Value as Json, json};
 use serde_norway::Value;
 
 use super::document::{Document, entries, to_json};
+use super::pattern::{self, Lengths};
 
 /// How many references deep generation follows (recursive ones end at
 /// once); a bound on the size of what is generated.
@@ -246,9 +247,21 @@ fn in_range(schema: &Value, integer: bool) -> f64 {
     value
 }
 
-/// An example string for `schema`, padded to its `minLength` but to no
-/// more than `limit` characters.
+/// An example string for `schema`: the simplest one matching its
+/// `pattern` if it has one, else by its `format`, padded to its
+/// `minLength` but to no more than `limit` characters.
 fn string(schema: &Value, limit: usize) -> String {
+    if let Some(regex) = schema.get("pattern").and_then(Value::as_str) {
+        let min = number(schema, "minLength").map_or(0, |n| (n as usize).min(limit));
+        let max = number(schema, "maxLength").map(|n| n as usize);
+        match pattern::matching(regex, Lengths { min, max, limit }, None) {
+            Ok(text) => return text,
+            // Made once, when the handlers are.
+            Err(why) => crate::log::warn(&format!(
+                "openapi: pattern {regex:?}: {why}; a string ignoring it is sent"
+            )),
+        }
+    }
     let text = match schema.get("format").and_then(Value::as_str) {
         Some("date-time") => "2024-01-01T00:00:00Z",
         Some("date") => "2024-01-01",

@@ -42,12 +42,22 @@
 //! `examples` entry (3.1) or first `enum` value, else built from its
 //! type: objects with every property (not `writeOnly` ones), arrays with
 //! one item (or `minItems`), strings honouring `format` (`date-time`,
-//! `date`, `uuid`, `email`, `uri`, …) and the length bounds, numbers at 0
-//! moved within `minimum`/`maximum`, `allOf` merged, the first of
-//! `oneOf`/`anyOf`; `pattern` is not honoured. A recursive schema ends
-//! where it recurs: such a property is left out (`null` when required), a
-//! list of it is empty. Response headers with an
-//! example or a scalar schema are sent too.
+//! `date`, `uuid`, `email`, `uri`, …) or matching their `pattern` (the
+//! simplest match: `^[A-Z]{3}-\d{4}$` gives `AAA-0000`), within the
+//! length bounds, numbers at 0 moved within `minimum`/`maximum`, `allOf`
+//! merged, the first of `oneOf`/`anyOf`. A recursive schema ends where it
+//! recurs: such a property is left out (`null` when required), a list of
+//! it is empty. Response headers with an example or a scalar schema are
+//! sent too.
+//!
+//! A `pattern` is read by `regex-syntax` (the parser of the `regex`
+//! crate) and its syntax tree walked: literals, classes (their ASCII
+//! members first: `\d` gives ASCII digits, as ECMA-262 means it),
+//! repetitions and alternatives, grown or shortened to meet
+//! `minLength`/`maxLength`; anchors and word boundaries are checked on the
+//! result rather than generated. A pattern it cannot read (look-arounds,
+//! back-references) or cannot meet within the bounds gives the string a
+//! schema without it would, and a warning says why; nothing panics.
 //!
 //! # Validating requests
 //!
@@ -148,6 +158,7 @@ mod document;
 mod error;
 mod generate;
 mod operation;
+mod pattern;
 mod validate;
 
 use std::path::Path;
