@@ -29,6 +29,7 @@ pub(crate) fn encode(data: &[u8]) -> String {
     not(any(
         feature = "har",
         feature = "grpc",
+        feature = "openapi",
         all(feature = "net", not(target_arch = "wasm32"))
     )),
     allow(dead_code) // the matchers only encode

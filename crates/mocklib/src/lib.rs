@@ -76,7 +76,7 @@
 //! | `regex` | | a `regex::Regex` as a handler predicate (`http` and `graphql`); path patterns, `:id(\d+)` included, need none |
 //! | `har` | | `har`: HAR files replayed as handlers, and `record` recording requests performed for real into them; with `net`, `check_drift` and `Drift`: a recording checked against the live API for drift |
 //! | `grpc` | | the [`grpc`] namespace: gRPC methods (unary and streaming) answered with prost messages or a mounted tonic-generated server, in process through the tower layer or through the listener (h2c, HTTPS proxy) |
-//! | `openapi` | | `openapi`: OpenAPI 3.0/3.1 documents answered as handlers, requests optionally validated |
+//! | `openapi` | | `openapi`: OpenAPI 3.0/3.1 documents answered as handlers (static or dynamic, seeded), security checked, requests optionally validated |
 //!
 //! The `mocklib` command (`mocklib serve`, `mocklib init`) is its own
 //! package: `cargo install mocklib-cli`.
@@ -145,7 +145,11 @@ pub mod browser;
 mod bypass;
 pub mod contract;
 mod cookies;
-#[cfg(any(all(feature = "net", not(target_arch = "wasm32")), feature = "har"))]
+#[cfg(any(
+    all(feature = "net", not(target_arch = "wasm32")),
+    feature = "har",
+    feature = "openapi"
+))]
 mod date;
 mod delay;
 mod engine;

@@ -16,6 +16,9 @@ pub(crate) struct Document {
     pub(crate) is_3_1: bool,
     /// The file, or "the OpenAPI text".
     pub(crate) source_name: String,
+    /// The folder of the file, what relative `externalValue`s are read
+    /// from (`None`: text, read from the current directory).
+    pub(crate) base_dir: Option<std::path::PathBuf>,
 }
 
 impl Document {
@@ -54,6 +57,7 @@ impl Document {
             root,
             is_3_1,
             source_name,
+            base_dir: None,
         })
     }
 
@@ -107,6 +111,24 @@ impl Document {
             pointer = decoded;
         }
         Err(self.invalid(&pointer, "the references form a cycle".to_owned()))
+    }
+
+    /// The entries of `holder`'s mapping `key` (`responses`, `content`,
+    /// `headers`) in document order, each with its references followed
+    /// and its pointer (`holder` is at `pointer`).
+    pub(crate) fn entries_at<'a>(
+        &'a self,
+        holder: &'a Value,
+        pointer: &str,
+        key: &str,
+    ) -> Result<Vec<(String, &'a Value, String)>, OpenApiError> {
+        let at = child(pointer, key);
+        entries(holder.get(key))
+            .map(|(name, value)| {
+                let (value, pointer) = self.resolve(value, child(&at, &name))?;
+                Ok((name, value, pointer))
+            })
+            .collect()
     }
 
     /// The error for what is wrong at `pointer`.

@@ -28,6 +28,19 @@ pub enum OpenApiError {
         /// Why, from the parser.
         message: String,
     },
+    /// A file an example names (`externalValue`) could not be read.
+    #[error("{source_name} cannot be served: at {pointer}: the example file {} cannot be read: {source}", path.display())]
+    ExternalValue {
+        /// The file, or "the OpenAPI text".
+        source_name: String,
+        /// A JSON pointer to the `externalValue`
+        /// (`/components/examples/cat/externalValue`).
+        pointer: String,
+        /// The file it names, resolved against the document's folder.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
     /// The document cannot be served as it is.
     #[error("{source_name} cannot be served: at {}: {message}", if pointer.is_empty() { "the root" } else { pointer })]
     Invalid {

@@ -1,16 +1,21 @@
 //! One operation as a handler: its responses prepared once, the one to
-//! send chosen per request (`Prefer`), the request checked when asked.
+//! send chosen per request (`Prefer`), static or generated for the
+//! request (dynamic), its credentials checked, the request checked when
+//! asked.
 
 use std::sync::Arc;
 
+use fastrand::Rng;
 use http::Method;
 use serde_json::Value as Json;
 use serde_norway::Value;
 
-use super::OpenApiError;
 use super::document::{Document, child, entries, scalar_text};
-use super::generate::{example_of, named_examples};
-use super::validate::{Compiler, Param, RequestCheck, failures_body, is_json};
+use super::external::Example;
+use super::generate::{self, example_of, named_examples};
+use super::security::{Refusal, Security};
+use super::validate::{Compiler, Failure, Param, RequestCheck, failures_body, is_json};
+use super::{Answering, OpenApiError, Validation};
 use crate::handler::Handler;
 use crate::resolver::ResolverArgs;
 use crate::response::HttpResponse;
@@ -26,7 +31,7 @@ struct Answer {
     /// As documented: `200`, `4XX` or `default`.
     key: String,
     media: Vec<Media>,
-    headers: Vec<(String, String)>,
+    headers: Vec<Header>,
 }
 
 /// One media type of a response.
@@ -34,29 +39,52 @@ struct Answer {
 struct Media {
     content_type: String,
     /// What is sent unless an example is asked for.
-    body: Option<Json>,
-    examples: Vec<(String, Json)>,
+    body: Option<Example>,
+    examples: Vec<(String, Example)>,
+    /// What a dynamic answer is generated from.
+    schema: Option<Value>,
+}
+
+/// A documented response header.
+#[derive(Debug)]
+struct Header {
+    name: String,
+    /// Its example, or a value from its schema (a scalar).
+    value: Option<String>,
+    /// What a dynamic answer generates it from.
+    schema: Option<Value>,
 }
 
 /// Everything a handler needs to answer for one operation.
 struct Operation {
     /// `GET /pets`, for messages.
     name: String,
+    /// Its `operationId`, else `GET /pets`: how contract findings name it.
+    finding_name: String,
+    /// The document's title: the contract reported findings come from.
+    title: Arc<str>,
     answers: Vec<Answer>,
     check: Option<Arc<RequestCheck>>,
+    security: Option<Security>,
+    answering: Answering,
+    /// What dynamic answers follow references in.
+    doc: Arc<Document>,
 }
 
-/// The handlers for every operation of `doc`, their URLs under `server`.
+/// The handlers for every operation of `doc`, their URLs under `server`;
+/// `title` names the document in reported findings.
 pub(crate) fn handlers(
-    doc: &Document,
+    doc: &Arc<Document>,
     server: &super::Server,
-    validate: bool,
+    answering: Answering,
+    title: &str,
 ) -> Result<Vec<Handler>, OpenApiError> {
-    let compiler = if validate {
-        Some(Compiler::new(doc)?)
-    } else {
+    let compiler = if answering.validation == Validation::Off {
         None
+    } else {
+        Some(Compiler::new(doc)?)
     };
+    let title: Arc<str> = title.into();
     let mut handlers = Vec::new();
     for (path, item) in entries(doc.root.get("paths")) {
         let item_pointer = child("/paths", &path);
@@ -70,19 +98,29 @@ pub(crate) fn handlers(
             pattern,
             names,
         };
+        let made = Made {
+            doc,
+            server,
+            compiler: compiler.as_ref(),
+            answering,
+            title: &title,
+        };
         for (method_name, operation) in entries(Some(item)) {
             if METHODS.contains(&method_name.as_str()) {
-                handlers.push(at.handler(
-                    doc,
-                    server,
-                    compiler.as_ref(),
-                    &method_name,
-                    operation,
-                )?);
+                handlers.push(at.handler(&made, &method_name, operation)?);
             }
         }
     }
     Ok(handlers)
+}
+
+/// What every handler of one document is made with.
+struct Made<'m> {
+    doc: &'m Arc<Document>,
+    server: &'m super::Server,
+    compiler: Option<&'m Compiler>,
+    answering: Answering,
+    title: &'m Arc<str>,
 }
 
 /// A path of the document, with what its operations share.
@@ -101,12 +139,11 @@ impl<'a> PathItem<'a> {
     /// The handler of one operation of this path.
     fn handler(
         &self,
-        doc: &'a Document,
-        server: &super::Server,
-        compiler: Option<&Compiler>,
+        made: &Made<'a>,
         method_name: &str,
         operation: &'a Value,
     ) -> Result<Handler, OpenApiError> {
+        let doc: &'a Document = made.doc;
         let pointer = child(self.pointer, method_name);
         let method: Method = method_name
             .to_ascii_uppercase()
@@ -117,7 +154,7 @@ impl<'a> PathItem<'a> {
             params.retain(|known| (known.place, &known.name) != (param.place, &param.name));
             params.push(param);
         }
-        let check = match compiler {
+        let check = match made.compiler {
             Some(compiler) => Some(RequestCheck::new(
                 doc,
                 compiler,
@@ -133,15 +170,29 @@ impl<'a> PathItem<'a> {
             )?),
             None => None,
         };
+        let security = if made.answering.security {
+            Security::new(doc, operation, &pointer, made.title)?
+        } else {
+            None
+        };
         let url = format!(
             "{}{}",
-            server.url_for(&[operation, self.item]),
+            made.server.url_for(&[operation, self.item]),
             self.pattern
         );
+        let name = format!("{method} {}", self.path);
         let operation = Arc::new(Operation {
-            name: format!("{method} {}", self.path),
+            finding_name: operation
+                .get("operationId")
+                .and_then(scalar_text)
+                .unwrap_or_else(|| name.clone()),
+            name,
+            title: Arc::clone(made.title),
             answers: answers(doc, operation, &pointer)?,
             check,
+            security,
+            answering: made.answering,
+            doc: Arc::clone(made.doc),
         });
         crate::http::try_on(method, url.as_str(), move |args: ResolverArgs| {
             operation.answer(&args)
@@ -225,31 +276,35 @@ pub(crate) fn parameters<'a>(
 
 /// Every documented response of an operation, bodies and headers ready.
 fn answers(doc: &Document, operation: &Value, pointer: &str) -> Result<Vec<Answer>, OpenApiError> {
-    let responses_pointer = child(pointer, "responses");
     let mut answers = Vec::new();
-    for (key, response) in entries(operation.get("responses")) {
-        let (response, _) = doc.resolve(response, child(&responses_pointer, &key))?;
-        let media = entries(response.get("content"))
-            .map(|(content_type, entry)| Media {
-                body: example_of(doc, entry),
-                examples: named_examples(doc, entry),
+    for (key, response, at) in doc.entries_at(operation, pointer, "responses")? {
+        let mut media = Vec::new();
+        for (content_type, entry, at) in doc.entries_at(response, &at, "content")? {
+            let json = is_json(&content_type);
+            media.push(Media {
+                body: example_of(doc, entry, &at, json)?,
+                examples: named_examples(doc, entry, &at, json)?,
+                schema: entry.get("schema").cloned(),
                 content_type,
-            })
-            .collect();
+            });
+        }
         let mut headers = Vec::new();
-        for (name, header) in entries(response.get("headers")) {
-            let Ok((header, _)) = doc.resolve(header, String::new()) else {
-                continue;
-            };
-            let value = match example_of(doc, header) {
-                Some(Json::String(text)) => text,
-                Some(value @ (Json::Number(_) | Json::Bool(_))) => value.to_string(),
-                _ => continue,
-            };
+        for (name, header, at) in doc.entries_at(response, &at, "headers")? {
             // A response's own media type is set from the chosen content.
-            if !name.eq_ignore_ascii_case("content-type") {
-                headers.push((name, value));
+            if name.eq_ignore_ascii_case("content-type") {
+                continue;
             }
+            // A header's example file is text, not JSON.
+            let value = match example_of(doc, header, &at, false)? {
+                Some(Example::Json(value)) => scalar(value),
+                Some(Example::Raw(bytes)) => Some(String::from_utf8_lossy(&bytes).into_owned()),
+                None => None,
+            };
+            headers.push(Header {
+                name,
+                value,
+                schema: header.get("schema").cloned(),
+            });
         }
         answers.push(Answer {
             key,
@@ -260,11 +315,23 @@ fn answers(doc: &Document, operation: &Value, pointer: &str) -> Result<Vec<Answe
     Ok(answers)
 }
 
-/// What a `Prefer` header asks for (Prism's `code=404, example=cat`).
-#[derive(Debug, Default)]
+/// A scalar as header text; `None` for what a header cannot hold.
+fn scalar(value: Json) -> Option<String> {
+    match value {
+        Json::String(text) => Some(text),
+        value @ (Json::Number(_) | Json::Bool(_)) => Some(value.to_string()),
+        _ => None,
+    }
+}
+
+/// What a `Prefer` header asks for (Prism's `code=404, example=cat,
+/// dynamic=true`, and mocklib's `seed=42`).
+#[derive(Debug, Default, Clone)]
 struct Prefer {
     code: Option<u16>,
     example: Option<String>,
+    dynamic: Option<bool>,
+    seed: Option<u64>,
 }
 
 impl Prefer {
@@ -273,16 +340,23 @@ impl Prefer {
         for value in args.request.headers().get_all("prefer") {
             let Ok(value) = value.to_str() else { continue };
             for part in value.split([',', ';']) {
-                match part.trim().split_once('=') {
-                    Some(("code", code)) => {
-                        prefer.code = code.trim().trim_matches('"').parse().ok()
-                    }
-                    Some(("example", name)) => {
-                        prefer.example = Some(name.trim().trim_matches('"').to_owned())
-                    }
+                let Some((key, value)) = part.trim().split_once('=') else {
+                    continue;
+                };
+                let value = value.trim().trim_matches('"');
+                match key.trim() {
+                    "code" => prefer.code = value.parse().ok(),
+                    "example" => prefer.example = Some(value.to_owned()),
+                    "dynamic" => prefer.dynamic = value.parse().ok(),
+                    "seed" => prefer.seed = value.parse().ok(),
                     _ => {}
                 }
             }
+        }
+        // A seed means something only to a dynamic answer: asking for
+        // one asks for that too, unless `dynamic=false` says otherwise.
+        if prefer.seed.is_some() && prefer.dynamic.is_none() {
+            prefer.dynamic = Some(true);
         }
         prefer
     }
@@ -290,18 +364,41 @@ impl Prefer {
 
 impl Operation {
     fn answer(&self, args: &ResolverArgs) -> HttpResponse {
-        if let Some(check) = &self.check {
-            let failures = check.check(args);
-            if !failures.is_empty() {
-                return HttpResponse::json(&failures_body(&failures)).status(400);
+        let prefer = Prefer::of(args);
+        let report = self.answering.validation == Validation::Report;
+        let mut failures = Vec::new();
+        if let Some(security) = &self.security {
+            if let Err(refusal) = security.check(args) {
+                if !report {
+                    return self.unauthorized(refusal, &prefer, args);
+                }
+                failures.extend(refusal.failures);
             }
         }
-        let prefer = Prefer::of(args);
-        match self.choose(&prefer, args) {
+        if let Some(check) = &self.check {
+            let found = check.check(args);
+            if !found.is_empty() {
+                if !report {
+                    return HttpResponse::json(&failures_body(&found)).status(400);
+                }
+                failures.extend(found);
+            }
+        }
+        let response = self.respond(&prefer, args);
+        if failures.is_empty() {
+            response
+        } else {
+            self.reported(response, &failures, args)
+        }
+    }
+
+    /// The response `prefer` asks for, or a 500 saying why there is none.
+    fn respond(&self, prefer: &Prefer, args: &ResolverArgs) -> HttpResponse {
+        match self.choose(prefer, args) {
             Ok(response) => response,
             Err(message) => {
                 crate::log::warn(&format!("openapi: {}: {message}", self.name));
-                let failure = super::validate::Failure {
+                let failure = Failure {
                     location: "header.prefer".to_owned(),
                     message,
                 };
@@ -310,7 +407,69 @@ impl Operation {
         }
     }
 
-    /// The response `prefer` asks for, else the default one.
+    /// The 401 for a request without the credentials the operation asks
+    /// for: the response `Prefer: code=401` would pick (the documented
+    /// 401, `4XX` or `default`), else the failures as a validation error
+    /// lists them; with the challenges in `WWW-Authenticate`.
+    fn unauthorized(&self, refusal: Refusal, prefer: &Prefer, args: &ResolverArgs) -> HttpResponse {
+        let asked = Prefer {
+            code: Some(401),
+            ..prefer.clone()
+        };
+        let response = self
+            .choose(&asked, args)
+            .unwrap_or_else(|_| HttpResponse::json(&failures_body(&refusal.failures)).status(401));
+        if response
+            .headers()
+            .contains_key(http::header::WWW_AUTHENTICATE)
+        {
+            response
+        } else {
+            response.header("www-authenticate", &refusal.challenges)
+        }
+    }
+
+    /// `response`, to a request that failed validation or security, as
+    /// [`Validation::Report`] sends it: the failures kept with it as
+    /// contract findings (the journal entry keeps them, `verify()`
+    /// reports them with the request and this handler) and logged.
+    ///
+    /// Findings rather than strict mode's failures
+    /// (`Scope::record_failure`): a resolver has no scope to write to,
+    /// findings stay with their request in the journal (and in
+    /// `mocklib serve`'s), and they read as `OpenApi::contract()`'s do —
+    /// the same pointers for the same failures.
+    fn reported(
+        &self,
+        response: HttpResponse,
+        failures: &[Failure],
+        args: &ResolverArgs,
+    ) -> HttpResponse {
+        let listed: Vec<String> = failures
+            .iter()
+            .map(|failure| format!("{}: {}", failure.location, failure.message))
+            .collect();
+        crate::log::warn(&format!(
+            "openapi: {} {} does not match {} ({}), answered as a valid one; verify() reports it: {}",
+            args.request.method(),
+            args.request.url(),
+            self.finding_name,
+            self.title,
+            listed.join("; ")
+        ));
+        let findings: Vec<crate::contract::Finding> = failures
+            .iter()
+            .map(|failure| {
+                let mut finding = failure.finding().operation(self.finding_name.clone());
+                finding.contract = self.title.to_string();
+                finding
+            })
+            .collect();
+        response.extension(crate::contract::Findings(Arc::new(findings)))
+    }
+
+    /// The response `prefer` picks, else the default one: static, or
+    /// generated for this request when dynamic.
     fn choose(&self, prefer: &Prefer, args: &ResolverArgs) -> Result<HttpResponse, String> {
         let (answer, status) = self.select(prefer)?;
         // A named example is looked for in the media types that have it.
@@ -327,15 +486,99 @@ impl Operation {
         } else {
             having
         };
+        // A named example asked for is sent as it is, dynamic or not.
+        let dynamic = prefer.example.is_none() && prefer.dynamic.unwrap_or(self.answering.dynamic);
+        let seed = dynamic.then(|| self.seed(prefer, args));
+        let mut rng = seed.map(Rng::with_seed);
         let mut response = match pick_media(&candidates, args) {
-            Some(media) => body_of(answer, media, prefer)?,
+            Some(media) => self.body_of(answer, media, prefer, rng.as_mut())?,
             None => HttpResponse::empty(),
         };
         response = response.status(status);
-        for (name, value) in &answer.headers {
-            response = response.header(name, value);
+        for header in &answer.headers {
+            let value = match (rng.as_mut(), &header.schema) {
+                (Some(rng), Some(schema)) => scalar(generate::dynamic(&self.doc, schema, rng))
+                    .or_else(|| header.value.clone()),
+                _ => header.value.clone(),
+            };
+            if let Some(value) = value {
+                response = response.header(&header.name, value);
+            }
+        }
+        if let Some(seed) = seed {
+            // RFC 7240's answer to `Prefer`: what was applied, with the
+            // seed that makes this answer again.
+            response = response.header("preference-applied", format!("dynamic=true, seed={seed}"));
         }
         Ok(response)
+    }
+
+    /// The seed of a dynamic answer: the request's `seed=`, else the
+    /// document's (mixed with the request's method, path and query, so
+    /// that `/users/1` and `/users/2` differ but each is the same every
+    /// time), else a random one.
+    fn seed(&self, prefer: &Prefer, args: &ResolverArgs) -> u64 {
+        if let Some(seed) = prefer.seed {
+            return seed;
+        }
+        let Some(seed) = self.answering.seed else {
+            return fastrand::u64(..);
+        };
+        let url = args.request.url();
+        // FNV-1a: stable across runs, platforms and Rust versions, which
+        // std's hashers do not promise.
+        let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+        let parts = [
+            &seed.to_le_bytes()[..],
+            args.request.method().as_str().as_bytes(),
+            url.path().as_bytes(),
+            url.query().unwrap_or_default().as_bytes(),
+        ];
+        for byte in parts.into_iter().flat_map(|part| part.iter().chain(b"\0")) {
+            hash ^= u64::from(*byte);
+            hash = hash.wrapping_mul(0x0100_0000_01b3);
+        }
+        hash
+    }
+
+    /// `media`'s body for `answer`: the named example `prefer` asks for,
+    /// else one generated from the schema (dynamic), else the example or
+    /// static value; text media types get strings as they are.
+    fn body_of(
+        &self,
+        answer: &Answer,
+        media: &Media,
+        prefer: &Prefer,
+        rng: Option<&mut Rng>,
+    ) -> Result<HttpResponse, String> {
+        let generated;
+        let body = match (&prefer.example, rng, &media.schema) {
+            (Some(name), _, _) => Some(
+                media
+                    .examples
+                    .iter()
+                    .find(|(n, _)| n == name)
+                    .map(|(_, value)| value)
+                    .ok_or_else(|| {
+                        format!("the {} response has no example named {name:?}", answer.key)
+                    })?,
+            ),
+            (None, Some(rng), Some(schema)) => {
+                generated = Example::Json(generate::dynamic(&self.doc, schema, rng));
+                Some(&generated)
+            }
+            // Dynamic without a schema: the example, if any.
+            (None, _, _) => media.body.as_ref(),
+        };
+        let bytes = match body {
+            Some(Example::Raw(bytes)) => bytes.clone(),
+            Some(Example::Json(Json::String(text))) if !is_json(&media.content_type) => {
+                text.clone().into()
+            }
+            Some(Example::Json(value)) => serde_json::to_vec(value).unwrap_or_default().into(),
+            None => bytes::Bytes::new(),
+        };
+        Ok(HttpResponse::new(bytes).header("content-type", &media.content_type))
     }
 
     /// The documented response `prefer` picks (by code, its range, then
@@ -419,28 +662,4 @@ fn pick_media<'a>(media: &[&'a Media], args: &ResolverArgs) -> Option<&'a Media>
     })
     .or_else(|| find(&|m| is_json(&m.content_type)))
     .or_else(|| media.first().copied())
-}
-
-/// `media`'s body for `answer`: the named example `prefer` asks for, else
-/// the example or generated value; text media types get strings as they are.
-fn body_of(answer: &Answer, media: &Media, prefer: &Prefer) -> Result<HttpResponse, String> {
-    let body = match &prefer.example {
-        Some(name) => Some(
-            media
-                .examples
-                .iter()
-                .find(|(n, _)| n == name)
-                .map(|(_, value)| value)
-                .ok_or_else(|| {
-                    format!("the {} response has no example named {name:?}", answer.key)
-                })?,
-        ),
-        None => media.body.as_ref(),
-    };
-    let bytes = match body {
-        Some(Json::String(text)) if !is_json(&media.content_type) => text.clone().into_bytes(),
-        Some(value) => serde_json::to_vec(value).unwrap_or_default(),
-        None => Vec::new(),
-    };
-    Ok(HttpResponse::new(bytes).header("content-type", &media.content_type))
 }
