@@ -99,7 +99,13 @@ Options (each file option may be repeated; earlier files win):
                          handler files' handlers)
   --openapi FILE         answer every operation of an OpenAPI 3.0/3.1
                          document, YAML or JSON, with its examples (after the
-                         HAR files'; `Prefer: code=404` picks a response)
+                         HAR files'; `Prefer: code=404` picks a response,
+                         `Prefer: dynamic=true, seed=42` generates one); a
+                         request without the credentials `security` asks
+                         for gets 401
+  --openapi-dynamic      the --openapi documents answer with values
+                         generated per request (Prism's --dynamic;
+                         `Prefer: dynamic=false` for the static answer)
   --record FILE          record requests performed for real into a HAR file
   --record-mode MODE     once (default: record when FILE is missing, else
                          replay it), new_episodes, none, all
@@ -154,6 +160,8 @@ struct Options {
     proto_paths: Vec<PathBuf>,
     har_files: Vec<PathBuf>,
     openapi_files: Vec<PathBuf>,
+    /// `--openapi-dynamic`: every answer of the documents dynamic.
+    openapi_dynamic: bool,
     record: Option<PathBuf>,
     record_mode: RecordMode,
     port: Option<u16>,
@@ -203,6 +211,7 @@ fn parse(args: &[String]) -> Result<Option<Options>, String> {
             "--proto-path" => options.proto_paths.push(value()?.into()),
             "--har" => options.har_files.push(value()?.into()),
             "--openapi" => options.openapi_files.push(value()?.into()),
+            "--openapi-dynamic" => options.openapi_dynamic = true,
             "--record" => options.record = Some(value()?.into()),
             "--record-mode" => {
                 options.record_mode = crate::admin::parse_record_mode(&value()?)?;
@@ -426,8 +435,12 @@ impl Sources<'_> {
         }
         for path in &self.options.openapi_files {
             files.push((path.clone(), stamp(path)));
-            let document = mocklib::openapi::handlers(path).map_err(|error| error.to_string())?;
-            handlers.extend(document);
+            let mut document =
+                mocklib::openapi::OpenApi::from_path(path).map_err(|error| error.to_string())?;
+            if self.options.openapi_dynamic {
+                document = document.dynamic();
+            }
+            handlers.extend(document.handlers().map_err(|error| error.to_string())?);
         }
         self.watched = files;
         // Only a load that worked replaces them, as it replaces the handlers.

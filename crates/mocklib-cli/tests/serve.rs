@@ -140,6 +140,40 @@ fn answers_from_an_openapi_document() {
         "http://petstore.swagger.io/v1/pets/1",
     ]);
     assert!(missing.ends_with(" 500"), "{missing}");
+    drop(serve);
+
+    // Dynamic answers for the whole document; `Prefer` passes through.
+    let serve = Serve::start(dir.path(), &["--openapi", petstore, "--openapi-dynamic"]);
+    let proxy = &serve.variables["MOCKLIB_PROXY_URL"];
+    let pet = |prefer: &str| {
+        curl(&[
+            "--proxy",
+            proxy,
+            "--header",
+            prefer,
+            "--include",
+            "http://petstore.swagger.io/v1/pets/1",
+        ])
+    };
+    let seeded = pet("Prefer: seed=42");
+    assert!(
+        seeded.contains("preference-applied: dynamic=true, seed=42"),
+        "{seeded}"
+    );
+    let body = |response: &str| {
+        response
+            .split("\r\n\r\n")
+            .nth(1)
+            .unwrap_or_default()
+            .to_owned()
+    };
+    assert_eq!(body(&seeded), body(&pet("Prefer: seed=42")));
+    let fixed = pet("Prefer: dynamic=false");
+    assert!(
+        fixed.ends_with(r#"{"id":0,"name":"string","tag":"string"}"#),
+        "{fixed}"
+    );
+    assert_ne!(body(&seeded), body(&fixed));
 }
 
 #[test]
