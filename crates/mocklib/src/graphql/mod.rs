@@ -160,6 +160,7 @@ mod operation;
 mod over_ws;
 mod parse;
 mod predicate;
+pub mod schema;
 mod subscription;
 
 pub use args::{GraphqlResolverArgs, GraphqlUpload, VariablesError};
@@ -167,6 +168,7 @@ use handler::Accepts;
 pub(crate) use handler::GraphqlHandler;
 pub use operation::{OperationInfo, OperationType};
 pub use predicate::{GraphqlPredicate, IntoGraphqlPredicate};
+pub use schema::{GraphqlContract, Schema, SchemaError};
 pub use subscription::{Subscription, SubscriptionArgs};
 
 use std::sync::Arc;
