@@ -267,6 +267,16 @@ impl<'d> Walk<'d, '_> {
         let Some(&(first, selected_on)) = group.fields.first() else {
             return;
         };
+        let types = self.types;
+        let typename = first.name == "__typename";
+        // Introspection is the server's own, and an unknown field is the
+        // request's finding: neither is looked for in the answer.
+        let definition = concrete
+            .and_then(|concrete| types.field(concrete, first.name))
+            .or_else(|| types.field(selected_on, first.name));
+        if definition.is_none() && !typename {
+            return;
+        }
         let Some(value) = object.get(group.key) else {
             if group.required {
                 let expected = format!("the field `{}` (selected)", first.name);
@@ -274,8 +284,8 @@ impl<'d> Walk<'d, '_> {
             }
             return;
         };
-        if first.name == "__typename" {
-            let possible = self.types.possible_types(static_type);
+        let Some(definition) = definition else {
+            let possible = types.possible_types(static_type);
             let fits = value.as_str().is_some_and(|name| possible.contains(&name));
             if !fits {
                 let expected = if possible.len() == 1 {
@@ -288,17 +298,6 @@ impl<'d> Walk<'d, '_> {
                 };
                 self.finding(pointer, expected, short(&value.to_string()));
             }
-            return;
-        }
-        if first.name.starts_with("__") {
-            return;
-        }
-        let types = self.types;
-        let definition = concrete
-            .and_then(|concrete| types.field(concrete, first.name))
-            .or_else(|| types.field(selected_on, first.name));
-        // An unknown field is the request's finding.
-        let Some(definition) = definition else {
             return;
         };
         let sets: Vec<&'d [Selection<'d>]> = group
