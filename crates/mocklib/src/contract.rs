@@ -13,9 +13,10 @@
 //! whose body lists the findings.
 //!
 //! mocklib's OpenAPI support is one contract
-//! ([`OpenApi::contract`](crate::openapi::OpenApi::contract)); the trait is
-//! small so that other descriptions (a GraphQL schema, a protocol of your
-//! own) can be one too.
+//! ([`OpenApi::contract`](crate::openapi::OpenApi::contract)), a GraphQL
+//! schema another ([`Schema::contract`](crate::graphql::Schema::contract));
+//! the trait is small so that other descriptions (a protocol of your own)
+//! can be one too.
 //!
 //! ```
 //! use mocklib::contract::{Answered, Contract, Finding};
@@ -212,13 +213,14 @@ pub(crate) fn check(attached: &[Attached], answered: &Answered<'_>) -> (Vec<Find
 }
 
 #[cfg(feature = "openapi")]
-pub(crate) use memo::answer_fingerprint;
+pub(crate) use shared::answer_fingerprint;
 #[cfg(any(feature = "openapi", feature = "graphql"))]
-pub(crate) use memo::{Memo, fingerprint};
+pub(crate) use shared::{Memo, fingerprint, short};
 
-/// What the contracts mocklib ships share: remembering what a check found.
+/// What the contracts mocklib ships share: remembering what a check found,
+/// values shortened for messages.
 #[cfg(any(feature = "openapi", feature = "graphql"))]
-mod memo {
+mod shared {
     use std::collections::HashMap;
     use std::hash::{Hash, Hasher};
     use std::sync::{Mutex, PoisonError};
@@ -294,5 +296,18 @@ mod memo {
             name.as_str().hash(hasher);
             value.as_bytes().hash(hasher);
         }
+    }
+
+    /// `text` cut to a length a message can hold.
+    pub(crate) fn short(text: &str) -> String {
+        const MAX: usize = 120;
+        if text.len() <= MAX {
+            return text.to_owned();
+        }
+        let mut end = MAX;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        format!("{}…", &text[..end])
     }
 }

@@ -20,7 +20,7 @@ use super::document::{Document, child, entries, scalar_text};
 use super::generate::type_of;
 use super::operation::{METHODS, parameters, pattern};
 use super::validate::{Compiler, Inputs, RequestCheck, is_json, media_matches, typed};
-use crate::contract::{Answered, Contract, Finding, Memo, answer_fingerprint, fingerprint};
+use crate::contract::{Answered, Contract, Finding, Memo, answer_fingerprint, fingerprint, short};
 use crate::cookies::Cookies;
 use crate::matching::Predicate;
 
@@ -628,18 +628,6 @@ fn schema_rule(error: &jsonschema::ValidationError<'_>) -> String {
     let keyword = error.schema_path().to_string();
     let keyword = keyword.rsplit('/').next().unwrap_or_default();
     format!("{message} (schema: {keyword})")
-}
-
-fn short(text: &str) -> String {
-    const MAX: usize = 120;
-    if text.len() <= MAX {
-        return text.to_owned();
-    }
-    let mut end = MAX;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}…", &text[..end])
 }
 
 fn one_of(media: &[(String, Option<Validator>)]) -> String {

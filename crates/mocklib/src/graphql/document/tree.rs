@@ -193,16 +193,26 @@ pub(crate) enum TypeKind {
 }
 
 impl TypeKind {
+    /// Its SDL keyword, and what messages call it.
+    fn words(&self) -> (&'static str, &'static str) {
+        match self {
+            TypeKind::Scalar => ("scalar", "scalar"),
+            TypeKind::Object { .. } => ("type", "object type"),
+            TypeKind::Interface { .. } => ("interface", "interface"),
+            TypeKind::Union(_) => ("union", "union"),
+            TypeKind::Enum(_) => ("enum", "enum"),
+            TypeKind::Input(_) => ("input", "input type"),
+        }
+    }
+
+    /// `type`, `enum`…
+    pub(crate) fn keyword(&self) -> &'static str {
+        self.words().0
+    }
+
     /// `object type`, `enum`…: for messages.
     pub(crate) fn describe(&self) -> &'static str {
-        match self {
-            TypeKind::Scalar => "scalar",
-            TypeKind::Object { .. } => "object type",
-            TypeKind::Interface { .. } => "interface",
-            TypeKind::Union(_) => "union",
-            TypeKind::Enum(_) => "enum",
-            TypeKind::Input(_) => "input type",
-        }
+        self.words().1
     }
 }
 

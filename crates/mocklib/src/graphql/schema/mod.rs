@@ -309,24 +309,12 @@ fn extend(name: &str, kind: &mut TypeKind, extension: TypeKind) -> Result<(), Sc
         (kind, extension) => {
             return Err(invalid(format!(
                 "`extend {}` of `{name}`, which is a {}",
-                keyword(&extension),
+                extension.keyword(),
                 kind.describe()
             )));
         }
     }
     Ok(())
-}
-
-/// The SDL keyword of a kind.
-fn keyword(kind: &TypeKind) -> &'static str {
-    match kind {
-        TypeKind::Scalar => "scalar",
-        TypeKind::Object { .. } => "type",
-        TypeKind::Interface { .. } => "interface",
-        TypeKind::Union(_) => "union",
-        TypeKind::Enum(_) => "enum",
-        TypeKind::Input(_) => "input",
-    }
 }
 
 impl Types {
@@ -564,19 +552,6 @@ fn describe_leaf(name: &str, kind: &TypeKind) -> String {
         (_, "ID") => "ID (a string)".to_owned(),
         _ => name.to_owned(),
     }
-}
-
-/// A value for a message, shortened.
-fn short(text: &str) -> String {
-    const MAX: usize = 80;
-    if text.len() <= MAX {
-        return text.to_owned();
-    }
-    let mut end = MAX;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}…", &text[..end])
 }
 
 fn undefined(name: &str, place: &str) -> SchemaError {

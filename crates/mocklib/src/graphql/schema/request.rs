@@ -5,8 +5,9 @@ use std::collections::HashSet;
 
 use serde_json::Value as Json;
 
-use super::{Types, describe_leaf, json_fits, push_segment, short};
+use super::{Types, describe_leaf, json_fits, push_segment};
 use crate::contract::Finding;
+use crate::contract::short;
 use crate::graphql::document::tree::{
     Executable, Field, InputValueDef, OperationDef, Selection, TypeKind, TypeRef, Value,
 };
@@ -103,7 +104,7 @@ impl<'d> Walk<'_, 'd, '_> {
                     self.finding(&pointer, expected, "none");
                 }
                 None => {}
-                Some(value) => self.json_input(value, &definition.ty, &mut pointer),
+                Some(value) => self.input(value, &definition.ty, false, &mut pointer),
             }
         }
     }
@@ -225,7 +226,7 @@ impl<'d> Walk<'_, 'd, '_> {
                     self.finding(&pointer, expected, *name);
                 }
                 Some(argument) => {
-                    self.literal(value, &argument.ty, argument.has_default, &mut pointer)
+                    self.input(value, &argument.ty, argument.has_default, &mut pointer)
                 }
             }
         }
@@ -257,95 +258,79 @@ impl<'d> Walk<'_, 'd, '_> {
         }
     }
 
-    /// An argument's (or an input field's) literal against its type.
-    fn literal(
+    /// A value where one of type `ty` goes: an argument's (or an input
+    /// field's) literal, with `has_default` from its definition, or a
+    /// variable's JSON value.
+    fn input<V: InputValue>(
         &mut self,
-        value: &Value<'_>,
+        value: &V,
         ty: &TypeRef,
         has_default: bool,
         pointer: &mut String,
     ) {
-        if let Value::Variable(name) = value {
+        if let Some(name) = value.variable() {
             self.variable_usage(name, ty, has_default, pointer);
             return;
         }
-        let expected = |ty: &TypeRef| format!("a value of type {ty}");
         match ty {
-            TypeRef::NonNull(_) if *value == Value::Null => {
-                self.finding(pointer, expected(ty), "null");
+            TypeRef::NonNull(_) if value.is_null() => {
+                self.finding(pointer, format!("a value of type {ty}"), "null");
             }
-            TypeRef::NonNull(inner) => self.literal(value, inner, false, pointer),
-            _ if *value == Value::Null => {}
-            TypeRef::List(inner) => match value {
-                Value::List(items) => {
-                    for (index, item) in items.iter().enumerate() {
+            TypeRef::NonNull(inner) => self.input(value, inner, false, pointer),
+            _ if value.is_null() => {}
+            TypeRef::List(inner) => match value.items() {
+                Some(items) => {
+                    for (index, item) in items.into_iter().enumerate() {
                         let length = pointer.len();
                         push_segment(pointer, &index.to_string());
-                        self.literal(item, inner, false, pointer);
+                        self.input(item, inner, false, pointer);
                         pointer.truncate(length);
                     }
                 }
                 // One value where a list is expected is a list of one.
-                _ => self.literal(value, inner, false, pointer),
+                None => self.input(value, inner, false, pointer),
             },
-            TypeRef::Named(name) => {
-                let Some(kind) = self.types.kind(name) else {
-                    return;
-                };
-                match kind {
-                    TypeKind::Input(fields) => {
-                        let Value::Object(given) = value else {
-                            let received = short(&value.to_string());
-                            self.finding(pointer, format!("an input object {name}"), received);
-                            return;
-                        };
-                        for (field_name, field_value) in given {
-                            let length = pointer.len();
-                            push_segment(pointer, field_name);
-                            match fields.iter().find(|field| field.name == *field_name) {
-                                None => {
-                                    let expected =
-                                        format!("a field of the input {name} ({})", names(fields));
-                                    self.finding(pointer, expected, *field_name);
-                                }
-                                Some(field) => {
-                                    self.literal(field_value, &field.ty, field.has_default, pointer)
-                                }
+            TypeRef::Named(name) => match self.types.kind(name) {
+                None => {}
+                Some(TypeKind::Input(fields)) => {
+                    let Some(given) = value.entries() else {
+                        let received = short(&value.text());
+                        self.finding(pointer, format!("an input object {name}"), received);
+                        return;
+                    };
+                    for (field_name, field_value) in &given {
+                        let length = pointer.len();
+                        push_segment(pointer, field_name);
+                        match fields.iter().find(|field| field.name == *field_name) {
+                            None => {
+                                let expected =
+                                    format!("a field of the input {name} ({})", names(fields));
+                                self.finding(pointer, expected, *field_name);
                             }
-                            pointer.truncate(length);
+                            Some(field) => {
+                                self.input(*field_value, &field.ty, field.has_default, pointer);
+                            }
                         }
-                        self.missing_input_fields(
-                            fields,
-                            |field| given.iter().any(|(name, _)| *name == field),
-                            pointer,
-                        );
+                        pointer.truncate(length);
                     }
-                    leaf => {
-                        if !literal_fits(name, leaf, value) {
-                            let received = short(&value.to_string());
-                            self.finding(pointer, describe_leaf(name, leaf), received);
+                    for field in fields {
+                        if field.required() && !given.iter().any(|(name, _)| *name == field.name) {
+                            let length = pointer.len();
+                            push_segment(pointer, &field.name);
+                            let expected =
+                                format!("the required field `{}: {}`", field.name, field.ty);
+                            self.finding(pointer, expected, "none");
+                            pointer.truncate(length);
                         }
                     }
                 }
-            }
-        }
-    }
-
-    /// Required fields of an input type that `given` lacks.
-    fn missing_input_fields(
-        &mut self,
-        fields: &[InputValueDef],
-        given: impl Fn(&str) -> bool,
-        pointer: &mut String,
-    ) {
-        for field in fields {
-            if field.required() && !given(&field.name) {
-                let length = pointer.len();
-                push_segment(pointer, &field.name);
-                let expected = format!("the required field `{}: {}`", field.name, field.ty);
-                self.finding(pointer, expected, "none");
-                pointer.truncate(length);
-            }
+                Some(leaf) => {
+                    if !value.fits(name, leaf) {
+                        let received = short(&value.text());
+                        self.finding(pointer, describe_leaf(name, leaf), received);
+                    }
+                }
+            },
         }
     }
 
@@ -383,72 +368,99 @@ impl<'d> Walk<'_, 'd, '_> {
             self.finding(pointer, expected, format!("${name}: {}", definition.ty));
         }
     }
+}
 
-    /// A variable's JSON value against its type.
-    fn json_input(&mut self, value: &Json, ty: &TypeRef, pointer: &mut String) {
-        match ty {
-            TypeRef::NonNull(_) if value.is_null() => {
-                self.finding(pointer, format!("a value of type {ty}"), "null");
-            }
-            TypeRef::NonNull(inner) => self.json_input(value, inner, pointer),
-            _ if value.is_null() => {}
-            TypeRef::List(inner) => match value {
-                Json::Array(items) => {
-                    for (index, item) in items.iter().enumerate() {
-                        let length = pointer.len();
-                        push_segment(pointer, &index.to_string());
-                        self.json_input(item, inner, pointer);
-                        pointer.truncate(length);
-                    }
-                }
-                _ => self.json_input(value, inner, pointer),
-            },
-            TypeRef::Named(name) => {
-                let Some(kind) = self.types.kind(name) else {
-                    return;
-                };
-                if let TypeKind::Input(fields) = kind {
-                    let Json::Object(given) = value else {
-                        let received = short(&value.to_string());
-                        self.finding(pointer, format!("an input object {name}"), received);
-                        return;
-                    };
-                    for (field_name, field_value) in given {
-                        let length = pointer.len();
-                        push_segment(pointer, field_name);
-                        match fields.iter().find(|field| field.name == *field_name) {
-                            None => {
-                                let expected =
-                                    format!("a field of the input {name} ({})", names(fields));
-                                self.finding(pointer, expected, field_name.as_str());
-                            }
-                            Some(field) => self.json_input(field_value, &field.ty, pointer),
-                        }
-                        pointer.truncate(length);
-                    }
-                    self.missing_input_fields(fields, |field| given.contains_key(field), pointer);
-                } else if json_fits(name, kind, value, true) == Some(false) {
-                    let received = short(&value.to_string());
-                    self.finding(pointer, describe_leaf(name, kind), received);
-                }
-            }
+/// What the input check reads of a value: a literal in the document, or
+/// a variable's JSON value.
+trait InputValue {
+    /// `$name`: a variable standing for the value.
+    fn variable(&self) -> Option<&str>;
+    fn is_null(&self) -> bool;
+    fn items(&self) -> Option<Vec<&Self>>;
+    fn entries(&self) -> Option<Vec<(&str, &Self)>>;
+    /// Whether it is a value of the scalar or enum `name`.
+    fn fits(&self, name: &str, kind: &TypeKind) -> bool;
+    fn text(&self) -> String;
+}
+
+impl InputValue for Value<'_> {
+    fn variable(&self) -> Option<&str> {
+        match self {
+            Value::Variable(name) => Some(name),
+            _ => None,
         }
+    }
+
+    fn is_null(&self) -> bool {
+        *self == Value::Null
+    }
+
+    fn items(&self) -> Option<Vec<&Self>> {
+        match self {
+            Value::List(items) => Some(items.iter().collect()),
+            _ => None,
+        }
+    }
+
+    fn entries(&self) -> Option<Vec<(&str, &Self)>> {
+        match self {
+            Value::Object(fields) => {
+                Some(fields.iter().map(|(name, value)| (*name, value)).collect())
+            }
+            _ => None,
+        }
+    }
+
+    fn fits(&self, name: &str, kind: &TypeKind) -> bool {
+        match (kind, name, self) {
+            (TypeKind::Enum(values), _, Value::Enum(text)) => {
+                values.iter().any(|known| known == text)
+            }
+            (TypeKind::Enum(_), _, _) => false,
+            (_, "Int", Value::Int(text)) => text.parse::<i32>().is_ok(),
+            (_, "Float", Value::Int(_) | Value::Float(_)) => true,
+            (_, "String", Value::String(_)) => true,
+            (_, "Boolean", Value::Boolean(_)) => true,
+            (_, "ID", Value::String(_) | Value::Int(_)) => true,
+            (_, "Int" | "Float" | "String" | "Boolean" | "ID", _) => false,
+            // A custom scalar: whatever its parser takes.
+            _ => true,
+        }
+    }
+
+    fn text(&self) -> String {
+        self.to_string()
     }
 }
 
-/// Whether a literal is a value of the scalar or enum `name`.
-fn literal_fits(name: &str, kind: &TypeKind, value: &Value<'_>) -> bool {
-    match (kind, name, value) {
-        (TypeKind::Enum(values), _, Value::Enum(text)) => values.iter().any(|known| known == text),
-        (TypeKind::Enum(_), _, _) => false,
-        (_, "Int", Value::Int(text)) => text.parse::<i32>().is_ok(),
-        (_, "Float", Value::Int(_) | Value::Float(_)) => true,
-        (_, "String", Value::String(_)) => true,
-        (_, "Boolean", Value::Boolean(_)) => true,
-        (_, "ID", Value::String(_) | Value::Int(_)) => true,
-        (_, "Int" | "Float" | "String" | "Boolean" | "ID", _) => false,
-        // A custom scalar: whatever its parser takes.
-        _ => true,
+impl InputValue for Json {
+    fn variable(&self) -> Option<&str> {
+        None
+    }
+
+    fn is_null(&self) -> bool {
+        self.is_null()
+    }
+
+    fn items(&self) -> Option<Vec<&Self>> {
+        self.as_array().map(|items| items.iter().collect())
+    }
+
+    fn entries(&self) -> Option<Vec<(&str, &Self)>> {
+        self.as_object().map(|fields| {
+            fields
+                .iter()
+                .map(|(name, value)| (name.as_str(), value))
+                .collect()
+        })
+    }
+
+    fn fits(&self, name: &str, kind: &TypeKind) -> bool {
+        json_fits(name, kind, self, true) != Some(false)
+    }
+
+    fn text(&self) -> String {
+        self.to_string()
     }
 }
 

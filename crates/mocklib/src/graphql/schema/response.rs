@@ -4,8 +4,9 @@
 use serde_json::{Map, Value as Json};
 
 use super::request::MAX_WALK_DEPTH;
-use super::{Types, describe_leaf, json_fits, push_segment, short};
+use super::{Types, describe_leaf, json_fits, push_segment};
 use crate::contract::Finding;
+use crate::contract::short;
 use crate::graphql::document::tree::{
     Directive, Executable, Field, OperationDef, Selection, TypeKind, TypeRef, Value,
 };
