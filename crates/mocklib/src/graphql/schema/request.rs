@@ -324,12 +324,11 @@ impl<'d> Walk<'_, 'd, '_> {
                         }
                     }
                 }
-                Some(leaf) => {
-                    if !value.fits(name, leaf) {
-                        let received = short(&value.text());
-                        self.finding(pointer, describe_leaf(name, leaf), received);
-                    }
+                Some(leaf) if !value.fits(name, leaf) => {
+                    let received = short(&value.text());
+                    self.finding(pointer, describe_leaf(name, leaf), received);
                 }
+                Some(_) => {}
             },
         }
     }
