@@ -90,6 +90,15 @@ Options (each file option may be repeated; earlier files win):
                          verify
   --contract-strict      an answer that breaks a contract is a 500 whose
                          body lists what differs
+  --graphql-contract FILE
+                         a GraphQL schema (SDL) the GraphQL requests to
+                         --graphql-endpoint and their answers are checked
+                         against (unknown fields, argument types, missing
+                         or unselected fields in data…); findings as for
+                         --contract, and --contract-strict applies
+  --graphql-endpoint URL where --graphql-contract applies (default
+                         /graphql, on MOCKLIB_URL; an absolute URL or a
+                         pattern as for a handler's path)
   --proto FILE           a .proto file whose services the grpc entries
                          answer (h2c on MOCKLIB_URL, and through the proxy),
                          described by server reflection
@@ -173,6 +182,11 @@ struct Options {
     contracts: Vec<PathBuf>,
     /// `--contract-strict`: an answer that breaks one is a 500.
     contract_strict: bool,
+    /// `--graphql-contract`: GraphQL schemas (SDL) checked at
+    /// `graphql_endpoint`.
+    graphql_contracts: Vec<PathBuf>,
+    /// `--graphql-endpoint` (default `/graphql`).
+    graphql_endpoint: Option<String>,
     /// `--admin-token`, else `MOCKLIB_ADMIN_TOKEN`.
     admin_token: Option<String>,
     /// `--scope-idle-timeout` (default [`SCOPE_IDLE_TIMEOUT`]).
@@ -238,6 +252,8 @@ fn parse(args: &[String]) -> Result<Option<Options>, String> {
             "--admin-token" => options.admin_token = Some(value()?),
             "--contract" => options.contracts.push(value()?.into()),
             "--contract-strict" => options.contract_strict = true,
+            "--graphql-contract" => options.graphql_contracts.push(value()?.into()),
+            "--graphql-endpoint" => options.graphql_endpoint = Some(value()?),
             "--scope-idle-timeout" => {
                 let seconds = value()?;
                 let seconds: u64 = seconds
@@ -254,8 +270,16 @@ fn parse(args: &[String]) -> Result<Option<Options>, String> {
     if options.proto_files.is_empty() && !options.proto_paths.is_empty() {
         return Err("--proto-path needs --proto FILE".to_owned());
     }
-    if options.contract_strict && options.contracts.is_empty() {
-        return Err("--contract-strict needs --contract FILE".to_owned());
+    if options.contract_strict
+        && options.contracts.is_empty()
+        && options.graphql_contracts.is_empty()
+    {
+        return Err(
+            "--contract-strict needs --contract FILE or --graphql-contract FILE".to_owned(),
+        );
+    }
+    if options.graphql_endpoint.is_some() && options.graphql_contracts.is_empty() {
+        return Err("--graphql-endpoint needs --graphql-contract FILE".to_owned());
     }
     if options.admin_token.is_none() {
         options.admin_token = std::env::var("MOCKLIB_ADMIN_TOKEN")
@@ -290,6 +314,21 @@ fn serve(options: &Options) -> Result<(), String> {
                 .map_err(|error| format!("--contract {}: {error}", path.display()))
         })
         .collect::<Result<Vec<_>, _>>()?;
+    let endpoint = options.graphql_endpoint.as_deref().unwrap_or("/graphql");
+    let graphql_contracts = options
+        .graphql_contracts
+        .iter()
+        .map(|path| {
+            let sdl = std::fs::read_to_string(path).map_err(|error| error.to_string());
+            sdl.and_then(|sdl| {
+                let schema = mocklib::graphql::Schema::from_sdl(&sdl);
+                let contract = schema.and_then(|schema| schema.contract(endpoint));
+                contract.map_err(|error| error.to_string())
+            })
+            .map(|contract| contract.named(format!("GraphQL {}", path.display())))
+            .map_err(|error| format!("--graphql-contract {}: {error}", path.display()))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
     let admin = crate::admin::Admin {
         server: server.clone(),
         base_url: base_url.clone(),
@@ -320,6 +359,13 @@ fn serve(options: &Options) -> Result<(), String> {
             server.attach_contract_strict(contract.clone());
         } else {
             server.attach_contract(contract.clone());
+        }
+    }
+    for contract in graphql_contracts {
+        if options.contract_strict {
+            server.attach_contract_strict(contract);
+        } else {
+            server.attach_contract(contract);
         }
     }
     if let Some(path) = &options.record {

@@ -1853,6 +1853,61 @@ fn the_admin_api_describes_itself_as_openapi() {
     assert_eq!(handlers.len(), 19, "one handler per operation");
 }
 
+/// `--graphql-contract` (issue 25, part 2): the GraphQL requests to the
+/// endpoint and a handler file's answers checked against a schema.
+#[test]
+fn a_graphql_contract_checks_the_operations_and_their_data() {
+    let dir = with_handler_file(
+        "- method: POST\n  path: /graphql\n  json: {data: {user: {id: 1, name: null}}}\n",
+    );
+    std::fs::write(
+        dir.path().join("schema.graphql"),
+        "type Query { user(id: ID!): User } type User { id: ID! name: String! }",
+    )
+    .unwrap();
+    let serve = Serve::start(
+        dir.path(),
+        &[
+            "--handlers",
+            "handlers.yaml",
+            "--graphql-contract",
+            "schema.graphql",
+        ],
+    );
+    let base = serve.url().trim_end_matches('/').to_owned();
+    let query = r#"{"query":"query GetUser { user(id: 1) { id name emial } }"}"#;
+    curl(&[
+        "-X",
+        "POST",
+        "-H",
+        "content-type: application/json",
+        "-d",
+        query,
+        &format!("{base}/graphql"),
+    ]);
+    let journal: serde_json::Value =
+        serde_json::from_str(&curl(&[&format!("{base}/__mocklib/requests")])).unwrap();
+    let findings = journal[0]["contract_findings"].as_array().unwrap();
+    let pointers: Vec<&str> = findings
+        .iter()
+        .map(|finding| finding["pointer"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        pointers,
+        [
+            "/request/query/user/emial",
+            "/response/body/data/user/id",
+            "/response/body/data/user/name",
+        ],
+        "{journal}"
+    );
+    assert_eq!(findings[0]["operation"], "query GetUser", "{journal}");
+    assert_eq!(
+        findings[0]["contract"], "GraphQL schema.graphql",
+        "{journal}"
+    );
+}
+
 /// `--contract` (issue 25): a handler file's answers checked against an
 /// OpenAPI document: the journal and verify name the operation, the field
 /// and the entry that answered; `--contract-strict` makes it a 500.

@@ -13,9 +13,10 @@
 //! whose body lists the findings.
 //!
 //! mocklib's OpenAPI support is one contract
-//! ([`OpenApi::contract`](crate::openapi::OpenApi::contract)); the trait is
-//! small so that other descriptions (a GraphQL schema, a protocol of your
-//! own) can be one too.
+//! ([`OpenApi::contract`](crate::openapi::OpenApi::contract)), a GraphQL
+//! schema another ([`Schema::contract`](crate::graphql::Schema::contract));
+//! the trait is small so that other descriptions (a protocol of your own)
+//! can be one too.
 //!
 //! ```
 //! use mocklib::contract::{Answered, Contract, Finding};
@@ -209,4 +210,104 @@ pub(crate) fn check(attached: &[Attached], answered: &Answered<'_>) -> (Vec<Find
         }));
     }
     (findings, strict)
+}
+
+#[cfg(feature = "openapi")]
+pub(crate) use shared::answer_fingerprint;
+#[cfg(any(feature = "openapi", feature = "graphql"))]
+pub(crate) use shared::{Memo, fingerprint, short};
+
+/// What the contracts mocklib ships share: remembering what a check found,
+/// values shortened for messages.
+#[cfg(any(feature = "openapi", feature = "graphql"))]
+mod shared {
+    use std::collections::HashMap;
+    use std::hash::{Hash, Hasher};
+    use std::sync::{Mutex, PoisonError};
+
+    use super::Answered;
+
+    /// What a contract's checks found before, by a fingerprint of what they
+    /// read: a mock answers the same request the same way again and again, and
+    /// parsing and checking its body each time would cost more than the request
+    /// itself. Bounded: it starts over past [`Memo::CAPACITY`] entries.
+    pub(crate) struct Memo<V>(Mutex<HashMap<u64, V>>);
+
+    impl<V> Default for Memo<V> {
+        fn default() -> Self {
+            Memo(Mutex::default())
+        }
+    }
+
+    impl<V: Clone> Memo<V> {
+        /// Entries kept before it starts over.
+        const CAPACITY: usize = 4096;
+
+        /// What it holds for `key`, else what `check` finds (then kept).
+        pub(crate) fn get_or_check(&self, key: u64, check: impl FnOnce() -> V) -> V {
+            let lock = || self.0.lock().unwrap_or_else(PoisonError::into_inner);
+            if let Some(found) = lock().get(&key) {
+                return found.clone();
+            }
+            let found = check();
+            let mut memory = lock();
+            if memory.len() >= Self::CAPACITY {
+                memory.clear();
+            }
+            memory.insert(key, found.clone());
+            found
+        }
+    }
+
+    /// A fingerprint of everything a check of `answered` may read: the request
+    /// (method, URL, headers, body), the origin relative descriptions are read
+    /// on, and the answer (status, headers, body).
+    pub(crate) fn fingerprint(answered: &Answered<'_>) -> u64 {
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        let request = answered.request;
+        request.method().as_str().hash(&mut hasher);
+        request.url().as_str().hash(&mut hasher);
+        hash_headers(request.headers(), &mut hasher);
+        request.body().as_ref().hash(&mut hasher);
+        answered.base_url.map(url::Url::as_str).hash(&mut hasher);
+        hash_answer(answered, &mut hasher);
+        hasher.finish()
+    }
+
+    /// A fingerprint of the answer alone (status, headers, body), salted with
+    /// what it answers (an operation's index).
+    #[cfg(feature = "openapi")]
+    pub(crate) fn answer_fingerprint(salt: usize, answered: &Answered<'_>) -> u64 {
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        salt.hash(&mut hasher);
+        hash_answer(answered, &mut hasher);
+        hasher.finish()
+    }
+
+    /// The answer's status, headers and body into `hasher`.
+    fn hash_answer(answered: &Answered<'_>, hasher: &mut impl Hasher) {
+        answered.status.as_u16().hash(hasher);
+        hash_headers(answered.headers, hasher);
+        answered.body.hash(hasher);
+    }
+
+    fn hash_headers(headers: &http::HeaderMap, hasher: &mut impl Hasher) {
+        for (name, value) in headers {
+            name.as_str().hash(hasher);
+            value.as_bytes().hash(hasher);
+        }
+    }
+
+    /// `text` cut to a length a message can hold.
+    pub(crate) fn short(text: &str) -> String {
+        const MAX: usize = 120;
+        if text.len() <= MAX {
+            return text.to_owned();
+        }
+        let mut end = MAX;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        format!("{}…", &text[..end])
+    }
 }

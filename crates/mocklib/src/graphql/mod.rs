@@ -137,13 +137,32 @@
 //! 5. A `.once()` handler is used up by the request, even if it answered
 //!    several operations of the batch.
 //!
+//! # Contracts
+//!
+//! A [`Schema`] read from SDL is the [contract](crate::contract) of an
+//! endpoint: [`Schema::contract`] checks every GraphQL request answered
+//! there against the schema, and the mocked `data` against the operation's
+//! selection set. See [`schema`] for what is checked and how findings
+//! point into the exchange.
+//!
+//! ```
+//! use mocklib::graphql::Schema;
+//!
+//! let schema = Schema::from_sdl("type Query { user(id: ID!): User } type User { name: String! }")?;
+//! let contract = schema.contract("https://api.example.com/graphql")?;
+//! // server.attach_contract(contract);
+//! # let _ = contract;
+//! # Ok::<(), mocklib::graphql::SchemaError>(())
+//! ```
+//!
 //! # The parser
 //!
 //! Documents are parsed by mocklib itself, with no dependency: the parser
 //! checks a document against the grammar of GraphQL executable documents in
 //! the [GraphQL specification] (with the `\u{…}` escapes and full Unicode of
 //! its current edition) and reads each operation's type and name, nothing
-//! more. Its errors name the line and column and what was expected
+//! more (contracts build a syntax tree of the operation, and read schemas
+//! in SDL, with the same lexer). Its errors name the line and column and what was expected
 //! (``Parse error at 1:18: expected a field, `...` or `}`, found the end of
 //! the document``). Selection sets, lists, objects and list types may nest
 //! 128 levels deep.
@@ -160,6 +179,7 @@ mod operation;
 mod over_ws;
 mod parse;
 mod predicate;
+pub mod schema;
 mod subscription;
 
 pub use args::{GraphqlResolverArgs, GraphqlUpload, VariablesError};
@@ -167,6 +187,7 @@ use handler::Accepts;
 pub(crate) use handler::GraphqlHandler;
 pub use operation::{OperationInfo, OperationType};
 pub use predicate::{GraphqlPredicate, IntoGraphqlPredicate};
+pub use schema::{GraphqlContract, Schema, SchemaError};
 pub use subscription::{Subscription, SubscriptionArgs};
 
 use std::sync::Arc;

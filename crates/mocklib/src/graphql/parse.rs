@@ -103,25 +103,7 @@ impl ParseOutcome {
 
 pub(crate) fn parse_request(request: &Request) -> ParseOutcome {
     let request_line = format!("{} {}", request.method(), request.url());
-    let result = extract(request).and_then(|payloads| {
-        let is_batch = payloads.is_batch;
-        let operations = payloads
-            .items
-            .into_iter()
-            .enumerate()
-            .map(|(index, payload)| {
-                select_operation(payload).map_err(|reason| {
-                    if is_batch {
-                        format!("operation #{index} of the batch: {reason}")
-                    } else {
-                        reason
-                    }
-                })
-            })
-            .collect::<Result<Vec<_>, String>>()?;
-        Ok((operations, is_batch))
-    });
-    match result {
+    match read_request(request) {
         Ok((operations, is_batch)) => ParseOutcome::Graphql(Arc::new(ParsedGraphql {
             batch: is_batch.then(|| BatchState::new(&operations, request_line.clone())),
             operations,
@@ -129,8 +111,8 @@ pub(crate) fn parse_request(request: &Request) -> ParseOutcome {
             anonymous_warned: AtomicBool::new(false),
             request_line,
         })),
-        Err(NotGraphql::Silent) => ParseOutcome::NotGraphql,
-        Err(NotGraphql::Invalid(reason)) => ParseOutcome::Invalid {
+        Err(None) => ParseOutcome::NotGraphql,
+        Err(Some(reason)) => ParseOutcome::Invalid {
             warning: format!(
                 "{request_line} looks like a GraphQL request, but {reason}. It is not treated \
                  as GraphQL: http handlers may still answer it, or it is unhandled."
@@ -138,6 +120,35 @@ pub(crate) fn parse_request(request: &Request) -> ParseOutcome {
             warned: AtomicBool::new(false),
         },
     }
+}
+
+/// The operation(s) of `request` and whether it is a batch; `Err(None)`
+/// when it is not GraphQL at all, `Err(Some(reason))` when it looks like
+/// GraphQL but breaks the rules (`its document does not parse: …`).
+pub(crate) fn read_request(
+    request: &Request,
+) -> Result<(Vec<Arc<OperationInfo>>, bool), Option<String>> {
+    let payloads = extract(request).map_err(|error| match error {
+        NotGraphql::Silent => None,
+        NotGraphql::Invalid(reason) => Some(reason),
+    })?;
+    let is_batch = payloads.is_batch;
+    let operations = payloads
+        .items
+        .into_iter()
+        .enumerate()
+        .map(|(index, payload)| {
+            select_operation(payload).map_err(|reason| {
+                if is_batch {
+                    format!("operation #{index} of the batch: {reason}")
+                } else {
+                    reason
+                }
+            })
+        })
+        .collect::<Result<Vec<_>, String>>()
+        .map_err(Some)?;
+    Ok((operations, is_batch))
 }
 
 struct Payloads {

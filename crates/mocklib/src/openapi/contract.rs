@@ -7,8 +7,8 @@
 //! is a finding too.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
 
 use http::Method;
 use jsonschema::Validator;
@@ -20,7 +20,7 @@ use super::document::{Document, child, entries, scalar_text};
 use super::generate::type_of;
 use super::operation::{METHODS, parameters, pattern};
 use super::validate::{Compiler, Inputs, RequestCheck, is_json, media_matches, typed};
-use crate::contract::{Answered, Contract, Finding};
+use crate::contract::{Answered, Contract, Finding, Memo, answer_fingerprint, fingerprint, short};
 use crate::cookies::Cookies;
 use crate::matching::Predicate;
 
@@ -44,18 +44,13 @@ struct Inner {
     /// a few, not all.
     by_segment: HashMap<Option<String>, Vec<usize>>,
     /// The findings of exchanges seen before, by a fingerprint of all the
-    /// check reads: a mock answers the same request the same way again and
-    /// again, and parsing and validating its body each time would cost
-    /// more than the request itself.
-    seen: Memory<(Vec<Finding>, Option<Hit>)>,
+    /// check reads.
+    seen: Memo<(Vec<Finding>, Option<Hit>)>,
     /// The same for answers alone (by operation, status, headers and
     /// body): a request that differs (another id) often gets the same
     /// answer from a mock, whose body need not be validated again.
-    answers_seen: Memory<Vec<Finding>>,
+    answers_seen: Memo<Vec<Finding>>,
 }
-
-/// What a check found before, by fingerprint.
-type Memory<V> = Mutex<HashMap<u64, V>>;
 
 impl OpenApiContract {
     /// Which operations, and which of their documented responses, the
@@ -215,71 +210,12 @@ impl std::fmt::Display for Coverage {
     }
 }
 
-/// Exchanges [`Inner::seen`] remembers before it starts over.
-const SEEN: usize = 4096;
-
 /// Which operation an exchange maps to, and which documented response its
 /// status is (`None`: none): what coverage counts.
 #[derive(Clone, Copy)]
 struct Hit {
     operation: usize,
     response: Option<usize>,
-}
-
-/// What `memory` holds for `key`, else what `check` finds (then kept).
-fn remembered<V: Clone>(memory: &Memory<V>, key: u64, check: impl FnOnce() -> V) -> V {
-    let lock = || memory.lock().unwrap_or_else(PoisonError::into_inner);
-    if let Some(found) = lock().get(&key) {
-        return found.clone();
-    }
-    let found = check();
-    let mut memory = lock();
-    if memory.len() >= SEEN {
-        memory.clear();
-    }
-    memory.insert(key, found.clone());
-    found
-}
-
-/// A fingerprint of an answer to the operation at `index`.
-fn answer_fingerprint(index: usize, answered: &Answered<'_>) -> u64 {
-    use std::hash::{Hash, Hasher};
-    let mut hasher = std::collections::hash_map::DefaultHasher::new();
-    index.hash(&mut hasher);
-    hash_answer(answered, &mut hasher);
-    hasher.finish()
-}
-
-/// A fingerprint of everything the check of `answered` reads: the request
-/// (method, URL, headers, body), the origin relative servers are read on,
-/// and the answer (status, headers, body).
-fn fingerprint(answered: &Answered<'_>) -> u64 {
-    use std::hash::{Hash, Hasher};
-    let mut hasher = std::collections::hash_map::DefaultHasher::new();
-    let request = answered.request;
-    request.method().as_str().hash(&mut hasher);
-    request.url().as_str().hash(&mut hasher);
-    hash_headers(request.headers(), &mut hasher);
-    request.body().as_ref().hash(&mut hasher);
-    answered.base_url.map(url::Url::as_str).hash(&mut hasher);
-    hash_answer(answered, &mut hasher);
-    hasher.finish()
-}
-
-/// The answer's status, headers and body into `hasher`.
-fn hash_answer(answered: &Answered<'_>, hasher: &mut impl std::hash::Hasher) {
-    use std::hash::Hash;
-    answered.status.as_u16().hash(hasher);
-    hash_headers(answered.headers, hasher);
-    answered.body.hash(hasher);
-}
-
-fn hash_headers(headers: &http::HeaderMap, hasher: &mut impl std::hash::Hasher) {
-    use std::hash::Hash;
-    for (name, value) in headers {
-        name.as_str().hash(hasher);
-        value.as_bytes().hash(hasher);
-    }
 }
 
 impl std::fmt::Debug for OpenApiContract {
@@ -397,8 +333,8 @@ impl OpenApiContract {
             server: base,
             operations,
             by_segment,
-            seen: Mutex::default(),
-            answers_seen: Mutex::default(),
+            seen: Memo::default(),
+            answers_seen: Memo::default(),
         })))
     }
 }
@@ -442,9 +378,9 @@ impl Contract for OpenApiContract {
 
     fn check(&self, answered: &Answered<'_>) -> Vec<Finding> {
         let inner = &self.0;
-        let (findings, hit) = remembered(&inner.seen, fingerprint(answered), || {
-            inner.check_anew(answered)
-        });
+        let (findings, hit) = inner
+            .seen
+            .get_or_check(fingerprint(answered), || inner.check_anew(answered));
         // Counted on every exchange, remembered or not.
         if let Some(hit) = hit {
             let operation = &inner.operations[hit.operation];
@@ -526,7 +462,7 @@ impl OperationContract {
         &self,
         answered: &Answered<'_>,
         params: crate::params::Params,
-        answers_seen: &Memory<Vec<Finding>>,
+        answers_seen: &Memo<Vec<Finding>>,
     ) -> (Vec<Finding>, Option<usize>) {
         let request = answered.request;
         let cookies = Cookies::from_headers(request.headers());
@@ -559,7 +495,7 @@ impl OperationContract {
             }
             Some((_, response)) => {
                 let key = answer_fingerprint(self.index, answered);
-                findings.extend(remembered(answers_seen, key, || {
+                findings.extend(answers_seen.get_or_check(key, || {
                     let mut found = Vec::new();
                     response.check(answered, &mut found);
                     found
@@ -686,18 +622,6 @@ fn schema_rule(error: &jsonschema::ValidationError<'_>) -> String {
     let keyword = error.schema_path().to_string();
     let keyword = keyword.rsplit('/').next().unwrap_or_default();
     format!("{message} (schema: {keyword})")
-}
-
-fn short(text: &str) -> String {
-    const MAX: usize = 120;
-    if text.len() <= MAX {
-        return text.to_owned();
-    }
-    let mut end = MAX;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}…", &text[..end])
 }
 
 fn one_of(media: &[(String, Option<Validator>)]) -> String {

@@ -14,6 +14,7 @@ mod lexer;
 mod oracle;
 #[cfg(test)]
 mod tests;
+pub(super) mod tree;
 
 use std::fmt;
 
@@ -100,12 +101,8 @@ impl Error {
 }
 
 fn parse(document: &str) -> Result<Vec<Operation<'_>>, Error> {
-    let mut lexer = Lexer::new(document);
-    let token = lexer.next_token()?;
     let mut parser = Parser {
-        lexer,
-        token,
-        depth: 0,
+        cursor: Cursor::new(document)?,
     };
     parser.document()
 }
@@ -113,8 +110,27 @@ fn parse(document: &str) -> Result<Vec<Operation<'_>>, Error> {
 const DEFINITION: &str = "`query`, `mutation`, `subscription`, `fragment` or `{`";
 
 /// A recursive-descent parser with one token of lookahead (the grammar is
-/// LL(1)); it keeps no syntax tree.
+/// LL(1)); it keeps no syntax tree (`tree.rs` builds one, for contracts).
 struct Parser<'a> {
+    cursor: Cursor<'a>,
+}
+
+impl<'a> std::ops::Deref for Parser<'a> {
+    type Target = Cursor<'a>;
+    fn deref(&self) -> &Cursor<'a> {
+        &self.cursor
+    }
+}
+
+impl std::ops::DerefMut for Parser<'_> {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.cursor
+    }
+}
+
+/// The tokens with one of lookahead, and how deep the parser is: what this
+/// syntax checker and the tree builder share.
+struct Cursor<'a> {
     lexer: Lexer<'a>,
     /// The current token, not consumed yet.
     token: Token,
@@ -357,8 +373,18 @@ impl<'a> Parser<'a> {
             _ => Err(self.unexpected("a value")),
         }
     }
+}
 
-    // ───── tokens ─────
+impl<'a> Cursor<'a> {
+    fn new(document: &'a str) -> Result<Self, Error> {
+        let mut lexer = Lexer::new(document);
+        let token = lexer.next_token()?;
+        Ok(Cursor {
+            lexer,
+            token,
+            depth: 0,
+        })
+    }
 
     fn advance(&mut self) -> Result<(), Error> {
         self.token = self.lexer.next_token()?;

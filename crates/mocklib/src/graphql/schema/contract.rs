@@ -1,0 +1,249 @@
+//! [`GraphqlContract`]: a schema at an endpoint, as a [`Contract`].
+
+use std::sync::Arc;
+
+use http::Method;
+use serde_json::Value as Json;
+
+use super::{Schema, SchemaError, request, response};
+use crate::contract::{Answered, Contract, Finding, Memo, fingerprint};
+use crate::graphql::OperationInfo;
+use crate::graphql::document::tree;
+use crate::graphql::parse::read_request;
+use crate::matching::{Predicate, as_http_url};
+
+/// A [`Schema`] as the contract of one GraphQL endpoint; made by
+/// [`Schema::contract`], attached with
+/// [`attach_contract`](crate::node::Server::attach_contract). See the
+/// [module docs](super::schema) for what it checks. Clones are the same
+/// contract.
+#[derive(Clone)]
+pub struct GraphqlContract(Arc<Inner>);
+
+struct Inner {
+    name: String,
+    schema: Schema,
+    endpoint: Arc<Predicate>,
+    /// The findings of exchanges seen before, by fingerprint.
+    seen: Memo<Vec<Finding>>,
+}
+
+impl std::fmt::Debug for GraphqlContract {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GraphqlContract")
+            .field("name", &self.0.name)
+            .field("schema", &self.0.schema)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Schema {
+    /// The schema as the contract of the GraphQL endpoint `endpoint`: a URL
+    /// pattern as for [`graphql::link`](crate::graphql::link) (an absolute
+    /// URL, a path relative to the base URL, `*` wildcards). Requests to
+    /// other URLs are not checked. Its findings name it `GraphQL
+    /// <endpoint>` unless [`named`](GraphqlContract::named) otherwise.
+    pub fn contract(&self, endpoint: impl AsRef<str>) -> Result<GraphqlContract, SchemaError> {
+        let endpoint = endpoint.as_ref();
+        let predicate = Predicate::path(&as_http_url(endpoint))?;
+        Ok(GraphqlContract(Arc::new(Inner {
+            name: format!("GraphQL {endpoint}"),
+            schema: self.clone(),
+            endpoint: Arc::new(predicate),
+            seen: Memo::default(),
+        })))
+    }
+}
+
+impl GraphqlContract {
+    /// The same contract named `name` in its findings (an API's name).
+    pub fn named(self, name: impl Into<String>) -> Self {
+        GraphqlContract(Arc::new(Inner {
+            name: name.into(),
+            schema: self.0.schema.clone(),
+            endpoint: Arc::clone(&self.0.endpoint),
+            seen: Memo::default(),
+        }))
+    }
+
+    /// The schema it checks against.
+    pub fn schema(&self) -> &Schema {
+        &self.0.schema
+    }
+}
+
+impl Contract for GraphqlContract {
+    fn name(&self) -> &str {
+        &self.0.name
+    }
+
+    fn check(&self, answered: &Answered<'_>) -> Vec<Finding> {
+        let inner = &self.0;
+        let request = answered.request;
+        // Cheap refusals first: no fingerprint of bodies for requests that
+        // are none of this contract's business.
+        if !matches!(*request.method(), Method::GET | Method::POST)
+            || inner.endpoint.matches(request, answered.base_url).is_none()
+        {
+            return Vec::new();
+        }
+        inner
+            .seen
+            .get_or_check(fingerprint(answered), || inner.check_anew(answered))
+    }
+}
+
+impl Inner {
+    fn check_anew(&self, answered: &Answered<'_>) -> Vec<Finding> {
+        let request = answered.request;
+        let (operations, is_batch) = match read_request(request) {
+            Ok(read) => read,
+            // A GET without `query` (an IDE's page) is not GraphQL's.
+            Err(None) if *request.method() == Method::GET => return Vec::new(),
+            Err(None) => {
+                let expected = "a GraphQL request (a JSON body with `query`, and `variables` \
+                                and `operationName` if any)";
+                return vec![Finding::new(
+                    "/request/body",
+                    expected,
+                    "a body without a `query`",
+                )];
+            }
+            Err(Some(reason)) => {
+                return vec![Finding::new("/request", "a valid GraphQL request", reason)];
+            }
+        };
+        let mut findings = Vec::new();
+        let answer = answer_json(answered, &mut findings);
+        let answers: Vec<Option<&Json>> = match (&answer, is_batch) {
+            (None, _) => vec![None; operations.len()],
+            (Some(body), false) => vec![Some(body)],
+            (Some(Json::Array(items)), true) if items.len() == operations.len() => {
+                items.iter().map(Some).collect()
+            }
+            (Some(other), true) => {
+                let expected = format!(
+                    "a list of {} responses, one per operation of the batch",
+                    operations.len()
+                );
+                let received = match other {
+                    Json::Array(items) => format!("a list of {}", items.len()),
+                    _ => "not a list".to_owned(),
+                };
+                findings.push(Finding::new("/response/body", expected, received));
+                vec![None; operations.len()]
+            }
+        };
+        for (index, (operation, answer)) in operations.iter().zip(answers).enumerate() {
+            let (request_prefix, answer_prefix) = if is_batch {
+                (
+                    format!("/request/{index}"),
+                    format!("/response/body/{index}"),
+                )
+            } else {
+                ("/request".to_owned(), "/response/body".to_owned())
+            };
+            let label = match operation.operation_name() {
+                Some(name) => format!("{} {name}", operation.operation_type()),
+                None => format!("{} (anonymous)", operation.operation_type()),
+            };
+            let mut found = Vec::new();
+            self.check_operation(
+                operation,
+                answer,
+                &request_prefix,
+                &answer_prefix,
+                &mut found,
+            );
+            findings.extend(
+                found
+                    .into_iter()
+                    .map(|finding| finding.operation(label.clone())),
+            );
+        }
+        findings
+    }
+
+    fn check_operation(
+        &self,
+        operation: &OperationInfo,
+        answer: Option<&Json>,
+        request_prefix: &str,
+        answer_prefix: &str,
+        findings: &mut Vec<Finding>,
+    ) {
+        let document = match tree::executable(operation.query()) {
+            Ok(document) => document,
+            Err(error) => {
+                let pointer = format!("{request_prefix}/query");
+                findings.push(Finding::new(
+                    pointer,
+                    "a GraphQL document",
+                    error.to_string(),
+                ));
+                return;
+            }
+        };
+        // The request was read with this operation chosen, so it is there.
+        let Some(chosen) = document
+            .operations
+            .iter()
+            .find(|candidate| candidate.name == operation.operation_name())
+        else {
+            return;
+        };
+        let types = &self.schema.0;
+        let variables = operation.variables();
+        request::check(
+            types,
+            &document,
+            chosen,
+            variables,
+            request_prefix,
+            findings,
+        );
+        if let Some(answer) = answer {
+            response::check(
+                types,
+                &document,
+                chosen,
+                variables,
+                answer,
+                answer_prefix,
+                findings,
+            );
+        }
+    }
+}
+
+/// The answer's body as JSON, when it is to be checked: whole, not an
+/// event stream, and a 2xx or `application/graphql-response+json` (other
+/// errors, a gateway's 502, need not be GraphQL).
+fn answer_json(answered: &Answered<'_>, findings: &mut Vec<Finding>) -> Option<Json> {
+    let body = answered.body?;
+    let media = answered
+        .headers
+        .get(http::header::CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.split(';').next())
+        .map(|media| media.trim().to_ascii_lowercase())
+        .unwrap_or_default();
+    if media == "text/event-stream" {
+        return None;
+    }
+    if !answered.status.is_success() && media != "application/graphql-response+json" {
+        return None;
+    }
+    match serde_json::from_slice(body) {
+        Ok(json) => Some(json),
+        Err(error) => {
+            let received = format!("not JSON: {error}");
+            findings.push(Finding::new(
+                "/response/body",
+                "a GraphQL response (JSON)",
+                received,
+            ));
+            None
+        }
+    }
+}
