@@ -15,7 +15,7 @@ use crate::matching::{Predicate, as_http_url};
 /// A [`Schema`] as the contract of one GraphQL endpoint; made by
 /// [`Schema::contract`], attached with
 /// [`attach_contract`](crate::node::Server::attach_contract). See the
-/// [module docs](super::schema) for what it checks. Clones are the same
+/// [module docs](crate::graphql::schema) for what it checks. Clones are the same
 /// contract.
 #[derive(Clone)]
 pub struct GraphqlContract(Arc<Inner>);
