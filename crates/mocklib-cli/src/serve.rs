@@ -329,16 +329,24 @@ fn serve(options: &Options) -> Result<(), String> {
             .map_err(|error| format!("--graphql-contract {}: {error}", path.display()))
         })
         .collect::<Result<Vec<_>, _>>()?;
-    let admin = crate::admin::Admin {
-        server: server.clone(),
-        base_url: base_url.clone(),
-        pool: Arc::clone(&pool),
-        dir: std::env::current_dir().unwrap_or_default(),
-        tenants: Arc::clone(&tenants),
-        token: options.admin_token.clone(),
-        page: crate::admin::Page::new(&server, Box::new(show)),
-        contracts: contracts.clone(),
-    };
+    let admin =
+        crate::admin::Admin {
+            server: server.clone(),
+            base_url: base_url.clone(),
+            pool: Arc::clone(&pool),
+            dir: std::env::current_dir().unwrap_or_default(),
+            tenants: Arc::clone(&tenants),
+            token: options.admin_token.clone(),
+            page: crate::admin::Page::new(&server, Box::new(show)),
+            // Clones: the same contracts, counting what the server checks.
+            contracts: contracts
+                .iter()
+                .map(|contract| Arc::new(contract.clone()) as Arc<dyn mocklib::contract::Contract>)
+                .chain(graphql_contracts.iter().map(|contract| {
+                    Arc::new(contract.clone()) as Arc<dyn mocklib::contract::Contract>
+                }))
+                .collect(),
+        };
     let endpoints = vec![admin.into_handler(), crate::admin::page_redirect(&base_url)];
     lock(&tenants).endpoints = endpoints;
     let mut sources = Sources {

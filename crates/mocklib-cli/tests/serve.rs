@@ -1906,6 +1906,12 @@ fn a_graphql_contract_checks_the_operations_and_their_data() {
         findings[0]["contract"], "GraphQL schema.graphql",
         "{journal}"
     );
+    // Its coverage is served with the OpenAPI contracts'.
+    let coverage = curl(&[&format!("{base}/__mocklib/coverage?format=text")]);
+    assert!(
+        coverage.starts_with("GraphQL schema.graphql: 1 of"),
+        "{coverage}"
+    );
 }
 
 /// `--contract` (issue 25): a handler file's answers checked against an

@@ -586,3 +586,43 @@ async fn through_the_listener_with_a_plain_client() {
         assert_eq!(pointers, ["/response/body/data/user/role"]);
     }
 }
+
+/// Coverage: the root fields the operations asked for (through fragments
+/// too), remembered exchanges counted; the same `Coverage` as OpenAPI's,
+/// through the `Contract` trait as well.
+#[tokio::test]
+async fn coverage_counts_the_root_fields_asked_for() {
+    let client = serve([graphql::operation(|_| {
+        HttpResponse::json(&json!({ "data": { "viewer": { "id": "1", "name": "Kate" } } }))
+    })]);
+    let contract = contract();
+    client.server().attach_contract(contract.clone());
+    let query = "query Me { ...Top } fragment Top on Query { viewer { id name } }";
+    for _ in 0..2 {
+        let answer = client.post(ENDPOINT).json(&json!({ "query": query })).await;
+        assert_eq!(answer.status(), 200);
+    }
+    let coverage = contract.coverage();
+    let counted: Vec<(&str, &str, u64)> = coverage
+        .operations
+        .iter()
+        .map(|op| (op.operation.as_str(), op.method.as_str(), op.requests))
+        .collect();
+    assert_eq!(
+        counted,
+        [
+            ("Query.user", "query", 0),
+            ("Query.search", "query", 0),
+            ("Query.viewer", "query", 2),
+            ("Mutation.createUser", "mutation", 0),
+        ]
+    );
+    assert!(
+        coverage
+            .to_string()
+            .starts_with("Users API: 1 of 4 operations exercised\n"),
+        "{coverage}"
+    );
+    let through_trait = mocklib::contract::Contract::coverage(&contract).unwrap();
+    assert_eq!(through_trait, coverage);
+}

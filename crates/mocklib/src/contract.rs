@@ -91,6 +91,125 @@ pub trait Contract: Send + Sync + 'static {
     /// How `answered` differs from the description; empty when it does not
     /// (or when the description says nothing about it).
     fn check(&self, answered: &Answered<'_>) -> Vec<Finding>;
+
+    /// What of the description the requests checked so far exercised, if
+    /// the contract counts it (`None` by default).
+    fn coverage(&self) -> Option<Coverage> {
+        None
+    }
+}
+
+/// Which operations of a contract the checked requests exercised, and
+/// which documented responses they got ([`Contract::coverage`]); `Display`
+/// is a table, `Serialize` the same as data (for CI).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[non_exhaustive]
+pub struct Coverage {
+    /// The contract's name (the document's title).
+    pub contract: String,
+    /// Every operation, in document order.
+    pub operations: Vec<OperationCoverage>,
+}
+
+/// One operation's part of a [`Coverage`].
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[non_exhaustive]
+pub struct OperationCoverage {
+    /// Its `operationId`, else `GET /path`.
+    pub operation: String,
+    /// Its method.
+    pub method: String,
+    /// Its path in the document.
+    pub path: String,
+    /// Requests that mapped to it.
+    pub requests: u64,
+    /// Each documented response (`200`, `4XX`, `default`) and how many
+    /// answers it described.
+    pub responses: Vec<ResponseCoverage>,
+    /// Answers with a status no response documents.
+    pub undocumented: u64,
+}
+
+/// One documented response's part of a [`Coverage`].
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[non_exhaustive]
+pub struct ResponseCoverage {
+    /// The status key as documented.
+    pub status: String,
+    /// Answers it described.
+    pub answers: u64,
+}
+
+impl Coverage {
+    /// Operations at least one request mapped to.
+    pub fn exercised(&self) -> usize {
+        self.operations
+            .iter()
+            .filter(|operation| operation.requests > 0)
+            .count()
+    }
+}
+
+impl std::fmt::Display for Coverage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let documented: usize = self.operations.iter().map(|op| op.responses.len()).sum();
+        let answered: usize = self
+            .operations
+            .iter()
+            .map(|op| {
+                op.responses
+                    .iter()
+                    .filter(|response| response.answers > 0)
+                    .count()
+            })
+            .sum();
+        write!(
+            f,
+            "{}: {} of {} operations exercised",
+            self.contract,
+            self.exercised(),
+            self.operations.len()
+        )?;
+        // GraphQL documents no statuses: nothing to count there.
+        if documented > 0 {
+            write!(f, ", {answered} of {documented} documented responses")?;
+        }
+        writeln!(f)?;
+        writeln!(
+            f,
+            "\n| operation | requests | responses exercised | not exercised |"
+        )?;
+        writeln!(f, "|---|---|---|---|")?;
+        for operation in &self.operations {
+            let list = |exercised: bool| {
+                let statuses: Vec<String> = operation
+                    .responses
+                    .iter()
+                    .filter(|response| (response.answers > 0) == exercised)
+                    .map(|response| match exercised {
+                        true => format!("{} ({})", response.status, response.answers),
+                        false => response.status.clone(),
+                    })
+                    .collect();
+                if statuses.is_empty() {
+                    "—".to_owned()
+                } else {
+                    statuses.join(", ")
+                }
+            };
+            writeln!(
+                f,
+                "| {} ({} {}) | {} | {} | {} |",
+                operation.operation,
+                operation.method,
+                operation.path,
+                operation.requests,
+                list(true),
+                list(false)
+            )?;
+        }
+        Ok(())
+    }
 }
 
 /// One way an answered request differs from a contract. `Serialize`

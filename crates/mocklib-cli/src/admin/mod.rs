@@ -103,7 +103,7 @@ pub(crate) struct Admin {
     /// The live page, for every tenant.
     pub(crate) page: Page,
     /// The `--contract` documents, for `coverage`.
-    pub(crate) contracts: Vec<mocklib::openapi::OpenApiContract>,
+    pub(crate) contracts: Vec<Arc<dyn mocklib::contract::Contract>>,
 }
 
 impl Admin {
@@ -368,14 +368,14 @@ impl Admin {
         }
     }
 
-    /// `GET coverage`: what the `--contract` documents' operations and
-    /// responses the requests exercised (server-wide); `?format=text` for
-    /// the table.
+    /// `GET coverage`: what of the contracts (`--contract`,
+    /// `--graphql-contract`) the requests exercised (server-wide);
+    /// `?format=text` for the tables.
     fn coverage(&self, request: &Request) -> HttpResponse {
         let coverage: Vec<_> = self
             .contracts
             .iter()
-            .map(|contract| contract.coverage())
+            .filter_map(|contract| contract.coverage())
             .collect();
         let text = request
             .url()

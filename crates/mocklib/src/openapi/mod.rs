@@ -397,8 +397,9 @@ use std::sync::Arc;
 
 use serde_norway::Value;
 
+pub use crate::contract::{Coverage, OperationCoverage, ResponseCoverage};
 use crate::handler::Handler;
-pub use contract::{Coverage, OpenApiContract, OperationCoverage, ResponseCoverage};
+pub use contract::OpenApiContract;
 use document::{Document, entries, scalar_text};
 pub use error::OpenApiError;
 

@@ -1,15 +1,18 @@
 //! [`GraphqlContract`]: a schema at an endpoint, as a [`Contract`].
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use http::Method;
 use serde_json::Value as Json;
 
 use super::{Schema, SchemaError, request, response};
-use crate::contract::{Answered, Contract, Finding, Memo, fingerprint};
-use crate::graphql::OperationInfo;
+use crate::contract::{
+    Answered, Contract, Coverage, Finding, Memo, OperationCoverage, fingerprint,
+};
 use crate::graphql::document::tree;
 use crate::graphql::parse::read_request;
+use crate::graphql::{OperationInfo, OperationType};
 use crate::matching::{Predicate, as_http_url};
 
 /// A [`Schema`] as the contract of one GraphQL endpoint; made by
@@ -24,8 +27,33 @@ struct Inner {
     name: String,
     schema: Schema,
     endpoint: Arc<Predicate>,
-    /// The findings of exchanges seen before, by fingerprint.
-    seen: Memo<Vec<Finding>>,
+    /// The findings of exchanges seen before, by fingerprint, with the
+    /// root fields they asked for (indexes into `roots`).
+    seen: Memo<(Vec<Finding>, Vec<usize>)>,
+    /// Every root field (`Query.user`), with the operations that asked for
+    /// it: coverage.
+    roots: Vec<RootField>,
+}
+
+/// A field of a root operation type, and how many operations asked for it.
+struct RootField {
+    operation_type: OperationType,
+    name: String,
+    requests: AtomicU64,
+}
+
+/// The root fields of `schema`, counted from zero.
+fn roots(schema: &Schema) -> Vec<RootField> {
+    schema
+        .0
+        .root_fields()
+        .into_iter()
+        .map(|(operation_type, name)| RootField {
+            operation_type,
+            name,
+            requests: AtomicU64::new(0),
+        })
+        .collect()
 }
 
 impl std::fmt::Debug for GraphqlContract {
@@ -51,6 +79,7 @@ impl Schema {
             schema: self.clone(),
             endpoint: Arc::new(predicate),
             seen: Memo::default(),
+            roots: roots(self),
         })))
     }
 }
@@ -63,6 +92,7 @@ impl GraphqlContract {
             schema: self.0.schema.clone(),
             endpoint: Arc::clone(&self.0.endpoint),
             seen: Memo::default(),
+            roots: roots(&self.0.schema),
         }))
     }
 
@@ -77,6 +107,10 @@ impl Contract for GraphqlContract {
         &self.0.name
     }
 
+    fn coverage(&self) -> Option<Coverage> {
+        Some(GraphqlContract::coverage(self))
+    }
+
     fn check(&self, answered: &Answered<'_>) -> Vec<Finding> {
         let inner = &self.0;
         let request = answered.request;
@@ -87,14 +121,22 @@ impl Contract for GraphqlContract {
         {
             return Vec::new();
         }
-        inner
-            .seen
-            .get_or_check(fingerprint(answered), || inner.check_anew(answered))
+        let (findings, asked) = inner.seen.get_or_check(fingerprint(answered), || {
+            let mut asked = Vec::new();
+            (inner.check_anew(answered, &mut asked), asked)
+        });
+        // Counted on every exchange, remembered or not.
+        for index in asked {
+            inner.roots[index].requests.fetch_add(1, Ordering::Relaxed);
+        }
+        findings
     }
 }
 
 impl Inner {
-    fn check_anew(&self, answered: &Answered<'_>) -> Vec<Finding> {
+    /// The findings about `answered`; pushes the root fields its operations
+    /// asked for to `asked`.
+    fn check_anew(&self, answered: &Answered<'_>, asked: &mut Vec<usize>) -> Vec<Finding> {
         let request = answered.request;
         let (operations, is_batch) = match read_request(request) {
             Ok(read) => read,
@@ -151,9 +193,9 @@ impl Inner {
             self.check_operation(
                 operation,
                 answer,
-                &request_prefix,
-                &answer_prefix,
+                (&request_prefix, &answer_prefix),
                 &mut found,
+                asked,
             );
             findings.extend(
                 found
@@ -168,9 +210,9 @@ impl Inner {
         &self,
         operation: &OperationInfo,
         answer: Option<&Json>,
-        request_prefix: &str,
-        answer_prefix: &str,
+        (request_prefix, answer_prefix): (&str, &str),
         findings: &mut Vec<Finding>,
+        asked: &mut Vec<usize>,
     ) {
         let document = match tree::executable(operation.query()) {
             Ok(document) => document,
@@ -192,6 +234,7 @@ impl Inner {
         else {
             return;
         };
+        self.count_roots(&document, chosen, asked);
         let types = &self.schema.0;
         let variables = operation.variables();
         request::check(
@@ -212,6 +255,93 @@ impl Inner {
                 answer_prefix,
                 findings,
             );
+        }
+    }
+}
+
+impl Inner {
+    /// The root fields `chosen` selects (through fragments at the top too),
+    /// as indexes into `roots`.
+    fn count_roots(
+        &self,
+        document: &tree::Executable<'_>,
+        chosen: &tree::OperationDef<'_>,
+        asked: &mut Vec<usize>,
+    ) {
+        let mut names = Vec::new();
+        let mut pending: Vec<&[tree::Selection<'_>]> = vec![&chosen.selection_set];
+        // Fragments may spread each other: each is read once.
+        let mut spread = Vec::new();
+        while let Some(selections) = pending.pop() {
+            for selection in selections {
+                match selection {
+                    tree::Selection::Field(field) => names.push(field.name),
+                    tree::Selection::Inline { selection_set, .. } => pending.push(selection_set),
+                    tree::Selection::Spread { name, .. } => {
+                        if spread.contains(name) {
+                            continue;
+                        }
+                        spread.push(*name);
+                        if let Some(fragment) = document
+                            .fragments
+                            .iter()
+                            .find(|fragment| fragment.name == *name)
+                        {
+                            pending.push(&fragment.selection_set);
+                        }
+                    }
+                }
+            }
+        }
+        names.sort_unstable();
+        names.dedup();
+        asked.extend(names.into_iter().filter_map(|name| {
+            self.roots
+                .iter()
+                .position(|root| root.operation_type == chosen.operation_type && root.name == name)
+        }));
+    }
+}
+
+impl GraphqlContract {
+    /// Which root fields (`Query.user`, `Mutation.createUser`) the checked
+    /// requests asked for, and how often: what the mocks never cover.
+    /// Keep a clone of the contract to read it after attaching one.
+    ///
+    /// ```
+    /// use mocklib::graphql::Schema;
+    ///
+    /// let contract = Schema::from_sdl("type Query { user: String, users: [String] }")?.contract("/graphql")?;
+    /// let coverage = contract.coverage();
+    /// assert_eq!(coverage.operations.len(), 2);
+    /// assert!(coverage.to_string().starts_with("GraphQL /graphql: 0 of 2 operations exercised"));
+    /// # Ok::<(), mocklib::graphql::SchemaError>(())
+    /// ```
+    pub fn coverage(&self) -> Coverage {
+        let operations = self
+            .0
+            .roots
+            .iter()
+            .map(|root| {
+                let type_name = self
+                    .0
+                    .schema
+                    .0
+                    .root(root.operation_type)
+                    .unwrap_or_default();
+                OperationCoverage {
+                    operation: format!("{type_name}.{}", root.name),
+                    method: root.operation_type.as_str().to_owned(),
+                    path: root.name.clone(),
+                    requests: root.requests.load(Ordering::Relaxed),
+                    responses: Vec::new(),
+                    undocumented: 0,
+                }
+            })
+            .collect();
+        Coverage {
+            contract: self.0.name.clone(),
+            operations,
         }
     }
 }

@@ -326,6 +326,32 @@ impl Types {
         }
     }
 
+    /// The fields of each root operation type, in schema order: what
+    /// coverage counts.
+    pub(super) fn root_fields(&self) -> Vec<(OperationType, String)> {
+        let mut fields = Vec::new();
+        for operation_type in [
+            OperationType::Query,
+            OperationType::Mutation,
+            OperationType::Subscription,
+        ] {
+            let kind = self
+                .root(operation_type)
+                .and_then(|name| self.types.get(name));
+            if let Some(TypeKind::Object {
+                fields: defined, ..
+            }) = kind
+            {
+                fields.extend(
+                    defined
+                        .iter()
+                        .map(|field| (operation_type, field.name.clone())),
+                );
+            }
+        }
+        fields
+    }
+
     pub(super) fn root(&self, operation_type: OperationType) -> Option<&str> {
         match operation_type {
             OperationType::Query => self.query.as_deref(),
