@@ -12,7 +12,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use std::time::Duration;
 
 use mocklib::har::{RecordMode, Recording};
@@ -21,6 +21,7 @@ use mocklib::{Handler, ListenOptions, UnhandledRequest};
 use prost_reflect::DescriptorPool;
 use url::Url;
 
+use crate::admin::lock;
 use crate::handler_file;
 use crate::proto;
 use crate::stamp::{Watched, stamp};
@@ -616,10 +617,6 @@ fn stop_signal() -> Result<impl std::future::Future<Output = ()>, String> {
     Ok(async {
         let _ = tokio::signal::ctrl_c().await;
     })
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// `value` in single quotes for a POSIX shell.

@@ -21,14 +21,10 @@ use common::Serve;
 /// A handler close to `GET /hello`: another method.
 const HANDLERS: &str = "- method: POST\n  path: /hello\n  json: {greeting: hi}\n";
 
-#[test]
-fn a_request_shows_on_the_live_page_within_a_second_and_becomes_a_handler() {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("handlers.yaml"), HANDLERS).unwrap();
-    let serve = Serve::start(dir.path(), &["--handlers", "handlers.yaml"]);
-    let driver = Chromedriver::start();
-    let page = driver.new_session();
-    page.navigate(&format!("{}/__mocklib/", serve.url()));
+/// Opens the live page at `url` and waits until its stream is connected and
+/// it lists the handler file's entry.
+fn open_live(page: &webdriver::Session, url: &str) {
+    page.navigate(url);
     page.wait_for(
         "the page to connect to its event stream",
         "return document.body.dataset.state === 'live'",
@@ -38,6 +34,16 @@ fn a_request_shows_on_the_live_page_within_a_second_and_becomes_a_handler() {
         "return [...document.querySelectorAll('#handlers li')]
             .some((li) => li.dataset.handler === 'POST /hello')",
     );
+}
+
+#[test]
+fn a_request_shows_on_the_live_page_within_a_second_and_becomes_a_handler() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("handlers.yaml"), HANDLERS).unwrap();
+    let serve = Serve::start(dir.path(), &["--handlers", "handlers.yaml"]);
+    let driver = Chromedriver::start();
+    let page = driver.new_session();
+    open_live(&page, &format!("{}/__mocklib/", serve.url()));
 
     // An unhandled request appears within a second, with the handler
     // closest to it and why that one did not match.
@@ -131,16 +137,7 @@ fn the_page_sends_the_token_it_was_opened_with() {
     );
     let driver = Chromedriver::start();
     let page = driver.new_session();
-    page.navigate(&format!("{}/__mocklib/#token=t0k%2Fen", serve.url()));
-    page.wait_for(
-        "the page to connect to its event stream",
-        "return document.body.dataset.state === 'live'",
-    );
-    page.wait_for(
-        "the handler file's entry in the list",
-        "return [...document.querySelectorAll('#handlers li')]
-            .some((li) => li.dataset.handler === 'POST /hello')",
-    );
+    open_live(&page, &format!("{}/__mocklib/#token=t0k%2Fen", serve.url()));
     page.close();
 }
 

@@ -5,7 +5,9 @@
 //!
 //! `cargo bench -p mocklib-tests --features openapi --bench contract`
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+mod common;
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
@@ -80,21 +82,7 @@ async fn measure(server: &Server, fresh: bool) -> Vec<Duration> {
             response.into_body().collect().await.unwrap();
         }
     };
-    for _ in 0..WARMUP {
-        request().await;
-    }
-    let mut samples = Vec::with_capacity(SAMPLES);
-    for _ in 0..SAMPLES {
-        let started = Instant::now();
-        request().await;
-        samples.push(started.elapsed());
-    }
-    samples.sort_unstable();
-    samples
-}
-
-fn median(samples: &[Duration]) -> Duration {
-    samples[samples.len() / 2]
+    common::timed(WARMUP, SAMPLES, request).await
 }
 
 fn main() {
@@ -108,10 +96,10 @@ fn main() {
         let (mut without, mut with, mut fresh_without, mut fresh_with) =
             (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         for _ in 0..3 {
-            without.push(median(&measure(&plain, false).await));
-            with.push(median(&measure(&checked, false).await));
-            fresh_without.push(median(&measure(&plain, true).await));
-            fresh_with.push(median(&measure(&checked, true).await));
+            without.push(common::percentile(&measure(&plain, false).await, 0.5));
+            with.push(common::percentile(&measure(&checked, false).await, 0.5));
+            fresh_without.push(common::percentile(&measure(&plain, true).await, 0.5));
+            fresh_with.push(common::percentile(&measure(&checked, true).await, 0.5));
         }
         let journal = checked.requests();
         assert!(

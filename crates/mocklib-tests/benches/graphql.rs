@@ -15,7 +15,9 @@
 //! and the ratio of the 1,000-handler median to the 1-handler one (goal ≤ 2×).
 
 use std::future::Future;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+mod common;
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
@@ -40,21 +42,12 @@ impl Measurement {
     }
 }
 
-async fn measure<F, Fut>(name: String, mut request: F) -> Measurement
+async fn measure<F, Fut>(name: String, request: F) -> Measurement
 where
     F: FnMut() -> Fut,
     Fut: Future<Output = ()>,
 {
-    for _ in 0..WARMUP {
-        request().await;
-    }
-    let mut samples = Vec::with_capacity(SAMPLES);
-    for _ in 0..SAMPLES {
-        let started = Instant::now();
-        request().await;
-        samples.push(started.elapsed());
-    }
-    samples.sort_unstable();
+    let samples = common::timed(WARMUP, SAMPLES, request).await;
     Measurement { name, samples }
 }
 

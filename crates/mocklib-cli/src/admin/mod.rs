@@ -665,6 +665,8 @@ fn same_secret(given: &[u8], expected: &[u8]) -> bool {
             == 0
 }
 
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+/// The value behind `mutex`, even if a holder panicked: nothing here
+/// leaves shared state half-changed.
+pub(crate) fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }

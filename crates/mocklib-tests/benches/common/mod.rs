@@ -23,3 +23,23 @@ pub fn percentile(sorted: &[Duration], p: f64) -> Duration {
 pub fn micros(duration: Duration) -> String {
     format!("{:.1} µs", duration.as_secs_f64() * 1e6)
 }
+
+/// `request` run `warmup` times untimed, then timed `samples` times one by
+/// one; the times, sorted.
+pub async fn timed<F, Fut>(warmup: usize, samples: usize, mut request: F) -> Vec<Duration>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = ()>,
+{
+    for _ in 0..warmup {
+        request().await;
+    }
+    let mut times = Vec::with_capacity(samples);
+    for _ in 0..samples {
+        let started = std::time::Instant::now();
+        request().await;
+        times.push(started.elapsed());
+    }
+    times.sort_unstable();
+    times
+}
