@@ -109,7 +109,7 @@ impl FrontDoor {
         request: Request,
         base_url: Option<Url>,
     ) -> impl Future<Output = Outcome> + MaybeSend + 'static + use<> {
-        self.engine.handle(request, base_url)
+        self.engine.handle(request, base_url.map(Arc::new))
     }
 }
 
@@ -122,7 +122,7 @@ impl CallerScope {
         base_url: Option<Url>,
     ) -> impl Future<Output = Outcome> + MaybeSend + 'static + use<> {
         self.engine
-            .handle_in(Arc::clone(&self.scope), request, base_url)
+            .handle_in(Arc::clone(&self.scope), request, base_url.map(Arc::new))
     }
 }
 

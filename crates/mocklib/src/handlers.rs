@@ -99,9 +99,9 @@ impl HandlerChain {
         &self,
         keys: &RequestKeys<'_>,
         context: &MatchContext<'_>,
-    ) -> Vec<&Handler> {
-        let mut candidates = Vec::new();
-        let mut positions = Vec::new();
+    ) -> Candidates<'_> {
+        let mut candidates = Candidates::new();
+        let mut positions = crate::index::Positions::new();
         for link in self.links() {
             match &link.index {
                 None => candidates.extend(link.handlers.iter()),
@@ -114,6 +114,9 @@ impl HandlerChain {
         candidates
     }
 }
+
+/// A request's candidate handlers: a few, usually, so kept inline.
+pub(crate) type Candidates<'a> = smallvec::SmallVec<[&'a Handler; 8]>;
 
 impl Drop for Link {
     // Unlink iteratively: a chain of many `use_handlers` calls would
@@ -155,15 +158,41 @@ fn next_scope_id() -> u64 {
 struct ScopeState {
     initial: HandlerChain,
     current: HandlerChain,
-    used: HashSet<HandlerId>,
-    calls: HashMap<HandlerId, usize>,
+    used: IdSet,
+    calls: IdMap<usize>,
     /// Requests each handler matched (its resolver ran and did not say
     /// `Exhausted`): what expectations check.
-    uses: HashMap<HandlerId, usize>,
+    uses: IdMap<usize>,
     journal: Journal,
     /// Strict mode's unhandled requests, as their messages.
     failures: Vec<String>,
 }
+
+/// Handler ids are numbers handed out in sequence: a multiply spreads them
+/// over the hash's bits at a fraction of SipHash's cost (a request touches
+/// these maps a few times). Nobody outside chooses them, so nothing to flood.
+#[derive(Default)]
+pub(crate) struct IdHasher(u64);
+
+impl std::hash::Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &byte in bytes {
+            self.write_u64(u64::from(byte));
+        }
+    }
+
+    fn write_u64(&mut self, number: u64) {
+        self.0 = (self.0.rotate_left(5) ^ number).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
+
+type IdBuildHasher = std::hash::BuildHasherDefault<IdHasher>;
+pub(crate) type IdMap<V> = HashMap<HandlerId, V, IdBuildHasher>;
+type IdSet = HashSet<HandlerId, IdBuildHasher>;
 
 /// Strict-mode failures a scope keeps; more are counted, not kept.
 const MAX_FAILURES: usize = 100;
@@ -171,7 +200,7 @@ const MAX_FAILURES: usize = 100;
 /// A copy of what verification reads from a scope.
 pub(crate) struct Record {
     pub(crate) handlers: HandlerChain,
-    pub(crate) uses: HashMap<HandlerId, usize>,
+    pub(crate) uses: IdMap<usize>,
     pub(crate) requests: Vec<RecordedRequest>,
     /// Requests the journal dropped to stay within its capacity.
     pub(crate) dropped: usize,
@@ -188,9 +217,9 @@ impl Scope {
             state: Mutex::new(ScopeState {
                 current: initial.clone(),
                 initial,
-                used: HashSet::new(),
-                calls: HashMap::new(),
-                uses: HashMap::new(),
+                used: IdSet::default(),
+                calls: IdMap::default(),
+                uses: IdMap::default(),
                 journal: Journal::default(),
                 failures: Vec::new(),
             }),
@@ -319,17 +348,21 @@ impl Scope {
         *self.lock().uses.entry(handler.id()).or_insert(0) += 1;
     }
 
-    /// Appends a request to the journal (kept within `capacity`).
+    /// Appends a request to the journal (kept within `capacity`) and counts
+    /// the use of the `handler` that answered it, for its expectation.
     pub(crate) fn record(
         &self,
         capacity: usize,
         request: &Request,
         handler: Option<&Handler>,
         answer: Answer,
-        base_url: Option<&url::Url>,
+        base_url: Option<&Arc<url::Url>>,
         extensions: Option<&http::Extensions>,
     ) -> Option<u64> {
         if capacity == 0 {
+            if let Some(handler) = handler {
+                self.count_use(handler);
+            }
             return None;
         }
         let mut entry = RecordedRequest::new(request, handler, answer, base_url);
@@ -337,6 +370,9 @@ impl Scope {
             entry.set_extensions(extensions.clone());
         }
         let mut state = self.lock();
+        if let Some(handler) = handler {
+            *state.uses.entry(handler.id()).or_insert(0) += 1;
+        }
         let evicted = state.journal.push(capacity, entry);
         let sequence = state.journal.last_sequence();
         drop(state);

@@ -85,6 +85,9 @@ impl<'a> RequestKeys<'a> {
 /// costs more than asking a few handlers.
 pub(crate) const MIN_INDEXED: usize = 16;
 
+/// Positions of candidate handlers in a chunk, kept inline while few.
+pub(crate) type Positions = smallvec::SmallVec<[u32; 16]>;
+
 /// The index of one immutable chunk of handlers.
 pub(crate) struct ChunkIndex {
     by_origin_and_path: Trie,
@@ -150,7 +153,7 @@ impl ChunkIndex {
         &self,
         keys: &RequestKeys<'_>,
         context: &MatchContext<'_>,
-        out: &mut Vec<u32>,
+        out: &mut Positions,
     ) {
         out.clear();
         out.extend_from_slice(&self.always);
@@ -158,8 +161,8 @@ impl ChunkIndex {
             .walk(keys.origin_and_path().as_bytes(), out);
         self.by_path.walk(keys.path().as_bytes(), out);
         self.keyed_candidates(context, out);
-        out.retain(|&p| {
-            self.methods[p as usize]
+        out.retain(|p| {
+            self.methods[*p as usize]
                 .as_ref()
                 .is_none_or(|m| m == keys.method)
         });
@@ -169,7 +172,7 @@ impl ChunkIndex {
     }
 
     /// Adds the keyed handlers the request's keys may match.
-    fn keyed_candidates(&self, context: &MatchContext<'_>, out: &mut Vec<u32>) {
+    fn keyed_candidates(&self, context: &MatchContext<'_>, out: &mut Positions) {
         for group in &self.keyed {
             match group.source.keys(context) {
                 Keys::NotApplicable => {}
@@ -224,7 +227,7 @@ impl Trie {
 
     /// Adds the handlers of every node on `key`'s path: those whose prefix
     /// is a prefix of `key`.
-    fn walk(&self, key: &[u8], out: &mut Vec<u32>) {
+    fn walk(&self, key: &[u8], out: &mut Positions) {
         let mut node = &self.nodes[0];
         out.extend_from_slice(&node.handlers);
         for byte in key {
@@ -250,13 +253,17 @@ mod tests {
         {
             trie.insert(prefix.bytes(), position as u32);
         }
-        let mut found = Vec::new();
+        let mut found = Positions::new();
         trie.walk(b"/posts/1", &mut found);
         found.sort_unstable();
-        assert_eq!(found, [0, 1, 2, 3, 4]);
+        assert_eq!(found[..], [0, 1, 2, 3, 4]);
         found.clear();
         trie.walk(b"/posts/x", &mut found);
         found.sort_unstable();
-        assert_eq!(found, [0, 1, 2, 3, 4, 6], "keys are lowercased on insert");
+        assert_eq!(
+            found[..],
+            [0, 1, 2, 3, 4, 6],
+            "keys are lowercased on insert"
+        );
     }
 }

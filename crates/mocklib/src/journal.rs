@@ -13,6 +13,7 @@
 //! switches the journal off.
 
 use std::collections::VecDeque;
+use std::sync::Arc;
 
 use bytes::Bytes;
 use http::{HeaderMap, Method, StatusCode};
@@ -75,7 +76,7 @@ pub struct RecordedRequest {
     body_len: usize,
     handler: Option<Handler>,
     answer: Answer,
-    base_url: Option<Url>,
+    base_url: Option<Arc<Url>>,
     /// The typed values the mocked response carried.
     extensions: http::Extensions,
     /// Its number in its journal (set when it is pushed).
@@ -200,7 +201,7 @@ impl RecordedRequest {
         request: &Request,
         handler: Option<&Handler>,
         answer: Answer,
-        base_url: Option<&Url>,
+        base_url: Option<&Arc<Url>>,
     ) -> Self {
         RecordedRequest {
             // A copy that owns its bytes: the request itself would keep a
@@ -222,7 +223,7 @@ impl RecordedRequest {
 
     /// The base URL relative predicates matched against.
     pub(crate) fn base_url(&self) -> Option<&Url> {
-        self.base_url.as_ref()
+        self.base_url.as_deref()
     }
 }
 
@@ -247,7 +248,7 @@ impl Journal {
         request: &Request,
         handler: Option<&Handler>,
         answer: Answer,
-        base_url: Option<&Url>,
+        base_url: Option<&Arc<Url>>,
     ) {
         let entry = RecordedRequest::new(request, handler, answer, base_url);
         drop(self.push(capacity, entry));

@@ -71,22 +71,38 @@ pub(crate) fn is_grpc_content(headers: &HeaderMap) -> bool {
         .get(http::header::CONTENT_TYPE)
         .and_then(|value| value.to_str().ok())
         .is_some_and(|value| {
-            let value = value.trim().to_ascii_lowercase();
-            value == "application/grpc"
-                || value.starts_with("application/grpc+")
-                || value.starts_with("application/grpc;")
+            // Per request with a body: compared in place, not lowercased into a copy.
+            let value = value.trim().as_bytes();
+            let grpc = b"application/grpc";
+            value.len() >= grpc.len()
+                && value[..grpc.len()].eq_ignore_ascii_case(grpc)
+                && matches!(value.get(grpc.len()), None | Some(b'+' | b';'))
         })
 }
+
+/// Header values of up to this many bytes in all are copied inline.
+const INLINE_VALUES: usize = 256;
 
 /// Copies the values of `headers` into one new buffer, so that they no
 /// longer share the storage they were parsed from (one allocation for all
 /// the values, however many; names never share it).
 pub(crate) fn own_values(headers: &mut HeaderMap) {
-    let mut buffer = Vec::with_capacity(headers.values().map(HeaderValue::len).sum());
-    for value in headers.values() {
-        buffer.extend_from_slice(value.as_bytes());
-    }
-    let buffer = Bytes::from(buffer);
+    let total = headers.values().map(HeaderValue::len).sum();
+    // The usual few hundred bytes go inline into the buffer's one
+    // allocation; a `Vec` would take a second one when first shared.
+    let buffer = if total <= INLINE_VALUES {
+        let mut inline = smallvec::SmallVec::<[u8; INLINE_VALUES]>::new();
+        for value in headers.values() {
+            inline.extend_from_slice(value.as_bytes());
+        }
+        Bytes::from_owner(inline)
+    } else {
+        let mut buffer = Vec::with_capacity(total);
+        for value in headers.values() {
+            buffer.extend_from_slice(value.as_bytes());
+        }
+        Bytes::from(buffer)
+    };
     let mut start = 0;
     for value in headers.values_mut() {
         let end = start + value.len();
@@ -590,6 +606,34 @@ pub(crate) trait Performer: Send + Sync {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn grpc_content_types_are_told_apart() {
+        let is_grpc = |value: &'static str| {
+            let mut headers = HeaderMap::new();
+            headers.insert(
+                http::header::CONTENT_TYPE,
+                http::HeaderValue::from_static(value),
+            );
+            is_grpc_content(&headers)
+        };
+        for yes in [
+            "application/grpc",
+            " Application/GRPC+proto",
+            "application/grpc; charset=x",
+        ] {
+            assert!(is_grpc(yes), "{yes}");
+        }
+        for no in [
+            "application/grpc-web",
+            "application/grpcx",
+            "application/grp",
+            "text/plain",
+        ] {
+            assert!(!is_grpc(no), "{no}");
+        }
+        assert!(!is_grpc_content(&HeaderMap::new()));
+    }
 
     /// Found by tests/hostile_input.rs: a multipart content type whose
     /// boundary is not ASCII was read as no content type at all, and the

@@ -585,9 +585,59 @@ fn assemble(
 /// A `Content-Length` value in one allocation (`HeaderValue::from(usize)`
 /// takes two; this is once per mocked response).
 fn content_length(length: usize) -> HeaderValue {
+    if let Some(digits) = static_digits(length) {
+        if let Ok(value) = HeaderValue::from_maybe_shared(Bytes::from_static(digits)) {
+            return value;
+        }
+    }
     let mut digits = itoa::Buffer::new();
     HeaderValue::from_maybe_shared(Bytes::copy_from_slice(digits.format(length).as_bytes()))
         .unwrap_or_else(|_| HeaderValue::from(length))
+}
+
+/// Lengths below this are written from [`DIGITS`].
+const STATIC_LENGTHS: usize = 10_000;
+
+/// "0", "1", … "9999" one after another (38,890 bytes): the length of a
+/// typical mocked body is a slice of it, not an allocation per response.
+static DIGITS: [u8; 38_890] = write_digits();
+
+const fn write_digits() -> [u8; 38_890] {
+    let mut out = [0u8; 38_890];
+    let (mut number, mut at) = (0, 0);
+    while number < STATIC_LENGTHS {
+        let width = digits_in(number);
+        let (mut rest, mut place) = (number, width);
+        while place > 0 {
+            place -= 1;
+            out[at + place] = b'0' + (rest % 10) as u8;
+            rest /= 10;
+        }
+        at += width;
+        number += 1;
+    }
+    out
+}
+
+const fn digits_in(number: usize) -> usize {
+    match number {
+        0..=9 => 1,
+        10..=99 => 2,
+        100..=999 => 3,
+        _ => 4,
+    }
+}
+
+/// `length` written in decimal, from [`DIGITS`].
+fn static_digits(length: usize) -> Option<&'static [u8]> {
+    let start = match length {
+        0..=9 => length,
+        10..=99 => 10 + (length - 10) * 2,
+        100..=999 => 190 + (length - 100) * 3,
+        1000..STATIC_LENGTHS => 2890 + (length - 1000) * 4,
+        _ => return None,
+    };
+    DIGITS.get(start..start + digits_in(length))
 }
 
 impl<B: Into<Bytes>> From<http::Response<B>> for HttpResponse {
@@ -636,6 +686,17 @@ fn multipart_boundary() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn content_lengths_are_written_in_decimal() {
+        for length in (0..12_000).chain([99_999, 1 << 40]) {
+            assert_eq!(
+                content_length(length),
+                length.to_string().as_str(),
+                "{length}"
+            );
+        }
+    }
 
     #[test]
     fn json_sets_type_and_length_unless_given() {

@@ -28,7 +28,9 @@ pub(super) async fn answer(
     let (method, url) = (&request.method, &request.url);
     let base_url = page_url(&request.page);
     let request = request.to_core()?;
-    let outcome = engine.handle(request, base_url).await;
+    let outcome = engine
+        .handle(request, base_url.map(std::sync::Arc::new))
+        .await;
     Ok(match outcome {
         Outcome::Mocked(response) => {
             // A streamed body stays a stream: each mode hands its chunks

@@ -195,7 +195,11 @@ fn intercept(
     task::spawn(
         async move {
             let outcome = match upgrade_request(&url, &protocols) {
-                Ok((request, base_url)) => engine.handle(request, base_url).await,
+                Ok((request, base_url)) => {
+                    engine
+                        .handle(request, base_url.map(std::sync::Arc::new))
+                        .await
+                }
                 Err(message) => {
                     crate::log::error(&format!("the WebSocket to {url} failed: {message}"));
                     forget(id);

@@ -15,7 +15,7 @@ pub(crate) struct CheckedSink {
     pub(crate) scope: Arc<crate::handlers::Scope>,
     /// The request's journal entry.
     pub(crate) sequence: u64,
-    pub(crate) base_url: Option<url::Url>,
+    pub(crate) base_url: Option<std::sync::Arc<url::Url>>,
 }
 
 impl fmt::Debug for CheckedSink {
@@ -33,7 +33,7 @@ impl crate::exchange::ExchangeSink for CheckedSink {
             status: exchange.status(),
             headers: exchange.headers(),
             body: Some(exchange.body()),
-            base_url: self.base_url.as_ref(),
+            base_url: self.base_url.as_deref(),
         };
         // Too late to fail the request: strict or not, the findings are
         // kept for `verify` and logged.

@@ -30,7 +30,7 @@ pub(super) struct Lookup {
     pub(super) options: Arc<InterceptOptions>,
     /// The base URL the lookup matched with (the front door's, else the
     /// options'), kept with each journal entry for `requests_matching`.
-    pub(super) base_url: Option<Url>,
+    pub(super) base_url: Option<Arc<Url>>,
     pub(super) recorder: Option<Arc<dyn ExchangeSink>>,
     /// The contracts attached to the server (usually none).
     pub(super) contracts: Arc<[crate::contract::Attached]>,
@@ -86,7 +86,7 @@ impl Lookup {
             status: response.status(),
             headers: response.headers(),
             body: response.body().as_bytes().map(|bytes| &bytes[..]),
-            base_url: self.base_url.as_ref(),
+            base_url: self.base_url.as_deref(),
         };
         let (findings, strict) = crate::contract::check(&self.contracts, &answered);
         if findings.is_empty() {
@@ -149,13 +149,17 @@ impl Lookup {
         })
     }
 
-    pub(super) async fn resolve(mut self, request: Request, door_base_url: Option<Url>) -> Outcome {
+    pub(super) async fn resolve(
+        mut self,
+        request: Request,
+        door_base_url: Option<Arc<Url>>,
+    ) -> Outcome {
         let request_id = RequestId::next();
         self.emit(EventKind::RequestStart, &request, request_id);
 
         let base_url = door_base_url.or_else(|| self.options.base_url.clone());
         self.base_url.clone_from(&base_url);
-        let context = MatchContext::new(&request, request_id, base_url.as_ref());
+        let context = MatchContext::new(&request, request_id, base_url.as_deref());
         let handlers = self.scope.snapshot();
         let mut matched = false;
         let keys = RequestKeys::new(request.method(), request.url());
@@ -180,12 +184,14 @@ impl Lookup {
             // takes it, also when this future is dropped mid-resolver.
             let finalize = call.finalizers.guard();
             let resolution = run_resolver(found, call).await;
-            if !matches!(resolution, Resolution::Exhausted) {
-                self.scope.count_use(handler);
-            }
+            // Every other answer counts the use with its journal entry
+            // (one lock, not two): each records with the handler.
             match resolution {
                 Resolution::Exhausted => self.scope.exhaust(handler),
-                Resolution::Fallthrough => matched = true,
+                Resolution::Fallthrough => {
+                    self.scope.count_use(handler);
+                    matched = true;
+                }
                 Resolution::Failed(error) => return self.fail(request, request_id, handler, error),
                 Resolution::Respond(response) => {
                     return self.respond(request, request_id, handler, response, finalize);
@@ -329,7 +335,7 @@ impl Lookup {
         let closest = crate::suggest::closest_handlers(request, handlers.iter());
         let mut failure = message.to_owned();
         if !closest.is_empty() {
-            let base_url = self.options.base_url.as_ref();
+            let base_url = self.options.base_url.as_deref();
             failure.push_str("\n\n");
             failure.push_str(&crate::verify::closest_handler_differences(
                 request, &closest, base_url,
@@ -361,19 +367,19 @@ impl Lookup {
                     &request,
                     handlers,
                     matched,
-                    self.base_url.as_ref(),
+                    self.base_url.as_deref(),
                 ));
                 None
             }
             UnhandledRequest::Error => {
                 let message =
-                    unhandled_message(&request, handlers, matched, self.base_url.as_ref());
+                    unhandled_message(&request, handlers, matched, self.base_url.as_deref());
                 crate::log::error(&message);
                 Some(message)
             }
             UnhandledRequest::Strict => {
                 let message =
-                    unhandled_message(&request, handlers, matched, self.base_url.as_ref());
+                    unhandled_message(&request, handlers, matched, self.base_url.as_deref());
                 crate::log::error(&message);
                 self.record_strict_failure(&request, handlers, &message);
                 Some(message)

@@ -171,7 +171,7 @@ impl Engine {
     pub(crate) fn handle(
         &self,
         request: Request,
-        base_url: Option<Url>,
+        base_url: Option<Arc<Url>>,
     ) -> impl std::future::Future<Output = Outcome> + MaybeSend + 'static + use<> {
         self.handle_in(self.current_scope(), request, base_url)
     }
@@ -181,7 +181,7 @@ impl Engine {
         &self,
         scope: Arc<Scope>,
         request: Request,
-        base_url: Option<Url>,
+        base_url: Option<Arc<Url>>,
     ) -> impl std::future::Future<Output = Outcome> + MaybeSend + 'static + use<> {
         let options = self.listen_options();
         let events = self.events.clone();

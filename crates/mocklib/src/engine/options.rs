@@ -12,7 +12,7 @@ use crate::request::Request;
 #[derive(Clone, Default, Debug)]
 pub(crate) struct InterceptOptions {
     pub(crate) on_unhandled_request: UnhandledRequest,
-    pub(crate) base_url: Option<Url>,
+    pub(crate) base_url: Option<std::sync::Arc<Url>>,
     /// Requests each scope's journal keeps; `None`: the default.
     pub(crate) journal_capacity: Option<usize>,
     /// A request that handlers matched but none answered goes to the

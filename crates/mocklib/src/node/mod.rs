@@ -213,7 +213,7 @@ impl ListenOptions {
     fn intercept(&self) -> InterceptOptions {
         InterceptOptions {
             on_unhandled_request: self.on_unhandled_request.clone(),
-            base_url: self.base_url.clone(),
+            base_url: self.base_url.clone().map(Arc::new),
             journal_capacity: self.journal_capacity,
             fallthrough_is_unhandled: self.fallthrough_is_unhandled,
             log_dispatch: None,
@@ -413,7 +413,7 @@ impl Server {
         request: Request,
         base_url: Option<Url>,
     ) -> impl std::future::Future<Output = Outcome> + Send + 'static + use<> {
-        self.engine.handle(request, base_url)
+        self.engine.handle(request, base_url.map(Arc::new))
     }
 }
 

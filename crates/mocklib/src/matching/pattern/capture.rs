@@ -120,13 +120,17 @@ impl OriginMatcher {
 
 /// Same scheme, host and effective port.
 pub(super) fn same_origin(a: &Url, b: &Url) -> bool {
-    a.scheme().eq_ignore_ascii_case(b.scheme())
-        && match (a.host_str(), b.host_str()) {
-            (Some(x), Some(y)) => x.eq_ignore_ascii_case(y),
-            (None, None) => true,
-            _ => false,
-        }
-        && a.port_or_known_default() == b.port_or_known_default()
+    // Written alike is the same origin (a request under the base URL, in
+    // base URL mode: every request); only differently written ones are
+    // compared part by part.
+    a[..url::Position::BeforePath] == b[..url::Position::BeforePath]
+        || a.scheme().eq_ignore_ascii_case(b.scheme())
+            && match (a.host_str(), b.host_str()) {
+                (Some(x), Some(y)) => x.eq_ignore_ascii_case(y),
+                (None, None) => true,
+                _ => false,
+            }
+            && a.port_or_known_default() == b.port_or_known_default()
 }
 
 /// `scheme://host[:port]/path`, without credentials, query or fragment.

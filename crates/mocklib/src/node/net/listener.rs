@@ -14,8 +14,8 @@ use std::task::{Context, Poll};
 use bytes::Bytes;
 use http::uri::Authority;
 use http::{Method, StatusCode, Version};
+use http_body_util::BodyExt;
 use http_body_util::combinators::BoxBody;
-use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use hyper::service::service_fn;
 use hyper_util::rt::{TokioExecutor, TokioIo};
@@ -38,7 +38,54 @@ use http::header::PROXY_AUTHORIZATION;
 use std::sync::Weak;
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
-type ResponseBody = BoxBody<Bytes, BoxError>;
+
+/// What the listener answers with: a buffered mocked body as it is (the
+/// usual answer, without a box per request), or any other body boxed.
+pub(super) enum ResponseBody {
+    Mocked(crate::Body),
+    Boxed(BoxBody<Bytes, BoxError>),
+}
+
+impl ResponseBody {
+    fn boxed<B>(body: B) -> Self
+    where
+        B: http_body::Body<Data = Bytes> + Send + Sync + 'static,
+        B::Error: Into<BoxError>,
+    {
+        ResponseBody::Boxed(body.map_err(Into::into).boxed())
+    }
+}
+
+impl http_body::Body for ResponseBody {
+    type Data = Bytes;
+    type Error = BoxError;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<http_body::Frame<Bytes>, BoxError>>> {
+        match self.get_mut() {
+            ResponseBody::Mocked(body) => Pin::new(body)
+                .poll_frame(cx)
+                .map(|frame| frame.map(|result| result.map_err(BoxError::from))),
+            ResponseBody::Boxed(body) => Pin::new(body).poll_frame(cx),
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        match self {
+            ResponseBody::Mocked(body) => body.is_end_stream(),
+            ResponseBody::Boxed(body) => body.is_end_stream(),
+        }
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        match self {
+            ResponseBody::Mocked(body) => body.size_hint(),
+            ResponseBody::Boxed(body) => body.size_hint(),
+        }
+    }
+}
 
 /// The TLS record type of a handshake: the first byte a TLS client sends.
 const TLS_HANDSHAKE: u8 = 0x16;
@@ -214,10 +261,6 @@ fn no_server() -> http::Response<ResponseBody> {
 }
 
 /// A request taken in: answered already, or to be resolved by the engine.
-#[expect(
-    clippy::large_enum_variant,
-    reason = "one per request, moved once into its future: a box would cost an allocation"
-)]
 enum Admitted {
     Answered(Result<http::Response<ResponseBody>, BoxError>),
     Resolve(Resolve),
@@ -233,7 +276,7 @@ struct Resolve {
     version: Version,
     /// Their values copied out of the read buffer.
     headers: http::HeaderMap,
-    base_url: Option<Url>,
+    base_url: Option<Arc<Url>>,
     body: Incoming,
     fault: Arc<ConnectionFault>,
     #[cfg(feature = "ws")]
@@ -285,7 +328,7 @@ fn admit(
         let mut origin = url.clone();
         origin.set_path("/");
         origin.set_query(None);
-        base_url = Some(origin);
+        base_url = Some(Arc::new(origin));
     }
     own_values(&mut parts.headers);
     Admitted::Resolve(Resolve {
@@ -342,7 +385,12 @@ async fn buffered(
     headers: http::HeaderMap,
     body: Incoming,
 ) -> Result<Request, BoxError> {
-    let body = body.collect().await?.to_bytes();
+    // A request without a body (most GETs) has nothing to collect.
+    let body = if http_body::Body::is_end_stream(&body) {
+        Bytes::new()
+    } else {
+        body.collect().await?.to_bytes()
+    };
     // A small body is a slice of the connection's read buffer: copied,
     // the request owns all its bytes and the journal may keep it as is.
     Ok(if body.len() <= MAX_BODY {
@@ -426,12 +474,22 @@ async fn respond(
             None => Err(error.into()),
         },
         #[cfg(feature = "ws")]
+        // Boxed: the real request's future is large, and without the box
+        // every mocked answer's future would be as large (moved per request).
         Outcome::Passthrough(passthrough) if passthrough.request().is_websocket_upgrade() => {
-            Ok(pass_websocket_through(shared, passthrough, delivery.on_upgrade).await)
+            Ok(Box::pin(pass_websocket_through(
+                shared,
+                passthrough,
+                delivery.on_upgrade,
+            ))
+            .await)
         }
-        Outcome::Passthrough(passthrough) => {
-            Ok(perform_for_real(shared, passthrough, hold_for(version, fault)).await)
-        }
+        Outcome::Passthrough(passthrough) => Ok(Box::pin(perform_for_real(
+            shared,
+            passthrough,
+            hold_for(version, fault),
+        ))
+        .await),
         #[cfg(feature = "ws")]
         Outcome::WebSocket(upgrade) => {
             let accepted = super::ws::accept(
@@ -477,9 +535,7 @@ async fn pass_websocket_through(
 
 #[cfg(feature = "ws")]
 fn empty_body() -> ResponseBody {
-    Full::new(Bytes::new())
-        .map_err(|never| match never {})
-        .boxed()
+    ResponseBody::Mocked(crate::Body::empty())
 }
 
 /// Performs a passthrough request with the upstream client and streams the
@@ -524,7 +580,7 @@ async fn perform_for_real(
             passthrough.report_response(parts.status, &parts.headers);
             // The real server may fail mid-body: its error too comes after
             // the chunks before it.
-            let body = HoldError::new(Tap::new(body, capture), hold).boxed();
+            let body = ResponseBody::boxed(HoldError::new(Tap::new(body, capture), hold));
             http::Response::from_parts(parts, body)
         }
         // A gRPC client reads a status, not a 502 page.
@@ -563,9 +619,9 @@ fn mocked(response: http::Response<crate::Body>, hold: Hold) -> http::Response<R
     // Streamed or not, hyper pulls the body frame by frame and drops it
     // (ending the stream) when the client goes away. Only a stream can fail.
     let body = if body.is_stream() {
-        HoldError::new(body, hold).boxed()
+        ResponseBody::boxed(HoldError::new(body, hold))
     } else {
-        body.map_err(BoxError::from).boxed()
+        ResponseBody::Mocked(body)
     };
     http::Response::from_parts(parts, body)
 }
@@ -588,11 +644,9 @@ fn ended_scope(credential: &str) -> http::Response<ResponseBody> {
 }
 
 fn plain(status: StatusCode, message: &str) -> http::Response<ResponseBody> {
-    let mut response = http::Response::new(
-        Full::new(Bytes::from(message.to_owned()))
-            .map_err(|never| match never {})
-            .boxed(),
-    );
+    let mut response = http::Response::new(ResponseBody::Mocked(crate::Body::from(Bytes::from(
+        message.to_owned(),
+    ))));
     *response.status_mut() = status;
     response.headers_mut().insert(
         http::header::CONTENT_TYPE,

@@ -155,7 +155,7 @@ pub(crate) struct Shared {
     pub address: SocketAddr,
     /// `http://<address>/`, parsed once: the URL of most requests in base
     /// URL mode is built from it rather than parsed from text.
-    pub origin: url::Url,
+    pub origin: Arc<url::Url>,
     pub scopes: ScopeRegistry,
     /// This listener's `Via` entry (`1.1 mocklib-<pid>-<port>`): unique on
     /// the machine while it runs.
@@ -346,8 +346,10 @@ impl Network {
             ca: OnceLock::new(),
             upstream,
             address,
-            origin: url::Url::parse(&format!("http://{address}/"))
-                .expect("a socket address makes a valid URL"),
+            origin: Arc::new(
+                url::Url::parse(&format!("http://{address}/"))
+                    .expect("a socket address makes a valid URL"),
+            ),
             scopes: ScopeRegistry::default(),
             via: http::HeaderValue::try_from(format!(
                 "1.1 mocklib-{}-{}",

@@ -32,7 +32,7 @@ pub(super) fn request_url(
     shared: &Shared,
     entry: &Entry,
     parts: &http::request::Parts,
-) -> Result<(Url, Option<Url>), String> {
+) -> Result<(Url, Option<Arc<Url>>), String> {
     let path = parts.uri.path_and_query().map_or("/", |p| p.as_str());
     if path == "*" {
         return Err("mocklib: asterisk-form requests (`OPTIONS *`) are not supported\n".to_owned());
@@ -70,7 +70,7 @@ pub(super) fn request_url(
             let mut base = url.clone();
             base.set_path("/");
             base.set_query(None);
-            Ok((url, Some(base)))
+            Ok((url, Some(Arc::new(base))))
         }
     }
 }

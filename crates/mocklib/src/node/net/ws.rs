@@ -92,7 +92,7 @@ pub(super) fn accept(
 #[cfg(feature = "graphql")]
 pub(super) struct ResolveIn {
     pub(super) scope: Arc<crate::handlers::Scope>,
-    pub(super) base_url: Option<url::Url>,
+    pub(super) base_url: Option<Arc<url::Url>>,
 }
 
 /// Resolves a connection's requests (GraphQL operations over the socket)
