@@ -28,9 +28,8 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use url::Url;
-
 use crate::handler::{Handler, Hint, KeySource, Keys, MatchContext};
+use crate::request::UrlParts;
 
 /// The keyed handlers of one source (handlers of one GraphQL link share
 /// theirs), so the source is asked once.
@@ -45,16 +44,16 @@ struct KeyGroup {
 /// none, and then the request costs no key at all).
 pub(crate) struct RequestKeys<'a> {
     method: &'a http::Method,
-    url: &'a Url,
+    url: UrlParts<'a>,
     /// Lowercased `scheme://host[:port]` + path, and where the path starts.
     origin_and_path: std::cell::OnceCell<(String, usize)>,
 }
 
 impl<'a> RequestKeys<'a> {
-    pub(crate) fn new(method: &'a http::Method, url: &'a Url) -> Self {
+    pub(crate) fn new(method: &'a http::Method, url: impl Into<UrlParts<'a>>) -> Self {
         RequestKeys {
             method,
-            url,
+            url: url.into(),
             origin_and_path: std::cell::OnceCell::new(),
         }
     }
@@ -71,10 +70,11 @@ impl<'a> RequestKeys<'a> {
 
     fn origin_and_path_start(&self) -> &(String, usize) {
         self.origin_and_path.get_or_init(|| {
-            let origin = self.url.origin().ascii_serialization();
-            let mut origin_and_path = String::with_capacity(origin.len() + self.url.path().len());
+            let origin = self.url.origin().origin().ascii_serialization();
+            let path = self.url.path();
+            let mut origin_and_path = String::with_capacity(origin.len() + path.len());
             origin_and_path.push_str(&origin);
-            origin_and_path.push_str(self.url.path());
+            origin_and_path.push_str(path);
             origin_and_path.make_ascii_lowercase();
             (origin_and_path, origin.len())
         })

@@ -162,7 +162,7 @@ impl Lookup {
         let context = MatchContext::new(&request, request_id, base_url.as_deref());
         let handlers = self.scope.snapshot();
         let mut matched = false;
-        let keys = RequestKeys::new(request.method(), request.url());
+        let keys = RequestKeys::new(request.method(), request.url_parts());
         for handler in handlers.candidates(&keys, &context) {
             if self.scope.is_used(handler) {
                 continue;

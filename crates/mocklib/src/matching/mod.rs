@@ -210,7 +210,7 @@ impl Predicate {
     pub fn matches(&self, request: &Request, base_url: Option<&Url>) -> Option<Params> {
         match &self.kind {
             PredicateKind::Path(pattern) => {
-                let raw = pattern.matches(request.url(), base_url)?;
+                let raw = pattern.matches(request.url_parts(), base_url)?;
                 let mut params = Params::default();
                 for param in raw {
                     let value = if param.repeating {

@@ -120,6 +120,7 @@ mod tokenizer;
 
 use std::borrow::Cow;
 
+use crate::request::UrlParts;
 use regex_lite::Regex;
 use url::Url;
 
@@ -475,24 +476,31 @@ impl PathPattern {
     /// its origin; absolute and `*`-led patterns ignore it.
     ///
     /// Returns the captured parameters in pattern order, or `None`.
-    pub(super) fn matches(&self, url: &Url, base: Option<&Url>) -> Option<Vec<RawParam>> {
+    pub(super) fn matches<'u>(
+        &self,
+        url: impl Into<UrlParts<'u>>,
+        base: Option<&Url>,
+    ) -> Option<Vec<RawParam>> {
+        let parts = url.into();
         let mut params = Vec::new();
         match &self.kind {
+            // Origin and path only: a request's URL need not be parsed.
             Kind::Relative => {
-                if base.is_some_and(|base| !same_origin(url, base)) {
+                if base.is_some_and(|base| !same_origin(parts.origin(), base)) {
                     return None;
                 }
-                capture(&self.path, url.path(), &mut params).then_some(params)
+                capture(&self.path, parts.path(), &mut params).then_some(params)
             }
             Kind::Absolute(origin) => {
                 // Cheap component comparisons first: most handlers are
                 // rejected here without touching a regex.
-                if !origin.matches(url, &mut params) {
+                if !origin.matches(parts.origin(), &mut params) {
                     return None;
                 }
-                capture(&self.path, url.path(), &mut params).then_some(params)
+                capture(&self.path, parts.path(), &mut params).then_some(params)
             }
             Kind::WildcardLed => {
+                let url = parts.url();
                 // The whole URL holds the clean URL: text missing from it
                 // is missing from the clean URL too.
                 if let Some(required) = &self.required {

@@ -32,9 +32,10 @@ use crate::exchange::Tap;
 use crate::fault::Fault;
 use crate::handlers::Scope;
 use crate::journal::MAX_BODY;
-use crate::request::{Request, own_values};
+use crate::request::{Request, Target, own_values, own_values_and, url_under};
 use crate::response::StatusText;
 use http::header::PROXY_AUTHORIZATION;
+use http::uri::PathAndQuery;
 use std::sync::Weak;
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -272,7 +273,7 @@ struct Resolve {
     shared: Arc<Shared>,
     scope: Option<Arc<Scope>>,
     method: Method,
-    url: Url,
+    target: Target,
     version: Version,
     /// Their values copied out of the read buffer.
     headers: http::HeaderMap,
@@ -310,32 +311,46 @@ fn admit(
     let (mut parts, body) = request.into_parts();
     // The credential is the listener's business, not the handlers' or the upstream's.
     parts.headers.remove(PROXY_AUTHORIZATION);
-    let (url, mut base_url) = match request_url(&shared, entry, &parts) {
+    let (target, mut base_url) = match request_url(&shared, entry, &parts) {
         Ok(found) => found,
         Err(message) => return Admitted::Answered(Ok(plain(StatusCode::BAD_REQUEST, &message))),
     };
     let mut scope = scope;
     // Sent through the proxy to the listener's own port or a boundary's:
     // what it would be sent there directly (performing it would loop).
-    if base_url.is_none() && matches!(entry, Entry::Direct { .. }) && is_own_address(&shared, &url)
-    {
-        if let Some(own) = url
-            .port()
-            .and_then(|port| shared.scopes.scope_on_port(port))
-        {
-            scope = Some(own);
+    if let (None, Entry::Direct { .. }, Target::Url(url)) = (&base_url, entry, &target) {
+        if is_own_address(&shared, url) {
+            if let Some(own) = url
+                .port()
+                .and_then(|port| shared.scopes.scope_on_port(port))
+            {
+                scope = Some(own);
+            }
+            let mut origin = url.clone();
+            origin.set_path("/");
+            origin.set_query(None);
+            base_url = Some(Arc::new(origin));
         }
-        let mut origin = url.clone();
-        origin.set_path("/");
-        origin.set_query(None);
-        base_url = Some(Arc::new(origin));
     }
-    own_values(&mut parts.headers);
+    // Out of the read buffer: the header values, and a target kept as it is.
+    let target = match target {
+        Target::Under(origin, path) => {
+            let copy = own_values_and(&mut parts.headers, path.as_str());
+            match PathAndQuery::from_maybe_shared(copy) {
+                Ok(copy) => Target::Under(origin, copy),
+                Err(_) => Target::Url(url_under(&origin, path.as_str())),
+            }
+        }
+        target @ Target::Url(_) => {
+            own_values(&mut parts.headers);
+            target
+        }
+    };
     Admitted::Resolve(Resolve {
         shared,
         scope,
         method: parts.method,
-        url,
+        target,
         version: parts.version,
         headers: parts.headers,
         base_url,
@@ -348,14 +363,15 @@ fn admit(
 
 impl Resolve {
     async fn run(self) -> Result<http::Response<ResponseBody>, BoxError> {
-        let (method, url, version, headers) = (self.method, self.url, self.version, self.headers);
+        let (method, target, version, headers) =
+            (self.method, self.target, self.version, self.headers);
         let request = if crate::request::is_grpc_content(&headers) {
             // A call's body ends with the call: its messages reach the
             // handler (or the real server) as they come.
-            Request::from_owned_parts(method, url, version, headers, Bytes::new())
+            Request::from_owned_parts(method, target, version, headers, Bytes::new())
                 .with_body_stream(self.body.into_data_stream())
         } else {
-            buffered(method, url, version, headers, self.body).await?
+            buffered(method, target, version, headers, self.body).await?
         };
         let shared = self.shared;
         let scope = self.scope.unwrap_or_else(|| shared.engine.current_scope());
@@ -380,7 +396,7 @@ impl Resolve {
 /// The request with its body read in full.
 async fn buffered(
     method: http::Method,
-    url: url::Url,
+    target: Target,
     version: Version,
     headers: http::HeaderMap,
     body: Incoming,
@@ -395,9 +411,9 @@ async fn buffered(
     // the request owns all its bytes and the journal may keep it as is.
     Ok(if body.len() <= MAX_BODY {
         let body = Bytes::copy_from_slice(&body);
-        Request::from_owned_parts(method, url, version, headers, body)
+        Request::from_owned_parts(method, target, version, headers, body)
     } else {
-        Request::from_parts(method, url, headers, body).with_version(version)
+        Request::from_parts(method, target.into_url(), headers, body).with_version(version)
     })
 }
 
@@ -720,11 +736,7 @@ async fn tunnel<I>(
                 serve(
                     Box::new(tls),
                     Tenant::Fixed(shared),
-                    Entry::Tunnel {
-                        scheme: "https",
-                        authority,
-                        scope,
-                    },
+                    Entry::tunnel("https", authority, scope),
                     Some(outer),
                 )
                 .await
@@ -744,11 +756,7 @@ async fn tunnel<I>(
                 scope: port_scope.or(scope),
             }
         } else {
-            Entry::Tunnel {
-                scheme: "http",
-                authority,
-                scope,
-            }
+            Entry::tunnel("http", authority, scope)
         };
         serve(Box::new(io), Tenant::Fixed(shared), entry, Some(outer)).await;
     }

@@ -33,6 +33,12 @@ pub use crate::incoming::BodyChunks;
 use crate::incoming::LiveBody;
 use crate::response::HttpResponse;
 
+mod target;
+use target::RequestUrl;
+pub(crate) use target::{Target, UrlParts};
+#[cfg(all(feature = "net", not(target_arch = "wasm32")))]
+pub(crate) use target::{is_plain as is_plain_target, under as url_under};
+
 /// An intercepted HTTP request with its body already buffered.
 #[derive(Clone)]
 pub struct Request {
@@ -41,7 +47,7 @@ pub struct Request {
 
 struct RequestParts {
     method: Method,
-    url: Url,
+    url: RequestUrl,
     version: Version,
     headers: HeaderMap,
     body: Bytes,
@@ -87,23 +93,31 @@ const INLINE_VALUES: usize = 256;
 /// longer share the storage they were parsed from (one allocation for all
 /// the values, however many; names never share it).
 pub(crate) fn own_values(headers: &mut HeaderMap) {
-    let total = headers.values().map(HeaderValue::len).sum();
+    own_values_and(headers, "");
+}
+
+/// [`own_values`], copying `also` into the same buffer: the copy is returned.
+pub(crate) fn own_values_and(headers: &mut HeaderMap, also: &str) -> Bytes {
+    let total = headers.values().map(HeaderValue::len).sum::<usize>() + also.len();
     // The usual few hundred bytes go inline into the buffer's one
     // allocation; a `Vec` would take a second one when first shared.
     let buffer = if total <= INLINE_VALUES {
         let mut inline = smallvec::SmallVec::<[u8; INLINE_VALUES]>::new();
+        inline.extend_from_slice(also.as_bytes());
         for value in headers.values() {
             inline.extend_from_slice(value.as_bytes());
         }
         Bytes::from_owner(inline)
     } else {
         let mut buffer = Vec::with_capacity(total);
+        buffer.extend_from_slice(also.as_bytes());
         for value in headers.values() {
             buffer.extend_from_slice(value.as_bytes());
         }
         Bytes::from(buffer)
     };
-    let mut start = 0;
+    let also = buffer.slice(..also.len());
+    let mut start = also.len();
     for value in headers.values_mut() {
         let end = start + value.len();
         // A value built unchecked may hold bytes a checked one may not:
@@ -114,6 +128,7 @@ pub(crate) fn own_values(headers: &mut HeaderMap) {
         }
         start = end;
     }
+    also
 }
 
 /// Why the request body could not be read the way a resolver asked.
@@ -203,7 +218,7 @@ impl Request {
         Request {
             inner: Arc::new(RequestParts {
                 method,
-                url,
+                url: RequestUrl::new(Target::Url(url)),
                 version: Version::HTTP_11,
                 headers,
                 body,
@@ -298,15 +313,26 @@ impl Request {
         let mut headers = self.headers().clone();
         own_values(&mut headers);
         let body = Bytes::copy_from_slice(&self.body()[..self.body().len().min(max_body)]);
-        let (method, url) = (self.method().clone(), self.url().clone());
-        Request::from_owned_parts(method, url, self.version(), headers, body)
+        let (method, url) = (self.method().clone(), self.inner.url.clone());
+        Request::owning(method, url, self.version(), headers, body)
     }
 
     /// A request whose header values and body own their storage (share no
     /// larger buffer): [`Request::detached`] keeps it as it is.
+    #[cfg_attr(any(not(feature = "net"), target_arch = "wasm32"), allow(dead_code))]
     pub(crate) fn from_owned_parts(
         method: Method,
-        url: Url,
+        target: Target,
+        version: Version,
+        headers: HeaderMap,
+        body: Bytes,
+    ) -> Self {
+        Self::owning(method, RequestUrl::new(target), version, headers, body)
+    }
+
+    fn owning(
+        method: Method,
+        url: RequestUrl,
         version: Version,
         headers: HeaderMap,
         body: Bytes,
@@ -338,7 +364,7 @@ impl Request {
         Ok(Request {
             inner: Arc::new(RequestParts {
                 method: parts.method,
-                url,
+                url: RequestUrl::new(Target::Url(url)),
                 version: parts.version,
                 headers: parts.headers,
                 body,
@@ -367,7 +393,7 @@ impl Request {
     /// # Ok::<_, url::ParseError>(())
     /// ```
     pub fn to_http(&self) -> Result<http::Request<Bytes>, UnsendableRequestError> {
-        let url = self.inner.url.as_str();
+        let url = self.url().as_str();
         // Checked here because `http::Uri`'s own error does not say how long.
         if url.len() > UnsendableRequestError::MAX_URI_LENGTH {
             return Err(UnsendableRequestError::UrlTooLong { length: url.len() });
@@ -402,7 +428,7 @@ impl Request {
     /// The URL cut to a length fit for a message: hostile requests can
     /// have URLs of tens of kilobytes.
     pub(crate) fn url_for_message(&self) -> std::borrow::Cow<'_, str> {
-        abbreviate(self.inner.url.as_str())
+        abbreviate(self.url().as_str())
     }
 
     /// The body of what a front door answers, with
@@ -433,7 +459,13 @@ impl Request {
 
     /// The absolute request URL, query included.
     pub fn url(&self) -> &Url {
-        &self.inner.url
+        self.inner.url.get()
+    }
+
+    /// The URL's origin and path for matching, without parsing the URL
+    /// when the front door could tell them apart (see [`target`]).
+    pub(crate) fn url_parts(&self) -> UrlParts<'_> {
+        self.inner.url.parts()
     }
 
     /// The HTTP version the client used.
@@ -532,7 +564,7 @@ impl std::fmt::Debug for Request {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Request")
             .field("method", &self.inner.method)
-            .field("url", &self.inner.url.as_str())
+            .field("url", &self.url().as_str())
             .field("headers", &self.inner.headers)
             .field("body_len", &self.inner.body.len())
             .finish()
@@ -709,7 +741,7 @@ mod tests {
         // A request that owns its bytes (and fits) is kept as it is.
         let owned = Request::from_owned_parts(
             Method::GET,
-            url,
+            Target::Url(url),
             Version::HTTP_11,
             HeaderMap::new(),
             Bytes::from_static(b"{}"),
