@@ -350,6 +350,12 @@ pub struct MatchContext<'a> {
     state: OnceLock<Box<StateSlot>>,
 }
 
+/// What a [`MatchContext`] found out, without the request it borrows.
+pub(crate) struct Found {
+    cookies: OnceLock<Cookies>,
+    state: OnceLock<Box<StateSlot>>,
+}
+
 /// One value of [`MatchContext::state`] and the link to the next: a list
 /// that only grows, so a reference handed out stays valid without a lock.
 struct StateSlot {
@@ -369,6 +375,32 @@ impl<'a> MatchContext<'a> {
             base_url,
             cookies: OnceLock::new(),
             state: OnceLock::new(),
+        }
+    }
+
+    /// What this context found out about its request (parsed cookies, the
+    /// kinds' state), for the context of a lookup that goes on after an
+    /// async resolver: a GraphQL batch keeps its answers there.
+    pub(crate) fn into_found(self) -> Found {
+        Found {
+            cookies: self.cookies,
+            state: self.state,
+        }
+    }
+
+    /// A context for `request` that starts from what an earlier one found.
+    pub(crate) fn resume(
+        request: &'a Request,
+        request_id: RequestId,
+        base_url: Option<&'a Url>,
+        found: Found,
+    ) -> Self {
+        MatchContext {
+            request,
+            request_id,
+            base_url,
+            cookies: found.cookies,
+            state: found.state,
         }
     }
 

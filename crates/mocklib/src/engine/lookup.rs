@@ -10,10 +10,12 @@ use crate::body::Body;
 use crate::events::{EventKind, Events, LifeCycleEvent, ObservedResponse};
 use crate::exchange::ExchangeSink;
 use crate::finalize::{FinalizeGuard, Finalizers};
-use crate::handler::{Handler, MatchContext, Matched};
+use crate::handler::{Found, Handler, MatchContext, Matched};
+use crate::handlers::HandlerChain;
 use crate::handlers::Scope;
 use crate::index::RequestKeys;
 use crate::journal::{Answer, DEFAULT_CAPACITY};
+use crate::maybe_send::BoxFuture;
 use crate::request::Request;
 use crate::resolver::{CallContext, CallState, RequestId, Resolution, ResolverError};
 use crate::response::{HttpResponse, Kind};
@@ -149,41 +151,84 @@ impl Lookup {
         })
     }
 
-    pub(super) async fn resolve(
-        mut self,
-        request: Request,
-        door_base_url: Option<Arc<Url>>,
-    ) -> Outcome {
+    /// Starts resolving `request`: walks the handler list at once, as far as
+    /// resolvers answer at once (most do). An async resolver's future is
+    /// awaited in the [`Step::Wait`] future, which then walks on.
+    pub(super) fn start(mut self, request: Request, door_base_url: Option<Arc<Url>>) -> Step {
         let request_id = RequestId::next();
         self.emit(EventKind::RequestStart, &request, request_id);
-
-        let base_url = door_base_url.or_else(|| self.options.base_url.clone());
-        self.base_url.clone_from(&base_url);
-        let context = MatchContext::new(&request, request_id, base_url.as_deref());
+        self.base_url = door_base_url.or_else(|| self.options.base_url.clone());
         let handlers = self.scope.snapshot();
-        let mut matched = false;
+        self.walk(request, request_id, handlers, None)
+    }
+
+    /// Asks the candidate handlers in turn, from the first, or after the one
+    /// whose resolver `resume` brings the answer of.
+    fn walk(
+        self,
+        request: Request,
+        request_id: RequestId,
+        handlers: HandlerChain,
+        resume: Option<Resume>,
+    ) -> Step {
+        let base_url = self.base_url.as_deref();
+        let (context, from, mut matched, mut resumed) = match resume {
+            None => (MatchContext::new(&request, request_id, base_url), 0, false, None),
+            // With what the walk had found (a GraphQL batch's answers so far).
+            Some(resume) => (
+                MatchContext::resume(&request, request_id, base_url, resume.found),
+                resume.position,
+                resume.matched,
+                Some((resume.resolution, resume.finalize)),
+            ),
+        };
         let keys = RequestKeys::new(request.method(), request.url_parts());
-        for handler in handlers.candidates(&keys, &context) {
-            if self.scope.is_used(handler) {
-                continue;
-            }
-            let Some(found) = handler.try_match(&context) else {
-                continue;
+        // The same every time for this request and snapshot: a resumed walk
+        // finds its place again by position.
+        let candidates = handlers.candidates(&keys, &context);
+        for (position, &handler) in candidates.iter().enumerate().skip(from) {
+            let (resolution, finalize) = match resumed.take() {
+                Some(answered) => answered,
+                None => {
+                    if self.scope.is_used(handler) {
+                        continue;
+                    }
+                    let Some(found) = handler.try_match(&context) else {
+                        continue;
+                    };
+                    // Two concurrent requests may both match a once-handler: the one
+                    // that claims it first runs it, the other looks further.
+                    if handler.is_once() && !self.scope.claim_once(handler) {
+                        continue;
+                    }
+                    let call = CallContext {
+                        previous_calls: self.scope.count_call(handler),
+                        finalizers: Finalizers::default(),
+                        values: Some(self.scope.values().clone()),
+                    };
+                    // Runs the cleanup when dropped: at once unless a mocked body
+                    // takes it, also when the lookup is dropped mid-resolver.
+                    let finalize = call.finalizers.guard();
+                    match start_resolver(found, call) {
+                        CallState::Ready(resolution) => (resolution, finalize),
+                        CallState::Pending(future) => {
+                            let wait = Wait {
+                                position,
+                                matched,
+                                future,
+                                finalize,
+                                found: context.into_found(),
+                            };
+                            return Step::Wait(Box::pin(self.wait(
+                                request,
+                                request_id,
+                                handlers.clone(),
+                                wait,
+                            )));
+                        }
+                    }
+                }
             };
-            // Two concurrent requests may both match a once-handler: the one
-            // that claims it first runs it, the other looks further.
-            if handler.is_once() && !self.scope.claim_once(handler) {
-                continue;
-            }
-            let call = CallContext {
-                previous_calls: self.scope.count_call(handler),
-                finalizers: Finalizers::default(),
-                values: Some(self.scope.values().clone()),
-            };
-            // Runs the cleanup when dropped: at once unless a mocked body
-            // takes it, also when this future is dropped mid-resolver.
-            let finalize = call.finalizers.guard();
-            let resolution = run_resolver(found, call).await;
             // Every other answer counts the use with its journal entry
             // (one lock, not two): each records with the handler.
             match resolution {
@@ -192,16 +237,20 @@ impl Lookup {
                     self.scope.count_use(handler);
                     matched = true;
                 }
-                Resolution::Failed(error) => return self.fail(request, request_id, handler, error),
+                Resolution::Failed(error) => {
+                    return Step::Done(self.fail(request, request_id, handler, error));
+                }
                 Resolution::Respond(response) => {
-                    return self.respond(request, request_id, handler, response, finalize);
+                    return Step::Done(
+                        self.respond(request, request_id, handler, response, finalize),
+                    );
                 }
                 #[cfg(feature = "ws")]
                 Resolution::Upgrade(upgrade) => {
                     self.record(&request, Some(handler), Answer::WebSocket);
                     self.emit(EventKind::RequestMatch, &request, request_id);
                     self.emit(EventKind::RequestEnd, &request, request_id);
-                    return Outcome::WebSocket(upgrade);
+                    return Step::Done(Outcome::WebSocket(upgrade));
                 }
             }
         }
@@ -209,9 +258,34 @@ impl Lookup {
             // Matched, but nobody answered: performed as it is, still handled.
             self.record(&request, None, Answer::Passthrough);
             self.emit(EventKind::RequestEnd, &request, request_id);
-            return self.passthrough(request, request_id);
+            return Step::Done(self.passthrough(request, request_id));
         }
-        self.unhandled(request, request_id, &handlers, matched)
+        Step::Done(self.unhandled(request, request_id, &handlers, matched))
+    }
+
+    /// Awaits an async resolver, then walks on from it.
+    async fn wait(
+        self,
+        request: Request,
+        request_id: RequestId,
+        handlers: HandlerChain,
+        wait: Wait,
+    ) -> Outcome {
+        let resolution = match crate::log::catch_unwind(wait.future).await {
+            Ok(resolution) => resolution,
+            Err(panic) => panicked(&*panic),
+        };
+        let resume = Resume {
+            position: wait.position,
+            matched: wait.matched,
+            resolution,
+            finalize: wait.finalize,
+            found: wait.found,
+        };
+        match self.walk(request, request_id, handlers, Some(resume)) {
+            Step::Done(outcome) => outcome,
+            Step::Wait(next) => next.await,
+        }
     }
 
     fn respond(
@@ -415,19 +489,38 @@ impl Lookup {
     }
 }
 
-/// Runs a matched handler's resolver; a panic becomes a failure.
-async fn run_resolver(matched: Matched, call: CallContext) -> Resolution {
-    let call = match std::panic::catch_unwind(AssertUnwindSafe(|| (matched.0)(call))) {
-        Ok(call) => call,
-        Err(panic) => return panicked(&*panic),
-    };
-    match call.0 {
-        CallState::Ready(resolution) => resolution,
-        CallState::Pending(future) => match crate::log::catch_unwind(future).await {
-            Ok(resolution) => resolution,
-            Err(panic) => panicked(&*panic),
-        },
+/// Calls a matched handler's resolver: its answer, or the future of it. A
+/// panic becomes a failure.
+fn start_resolver(matched: Matched, call: CallContext) -> CallState {
+    match std::panic::catch_unwind(AssertUnwindSafe(|| (matched.0)(call))) {
+        Ok(call) => call.0,
+        Err(panic) => CallState::Ready(panicked(&*panic)),
     }
+}
+
+/// How far a lookup has come.
+pub(crate) enum Step {
+    Done(Outcome),
+    /// A resolver is still running: the rest of the lookup.
+    Wait(BoxFuture<Outcome>),
+}
+
+/// An async resolver under way: where its handler is among the candidates.
+struct Wait {
+    position: usize,
+    matched: bool,
+    future: crate::resolver::BoxResolution,
+    finalize: FinalizeGuard,
+    found: Found,
+}
+
+/// A walk picking up after the handler at `position`, with its answer.
+struct Resume {
+    position: usize,
+    matched: bool,
+    resolution: Resolution,
+    finalize: FinalizeGuard,
+    found: Found,
 }
 
 fn panicked(panic: &(dyn std::any::Any + Send)) -> Resolution {

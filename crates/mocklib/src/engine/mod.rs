@@ -20,7 +20,7 @@ mod lookup;
 mod options;
 mod outcome;
 
-use lookup::Lookup;
+use lookup::{Lookup, Step};
 pub(crate) use options::InterceptOptions;
 pub use options::UnhandledRequest;
 pub use outcome::{NetworkError, NetworkErrorKind, Outcome, Passthrough};
@@ -203,38 +203,99 @@ impl Engine {
         {
             request.set_performer(Arc::clone(performer));
         }
-        Scoped::new(Arc::clone(&scope), async move {
-            match options {
-                None => Outcome::Passthrough(Passthrough {
-                    request,
-                    request_id: None,
+        let handling = match options {
+            None => Handling::Done(Some(Outcome::Passthrough(Passthrough {
+                request,
+                request_id: None,
+                events,
+                recording: None,
+            }))),
+            Some(options) => Handling::Start(Some(Start {
+                dispatch: options.log_dispatch.clone(),
+                lookup: Lookup {
+                    scope: Arc::clone(&scope),
                     events,
-                    recording: None,
-                }),
-                Some(options) => {
-                    let dispatch = options.log_dispatch.clone();
-                    let lookup = Lookup {
-                        scope,
-                        events,
-                        options,
-                        base_url: None,
-                        recorder,
-                        contracts,
-                        last_recorded: std::cell::Cell::new(None),
-                    }
-                    .resolve(request, base_url);
+                    options,
+                    base_url: None,
+                    recorder,
+                    contracts,
+                    last_recorded: std::cell::Cell::new(None),
+                },
+                request,
+                base_url,
+            })),
+        };
+        Scoped::new(scope, handling)
+    }
+}
+
+/// A request being resolved: the lookup runs at the first poll (inside the
+/// scope, which [`Scoped`] enters), at once as far as resolvers answer at
+/// once; only an async resolver leaves a future to poll on.
+enum Handling {
+    Start(Option<Start>),
+    Waiting(crate::maybe_send::BoxFuture<Outcome>),
+    Done(Option<Outcome>),
+}
+
+/// What a lookup starts from.
+struct Start {
+    lookup: Lookup,
+    request: Request,
+    base_url: Option<Arc<Url>>,
+    dispatch: Option<tracing::Dispatch>,
+}
+
+impl std::future::Future for Handling {
+    type Output = Outcome;
+
+    fn poll(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Outcome> {
+        loop {
+            match &mut *self {
+                Handling::Start(start) => {
+                    let Some(start) = start.take() else {
+                        return std::task::Poll::Pending;
+                    };
+                    let Start {
+                        lookup,
+                        request,
+                        base_url,
+                        dispatch,
+                    } = start;
                     // A thread with no subscriber of its own (the listener's)
                     // logs to the one `listen` was called under, so its
                     // messages reach the test that caused them.
-                    match dispatch.filter(|_| !crate::log::has_subscriber()) {
-                        Some(dispatch) => {
-                            tracing::instrument::WithSubscriber::with_subscriber(lookup, dispatch)
-                                .await
-                        }
-                        None => lookup.await,
-                    }
+                    let dispatch = dispatch.filter(|_| !crate::log::has_subscriber());
+                    let step = match &dispatch {
+                        Some(dispatch) => tracing::dispatcher::with_default(dispatch, || {
+                            lookup.start(request, base_url)
+                        }),
+                        None => lookup.start(request, base_url),
+                    };
+                    *self = match step {
+                        Step::Done(outcome) => Handling::Done(Some(outcome)),
+                        Step::Wait(future) => Handling::Waiting(match dispatch {
+                            Some(dispatch) => {
+                                Box::pin(tracing::instrument::WithSubscriber::with_subscriber(
+                                    future, dispatch,
+                                ))
+                            }
+                            None => future,
+                        }),
+                    };
+                }
+                Handling::Waiting(future) => return future.as_mut().poll(cx),
+                Handling::Done(outcome) => {
+                    return match outcome.take() {
+                        Some(outcome) => std::task::Poll::Ready(outcome),
+                        // Polled after it finished: futures may not be.
+                        None => std::task::Poll::Pending,
+                    };
                 }
             }
-        })
+        }
     }
 }

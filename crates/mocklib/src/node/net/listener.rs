@@ -239,15 +239,37 @@ fn answer_for(
     entry: &Entry,
     fault: &Arc<ConnectionFault>,
     request: http::Request<Incoming>,
-) -> impl Future<Output = Result<http::Response<ResponseBody>, BoxError>> + Send + 'static + use<> {
+) -> Answering {
     let admitted = match tenant.current() {
         Some(shared) => admit(shared, entry, fault, request),
         None => Admitted::Answered(Ok(no_server())),
     };
-    async move {
-        match admitted {
-            Admitted::Answered(answer) => answer,
-            Admitted::Resolve(resolve) => resolve.run().await,
+    match admitted {
+        Admitted::Answered(answer) => Answering::Ready(Some(answer)),
+        Admitted::Resolve(resolve) => resolve.start(),
+    }
+}
+
+type Answer = Result<http::Response<ResponseBody>, BoxError>;
+
+/// A request's answer: there already (most mocked requests, resolved in
+/// the service call: no future state to move about), or still to come.
+enum Answering {
+    Ready(Option<Answer>),
+    Later(crate::maybe_send::BoxFuture<Answer>),
+}
+
+impl Future for Answering {
+    type Output = Answer;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Answer> {
+        match &mut *self {
+            Answering::Ready(answer) => match answer.take() {
+                Some(answer) => Poll::Ready(answer),
+                // Polled after it finished: futures may not be.
+                None => Poll::Pending,
+            },
+            Answering::Later(future) => future.as_mut().poll(cx),
         }
     }
 }
@@ -362,6 +384,52 @@ fn admit(
 }
 
 impl Resolve {
+    /// Resolves a request without a body at once, as far as its resolvers
+    /// answer at once; anything else (a body to read, an async resolver, a
+    /// request performed for real) goes on in a future.
+    fn start(self) -> Answering {
+        if !http_body::Body::is_end_stream(&self.body) {
+            return Answering::Later(Box::pin(self.run()));
+        }
+        let request = Request::from_owned_parts(
+            self.method,
+            self.target,
+            self.version,
+            self.headers,
+            Bytes::new(),
+        );
+        let shared = self.shared;
+        let scope = self.scope.unwrap_or_else(|| shared.engine.current_scope());
+        let delivery = Delivery {
+            version: self.version,
+            fault: self.fault,
+            #[cfg(feature = "ws")]
+            on_upgrade: self.on_upgrade,
+            #[cfg(all(feature = "ws", feature = "graphql"))]
+            resolve_in: super::ws::ResolveIn {
+                scope: Arc::clone(&scope),
+                base_url: self.base_url.clone(),
+            },
+        };
+        let mut handling = shared.engine.handle_in(scope, request, self.base_url);
+        // Polled here, in the service call (the connection's task): a waker
+        // that does nothing is enough, as a pending lookup is polled again
+        // with the task's own right after.
+        let mut cx = Context::from_waker(std::task::Waker::noop());
+        match Pin::new(&mut handling).poll(&mut cx) {
+            Poll::Ready(outcome) => match answer_now(&shared, outcome, delivery) {
+                Now::Answer(answer) => Answering::Ready(Some(answer)),
+                Now::PassOn(passthrough, delivery) => Answering::Later(Box::pin(async move {
+                    pass_on(&shared, passthrough, delivery).await
+                })),
+            },
+            Poll::Pending => Answering::Later(Box::pin(async move {
+                let outcome = handling.await;
+                respond(&shared, outcome, delivery).await
+            })),
+        }
+    }
+
     async fn run(self) -> Result<http::Response<ResponseBody>, BoxError> {
         let (method, target, version, headers) =
             (self.method, self.target, self.version, self.headers);
@@ -383,7 +451,7 @@ impl Resolve {
         let outcome = shared.engine.handle_in(scope, request, self.base_url).await;
         let delivery = Delivery {
             version,
-            fault: &self.fault,
+            fault: self.fault,
             #[cfg(feature = "ws")]
             on_upgrade: self.on_upgrade,
             #[cfg(all(feature = "ws", feature = "graphql"))]
@@ -458,9 +526,9 @@ fn scope_of(
 }
 
 /// What turning an outcome into the connection's answer needs besides it.
-struct Delivery<'a> {
+struct Delivery {
     version: Version,
-    fault: &'a Arc<ConnectionFault>,
+    fault: Arc<ConnectionFault>,
     #[cfg(feature = "ws")]
     on_upgrade: Option<hyper::upgrade::OnUpgrade>,
     #[cfg(all(feature = "ws", feature = "graphql"))]
@@ -469,13 +537,27 @@ struct Delivery<'a> {
 
 /// The engine's outcome as the connection's answer: a response, a fault
 /// performed on the connection, a passthrough, or an accepted WebSocket.
-async fn respond(
-    shared: &Arc<Shared>,
+async fn respond(shared: &Arc<Shared>, outcome: Outcome, delivery: Delivery) -> Answer {
+    match answer_now(shared, outcome, delivery) {
+        Now::Answer(answer) => answer,
+        Now::PassOn(passthrough, delivery) => pass_on(shared, passthrough, delivery).await,
+    }
+}
+
+/// An outcome's answer, or the passthrough still to perform.
+enum Now {
+    Answer(Answer),
+    PassOn(Passthrough, Delivery),
+}
+
+/// The answer to every outcome but a passthrough, which is handed back.
+fn answer_now(
+    #[cfg_attr(not(feature = "ws"), allow(unused_variables))] shared: &Arc<Shared>,
     outcome: Outcome,
-    delivery: Delivery<'_>,
-) -> Result<http::Response<ResponseBody>, BoxError> {
-    let (version, fault) = (delivery.version, delivery.fault);
-    match outcome {
+    delivery: Delivery,
+) -> Now {
+    let (version, fault) = (delivery.version, &delivery.fault);
+    Now::Answer(match outcome {
         Outcome::Mocked(response) => match response.extensions().get::<Fault>() {
             Some(&injected) => {
                 let (head, _) = response.into_parts();
@@ -489,23 +571,7 @@ async fn respond(
             // response: the client sees a transport error, as with a network error.
             None => Err(error.into()),
         },
-        #[cfg(feature = "ws")]
-        // Boxed: the real request's future is large, and without the box
-        // every mocked answer's future would be as large (moved per request).
-        Outcome::Passthrough(passthrough) if passthrough.request().is_websocket_upgrade() => {
-            Ok(Box::pin(pass_websocket_through(
-                shared,
-                passthrough,
-                delivery.on_upgrade,
-            ))
-            .await)
-        }
-        Outcome::Passthrough(passthrough) => Ok(Box::pin(perform_for_real(
-            shared,
-            passthrough,
-            hold_for(version, fault),
-        ))
-        .await),
+        Outcome::Passthrough(passthrough) => return Now::PassOn(passthrough, delivery),
         #[cfg(feature = "ws")]
         Outcome::WebSocket(upgrade) => {
             let accepted = super::ws::accept(
@@ -520,7 +586,21 @@ async fn respond(
                 Err(message) => plain(StatusCode::BAD_REQUEST, &message),
             })
         }
+    })
+}
+
+/// A passthrough performed: the real request, or the real WebSocket.
+async fn pass_on(shared: &Arc<Shared>, passthrough: Passthrough, delivery: Delivery) -> Answer {
+    #[cfg(feature = "ws")]
+    if passthrough.request().is_websocket_upgrade() {
+        return Ok(pass_websocket_through(shared, passthrough, delivery.on_upgrade).await);
     }
+    Ok(perform_for_real(
+        shared,
+        passthrough,
+        hold_for(delivery.version, &delivery.fault),
+    )
+    .await)
 }
 
 /// An upgrade no handler took, performed as it is: the client's socket
