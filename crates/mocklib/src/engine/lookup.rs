@@ -173,7 +173,12 @@ impl Lookup {
     ) -> Step {
         let base_url = self.base_url.as_deref();
         let (context, from, mut matched, mut resumed) = match resume {
-            None => (MatchContext::new(&request, request_id, base_url), 0, false, None),
+            None => (
+                MatchContext::new(&request, request_id, base_url),
+                0,
+                false,
+                None,
+            ),
             // With what the walk had found (a GraphQL batch's answers so far).
             Some(resume) => (
                 MatchContext::resume(&request, request_id, base_url, resume.found),

@@ -112,6 +112,18 @@ impl<'a> UrlParts<'a> {
         }
     }
 
+    /// When the URL is not parsed yet: the text of its origin
+    /// (`scheme://host:port`) and its path, which together are its clean
+    /// URL (no credentials, query or fragment).
+    pub(crate) fn unparsed(&self) -> Option<(&'a str, &'a str)> {
+        match *self {
+            UrlParts::Parsed(_) => None,
+            UrlParts::Under { origin, path, .. } => {
+                Some((&origin[..url::Position::BeforePath], path))
+            }
+        }
+    }
+
     /// The whole URL (parsed now if it was not).
     pub(crate) fn url(&self) -> &'a Url {
         match *self {
@@ -164,12 +176,44 @@ pub(crate) fn is_plain(target: &str) -> bool {
 
 /// Left as it is in an `http` URL's path (RFC 3986's `pchar` and `/`).
 fn plain_in_path(byte: u8) -> bool {
-    byte.is_ascii_alphanumeric() || b"-._~!$&'()*+,;=:@/%".contains(&byte)
+    PLAIN[usize::from(byte)] & IN_PATH != 0
 }
 
 /// Left as it is in an `http` URL's query (`'` is encoded there).
 fn plain_in_query(byte: u8) -> bool {
-    byte.is_ascii_alphanumeric() || b"-._~!$&()*+,;=:@/?%".contains(&byte)
+    PLAIN[usize::from(byte)] & IN_QUERY != 0
+}
+
+const IN_PATH: u8 = 1;
+const IN_QUERY: u8 = 2;
+
+/// Per byte: whether it is plain in a path, in a query (a table: this runs
+/// over every byte of every request target).
+static PLAIN: [u8; 256] = plain_table();
+
+const fn plain_table() -> [u8; 256] {
+    let mut table = [0u8; 256];
+    let mut byte = 0;
+    while byte < 256 {
+        let b = byte as u8;
+        if b.is_ascii_alphanumeric() {
+            table[byte] = IN_PATH | IN_QUERY;
+        }
+        byte += 1;
+    }
+    let path = b"-._~!$&'()*+,;=:@/%";
+    let mut at = 0;
+    while at < path.len() {
+        table[path[at] as usize] |= IN_PATH;
+        at += 1;
+    }
+    let query = b"-._~!$&()*+,;=:@/?%";
+    let mut at = 0;
+    while at < query.len() {
+        table[query[at] as usize] |= IN_QUERY;
+        at += 1;
+    }
+    table
 }
 
 #[cfg(test)]

@@ -403,6 +403,27 @@ fn contains_ignore_ascii_case(haystack: &str, needle: &str) -> bool {
         })
 }
 
+/// Whether `needle` (lowercase) is in `first` followed by `second`,
+/// ignoring ASCII case, without joining them.
+fn contains_across(first: &str, second: &str, needle: &str) -> bool {
+    let (first, second, needle) = (first.as_bytes(), second.as_bytes(), needle.as_bytes());
+    let contains = |haystack: &[u8]| {
+        haystack.len() >= needle.len()
+            && haystack
+                .windows(needle.len())
+                .any(|window| window.eq_ignore_ascii_case(needle))
+    };
+    contains(first)
+        || contains(second)
+        || (1..needle.len()).any(|split| {
+            let (head, tail) = needle.split_at(split);
+            first.len() >= head.len()
+                && second.len() >= tail.len()
+                && first[first.len() - head.len()..].eq_ignore_ascii_case(head)
+                && second[..tail.len()].eq_ignore_ascii_case(tail)
+        })
+}
+
 impl PathPattern {
     /// Compiles a pattern. See the module docs for the accepted syntax.
     pub(super) fn parse(pattern: &str) -> Result<PathPattern, PatternError> {
@@ -500,15 +521,20 @@ impl PathPattern {
                 capture(&self.path, parts.path(), &mut params).then_some(params)
             }
             Kind::WildcardLed => {
-                let url = parts.url();
-                // The whole URL holds the clean URL: text missing from it
-                // is missing from the clean URL too.
                 if let Some(required) = &self.required {
-                    if !contains_ignore_ascii_case(url.as_str(), required) {
+                    let present = match parts.unparsed() {
+                        // The clean URL is these two pieces, one after the
+                        // other: no URL is parsed for a request without it.
+                        Some((origin, path)) => contains_across(origin, path, required),
+                        // The whole URL holds the clean URL: text missing
+                        // from it is missing from the clean URL too.
+                        None => contains_ignore_ascii_case(parts.url().as_str(), required),
+                    };
+                    if !present {
                         return None;
                     }
                 }
-                capture(&self.path, &clean_url(url), &mut params).then_some(params)
+                capture(&self.path, &clean_url(parts.url()), &mut params).then_some(params)
             }
         }
     }

@@ -314,16 +314,23 @@ fn admit(
     fault: &Arc<ConnectionFault>,
     request: http::Request<Incoming>,
 ) -> Admitted {
+    // One pass over the (few) header names instead of a lookup for each
+    // header the listener reads, which most requests do not have.
+    let (mut via, mut credential) = (false, false);
+    for name in request.headers().keys() {
+        via |= name == http::header::VIA;
+        credential |= name == PROXY_AUTHORIZATION;
+    }
     // A request that already went through this listener came back through a
     // name for it the address check could not know (a DNS alias, say).
-    if came_through(&shared, request.headers()) {
+    if via && came_through(&shared, request.headers()) {
         return Admitted::Answered(Ok(plain(
             StatusCode::LOOP_DETECTED,
             "mocklib: this request already passed through this listener (its Via header says so); \
              performing it again would loop\n",
         )));
     }
-    let scope = match scope_of(&shared, entry, request.headers()) {
+    let scope = match scope_of(&shared, entry, request.headers(), credential) {
         Ok(scope) => scope,
         Err(credential) => return Admitted::Answered(Ok(ended_scope(&credential))),
     };
@@ -332,7 +339,9 @@ fn admit(
     }
     let (mut parts, body) = request.into_parts();
     // The credential is the listener's business, not the handlers' or the upstream's.
-    parts.headers.remove(PROXY_AUTHORIZATION);
+    if credential {
+        parts.headers.remove(PROXY_AUTHORIZATION);
+    }
     let (target, mut base_url) = match request_url(&shared, entry, &parts) {
         Ok(found) => found,
         Err(message) => return Admitted::Answered(Ok(plain(StatusCode::BAD_REQUEST, &message))),
@@ -509,8 +518,10 @@ fn scope_of(
     shared: &Shared,
     entry: &Entry,
     headers: &http::HeaderMap,
+    credential: bool,
 ) -> Result<Option<Arc<Scope>>, String> {
     match entry {
+        Entry::Direct { scope: None } if !credential => Ok(None),
         Entry::Direct { scope: None } => {
             match shared
                 .scopes
