@@ -563,7 +563,9 @@ impl Bare {
                             }
                         }
                         None => {
-                            let _ = builder.serve_connection(TokioIo::new(stream), service).await;
+                            let _ = builder
+                                .serve_connection(TokioIo::new(stream), service)
+                                .await;
                         }
                     }
                 });

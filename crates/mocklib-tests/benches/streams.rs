@@ -19,6 +19,11 @@
 //!    the proxy) with `eventsource-stream`. Reported: events per second,
 //!    and the process's resident memory after 10,000 and after 100,000
 //!    events (flat memory: the second is not larger by more than 8 MiB).
+//! 3. **SSE against the floor.** The same events from the listener in base
+//!    URL mode and from a bare hyper server that writes the same bytes
+//!    (yielding every 64 events too), read with the same client over plain
+//!    HTTP, in interleaved rounds: the rate of either moves a lot with the
+//!    machine's load, their ratio in one run does not.
 
 mod common;
 
@@ -43,6 +48,7 @@ fn main() {
     common::run(async {
         first_byte().await;
         sse_throughput().await;
+        sse_against_bare().await;
     });
 }
 
@@ -221,6 +227,145 @@ async fn read_events(client: &reqwest::Client, count: usize) -> Duration {
     }
     assert_eq!(seen, count);
     started.elapsed()
+}
+
+/// The bytes `sse_server` writes for event `n`.
+fn event_bytes(n: usize) -> Bytes {
+    Bytes::from(format!("id: {n}\ndata: event {n} of the price feed\n\n"))
+}
+
+/// A bare hyper server answering `/events/{count}` with `count` events as
+/// a streamed body, yielding every 64 like the `sse` resolver; its URL.
+async fn bare_sse_server() -> String {
+    use http_body_util::StreamBody;
+    use hyper::body::Frame;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move {
+        loop {
+            let Ok((stream, _)) = listener.accept().await else {
+                continue;
+            };
+            let _ = stream.set_nodelay(true);
+            tokio::spawn(async move {
+                let service = hyper::service::service_fn(|request: hyper::Request<_>| async move {
+                    let count: usize = request
+                        .uri()
+                        .path()
+                        .rsplit('/')
+                        .next()
+                        .and_then(|count| count.parse().ok())
+                        .unwrap_or(0);
+                    let events = futures_util::stream::unfold(0, move |n| async move {
+                        if n == count {
+                            return None;
+                        }
+                        if n % 64 == 63 {
+                            tokio::task::yield_now().await;
+                        }
+                        let frame = Frame::data(event_bytes(n));
+                        Some((Ok::<_, std::convert::Infallible>(frame), n + 1))
+                    });
+                    let response = hyper::Response::builder()
+                        .header("content-type", "text/event-stream")
+                        .header("cache-control", "no-cache")
+                        .body(StreamBody::new(events))
+                        .unwrap();
+                    Ok::<_, std::convert::Infallible>(response)
+                });
+                let _ = hyper_util::server::conn::auto::Builder::new(
+                    hyper_util::rt::TokioExecutor::new(),
+                )
+                .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
+                .await;
+            });
+        }
+    });
+    url
+}
+
+/// Reads every event of `{base}/events/{count}`; returns the time it took.
+async fn read_events_at(client: &reqwest::Client, base: &str, count: usize) -> Duration {
+    let started = Instant::now();
+    let response = client
+        .get(format!("{base}/events/{count}"))
+        .send()
+        .await
+        .unwrap();
+    let mut events = response.bytes_stream().eventsource();
+    let mut seen = 0;
+    while let Some(event) = events.next().await {
+        event.unwrap();
+        seen += 1;
+    }
+    assert_eq!(seen, count);
+    started.elapsed()
+}
+
+async fn sse_against_bare() {
+    const EVENTS: usize = 10_000;
+    const RUNS: usize = 15;
+    let server = sse_server();
+    let mocklib_url = server.url().to_string().trim_end_matches('/').to_owned();
+    let bare_url = bare_sse_server().await;
+    let client = reqwest::Client::new();
+    for base in [&mocklib_url, &bare_url] {
+        read_events_at(&client, base, 1_000).await; // warm-up
+    }
+    let (mut mocklib, mut bare) = (Vec::new(), Vec::new());
+    for run in 0..RUNS {
+        // The order alternates, so load that comes and goes falls on both.
+        let order = if run % 2 == 0 {
+            [true, false]
+        } else {
+            [false, true]
+        };
+        for is_mocklib in order {
+            let base = if is_mocklib { &mocklib_url } else { &bare_url };
+            let rate = EVENTS as f64 / read_events_at(&client, base, EVENTS).await.as_secs_f64();
+            if is_mocklib {
+                mocklib.push(rate)
+            } else {
+                bare.push(rate)
+            }
+        }
+    }
+    let ratios: Vec<f64> = {
+        let mut ratios: Vec<f64> = mocklib.iter().zip(&bare).map(|(m, b)| m / b).collect();
+        ratios.sort_by(f64::total_cmp);
+        ratios
+    };
+    mocklib.sort_by(f64::total_cmp);
+    bare.sort_by(f64::total_cmp);
+    let ratio = ratios[RUNS / 2];
+    println!(
+        "\nserver-sent events over plain HTTP, {EVENTS} events per run, {RUNS} runs each in \
+         alternating order, read with eventsource-stream; both servers yield every 64 events\n"
+    );
+    println!("| server | events per second (median) | slowest run | fastest run |");
+    println!("|---|---|---|---|");
+    for (name, rates) in [
+        ("mocklib base URL (`sse::get`)", &mocklib),
+        ("bare hyper, the same bytes", &bare),
+    ] {
+        println!(
+            "| {name} | {:.0} | {:.0} | {:.0} |",
+            rates[RUNS / 2],
+            rates[0],
+            rates[RUNS - 1]
+        );
+    }
+    println!(
+        "\nmocklib / bare hyper per run: median {ratio:.3}× (runs {:.3}–{:.3}×)\n",
+        ratios[0],
+        ratios[RUNS - 1]
+    );
+    println!(
+        "{}: SSE through the listener ≥ 0.9× a bare hyper server's events per second, \
+         median of the per-run ratios ({ratio:.3}×)",
+        if ratio >= 0.9 { "PASS" } else { "FAIL" }
+    );
+    server.close();
 }
 
 /// Resident memory of this process, from /proc (Linux).
