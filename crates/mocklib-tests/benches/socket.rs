@@ -27,8 +27,9 @@
 //! hyper 1 `server::conn::auto` server answering every request with the same
 //! status, headers and body mocklib sends.
 
+mod common;
+
 use std::convert::Infallible;
-use std::io::{Read, Write};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -482,25 +483,11 @@ async fn mockito_case(decoys: usize) -> Case {
 // Servers for the throughput run (scripts/bench)
 
 /// Prints `url` on its own line, then waits until stdin closes.
-fn announce_and_wait(url: &str) {
-    let mut stdout = std::io::stdout().lock();
-    writeln!(stdout, "{url}").unwrap();
-    stdout.flush().unwrap();
-    drop(stdout);
-    let mut sink = [0u8; 256];
-    let mut stdin = std::io::stdin().lock();
-    while let Ok(n) = stdin.read(&mut sink) {
-        if n == 0 {
-            break;
-        }
-    }
-}
-
 fn serve_mocklib() {
     let server: Server = setup_server([http::get("/user", |_| HttpResponse::text(BODY))]);
     server.listen();
     let url = server.url().to_string();
-    announce_and_wait(url.trim_end_matches('/'));
+    common::announce_and_wait(url.trim_end_matches('/'));
     server.close();
 }
 
@@ -589,5 +576,5 @@ impl Drop for Bare {
 
 fn serve_bare() {
     let bare = Bare::start();
-    announce_and_wait(&bare.url);
+    common::announce_and_wait(&bare.url);
 }

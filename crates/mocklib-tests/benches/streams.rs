@@ -24,6 +24,10 @@
 //!    (yielding every 64 events too), read with the same client over plain
 //!    HTTP, in interleaved rounds: the rate of either moves a lot with the
 //!    machine's load, their ratio in one run does not.
+//!
+//! With `-- --serve mocklib|bare` it starts that SSE server alone, prints
+//! its URL and serves `/events/{count}` until stdin closes:
+//! `scripts/bench-counted` counts what an event costs each under valgrind.
 
 mod common;
 
@@ -45,6 +49,33 @@ const ROUNDS: usize = 20;
 const SETTLE: Duration = Duration::from_millis(1);
 
 fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    // `cargo bench` passes `--bench`; anything but `--serve NAME` is ignored.
+    if let Some(at) = args.iter().position(|a| a == "--serve") {
+        let name = args.get(at + 1).map(String::as_str);
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        match name {
+            Some("mocklib") => {
+                let server = runtime.block_on(async { sse_server() });
+                common::announce_and_wait(server.url().as_str().trim_end_matches('/'));
+                server.close();
+            }
+            Some("bare") => {
+                let url = runtime.block_on(bare_sse_server());
+                common::announce_and_wait(&url);
+            }
+            other => {
+                eprintln!("usage: streams --serve mocklib|bare (got {other:?})");
+                std::process::exit(2);
+            }
+        }
+        runtime.shutdown_background();
+        return;
+    }
     common::run(async {
         first_byte().await;
         sse_throughput().await;
