@@ -185,15 +185,42 @@ struct Canned {
     content_type: Option<&'static str>,
     headers: BTreeMap<String, String>,
     delay_ms: Option<u64>,
+    /// The answer's head, built once at load: per request it is cloned
+    /// (shared values), not parsed from the file's strings again.
+    head: http::Response<()>,
 }
 
 impl Canned {
-    fn response(&self) -> HttpResponse {
-        let mut response = HttpResponse::new(self.body.clone()).status(self.status);
-        for (name, value) in &self.headers {
-            response = response.header(name, value);
+    fn new(
+        status: u16,
+        body: Bytes,
+        content_type: Option<&'static str>,
+        headers: BTreeMap<String, String>,
+        delay_ms: Option<u64>,
+    ) -> Result<Self, String> {
+        let mut canned = Canned {
+            status,
+            body,
+            content_type,
+            headers,
+            delay_ms,
+            head: http::Response::new(()),
+        };
+        let mut head = HttpResponse::new(Bytes::new()).status(status);
+        for (name, value) in &canned.headers {
+            head = head.header(name, value);
         }
-        self.typed(response)
+        let built = canned.typed(head).into_http()?;
+        let (parts, _) = built.into_parts();
+        canned.head = http::Response::from_parts(parts, ());
+        Ok(canned)
+    }
+
+    fn response(&self) -> HttpResponse {
+        let mut response = http::Response::new(self.body.clone());
+        *response.status_mut() = self.head.status();
+        *response.headers_mut() = self.head.headers().clone();
+        HttpResponse::from(response)
     }
 
     /// `response` with the body's default content type, unless the
@@ -216,13 +243,7 @@ impl Answer {
         StatusCode::from_u16(status).map_err(|_| format!("status: invalid status {status}"))?;
         let (body, content_type) = body_of(self.body, self.json, self.body_file, dir, files)?;
         check_headers(&self.headers)?;
-        Ok(Canned {
-            status,
-            body,
-            content_type,
-            headers: self.headers,
-            delay_ms: self.delay_ms,
-        })
+        Canned::new(status, body, content_type, self.headers, self.delay_ms)
     }
 }
 
@@ -691,13 +712,7 @@ impl Entry {
         StatusCode::from_u16(status).map_err(|_| format!("status: invalid status {status}"))?;
         let (body, content_type) = body_of(self.body, self.json, self.body_file, dir, files)?;
         check_headers(&self.headers)?;
-        let canned = Canned {
-            status,
-            body,
-            content_type,
-            headers: self.headers,
-            delay_ms: self.delay_ms,
-        };
+        let canned = Canned::new(status, body, content_type, self.headers, self.delay_ms)?;
         let templates = templates.map(std::sync::Arc::new);
         let respond = move |args: mocklib::ResolverArgs| {
             let response = match &templates {
@@ -707,12 +722,13 @@ impl Entry {
                         .unwrap_or_else(|why| crate::template::failed(&why)),
                 ),
             };
-            let delay = canned.delay_ms;
-            async move {
-                if let Some(milliseconds) = delay {
+            // Without a delay the answer is there at once: no future.
+            match canned.delay_ms {
+                None => mocklib::resolver::ResolverCall::new(response),
+                Some(milliseconds) => mocklib::resolver::ResolverCall::new(async move {
                     mocklib::delay(milliseconds).await;
-                }
-                response
+                    response
+                }),
             }
         };
         let conditions = self.conditions.unwrap_or_default().matchers()?;

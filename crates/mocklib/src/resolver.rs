@@ -558,6 +558,9 @@ pub mod marker {
     /// A resolver that returns a future.
     #[derive(Debug)]
     pub enum Async {}
+    /// A resolver that returns a [`ResolverCall`](super::ResolverCall).
+    #[derive(Debug)]
+    pub enum Call {}
 }
 
 /// What a resolver closure may return: an [`IntoResolution`] value, or a
@@ -595,6 +598,33 @@ where
 {
     fn into_call(self) -> ResolverCall {
         ResolverCall::pending(Box::pin(async move { self.await.into_resolution() }))
+    }
+}
+
+/// A resolver that decides per call whether it answers at once or later
+/// returns a [`ResolverCall`]: an answer at once costs no future (the
+/// lookup goes on without boxing or polling one).
+///
+/// ```
+/// use mocklib::{http, HttpResponse, resolver::ResolverCall};
+///
+/// let slow = std::sync::atomic::AtomicBool::new(false);
+/// let handler = http::get("/user", move |_| {
+///     let response = HttpResponse::text("John");
+///     if slow.load(std::sync::atomic::Ordering::Relaxed) {
+///         ResolverCall::new(async move {
+///             mocklib::delay(100).await;
+///             response
+///         })
+///     } else {
+///         ResolverCall::new(response)
+///     }
+/// });
+/// # let _ = handler;
+/// ```
+impl ResolverOutput<marker::Call> for ResolverCall {
+    fn into_call(self) -> ResolverCall {
+        self
     }
 }
 
