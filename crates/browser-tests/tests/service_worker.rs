@@ -280,6 +280,14 @@ async fn paced_chunks_arrive_in_order() {
 
 #[wasm_bindgen_test]
 async fn the_page_sends_only_a_window_of_chunks_ahead_of_the_reader() {
+    if is_firefox() {
+        // Firefox reads a worker's response to its end whatever the page's
+        // reader takes (a worker of plain JavaScript too: 400 of 400 1 MiB
+        // chunks), so the page produces it all. When this fails, Firefox
+        // holds back: the bound below should hold and the docs change.
+        assert_eq!(produced_for_an_idle_reader(MODE).await, UNREAD_CHUNKS);
+        return;
+    }
     // Chromium itself reads a worker's response ahead of the page's reader,
     // about 56 MiB (measured with a worker of plain JavaScript); the page
     // adds at most mocklib's window of 16 chunks to that.
@@ -313,31 +321,48 @@ async fn an_event_source_gets_event_types_ids_multi_line_data_and_json() {
 }
 
 /// What an `EventSource` dispatches when `/api/resumable`-like streams
-/// (an event with id 41 and a 10 ms `retry`, then the end) answer it twice.
+/// (an event with id 41 and a 10 ms `retry`, then the end) answer it twice,
+/// the second time with `data`.
 fn reconnected_entries(data: &str) -> Value {
-    let event = json!({ "type": "message", "data": data, "lastEventId": "41" });
-    json!([event, { "type": "error", "readyState": 0 }, event])
+    let event = |data| json!({ "type": "message", "data": data, "lastEventId": "41" });
+    json!([
+        event("last event id: none"),
+        { "type": "error", "readyState": 0 },
+        event(data),
+    ])
+}
+
+/// What the resolver of a reconnecting `EventSource` sees of its
+/// `Last-Event-ID`, by browser.
+fn reconnection_seen() -> &'static str {
+    if is_firefox() {
+        "last event id: 41"
+    } else {
+        "last event id: none"
+    }
 }
 
 #[wasm_bindgen_test]
-async fn a_reconnecting_event_source_is_answered_again_without_its_last_event_id() {
+async fn a_reconnecting_event_source_is_answered_again_with_its_last_event_id_in_firefox() {
     // Chromium sends an EventSource's `Last-Event-ID` to the network but not
     // to a Service Worker (the next test shows it with no mocklib code), so
-    // the resolver cannot see it; a client that sets it itself is seen.
+    // there the resolver cannot see it; Firefox hands it to the worker. A
+    // client that sets it itself is seen in both.
     let worker = started(MODE, [resumable_handler()]).await;
     let entries = event_source_entries("/api/resumable", &[], 3).await;
-    assert_eq!(entries, reconnected_entries("last event id: none"));
+    assert_eq!(entries, reconnected_entries(reconnection_seen()));
     worker.stop();
     check_last_event_id_reaches_the_resolver(MODE).await;
 }
 
 #[wasm_bindgen_test]
-async fn chromium_keeps_an_event_source_last_event_id_from_service_workers() {
-    // When this fails, Chromium passes the header on: the resolver sees it,
-    // and the docs of `mocklib::browser` and `mocklib::sse` should say so.
+async fn only_firefox_hands_an_event_source_last_event_id_to_service_workers() {
+    // When this fails, a browser changed: the resolver sees the header or
+    // no longer does, and the docs of `mocklib::browser` and `mocklib::sse`
+    // should say so.
     use_reference_worker().await;
     let entries = event_source_entries("/reference/resumable", &[], 3).await;
-    assert_eq!(entries, reconnected_entries("last event id: none"));
+    assert_eq!(entries, reconnected_entries(reconnection_seen()));
 }
 
 #[wasm_bindgen_test]
