@@ -1,10 +1,12 @@
 //! End to end: `examples/browser-app` built with wasm-bindgen, served from
-//! loopback, loaded in headless Chromium (driven over WebDriver by
-//! chromedriver); the page must show the data mocklib's Service Worker
-//! answered with, and a file the real server has.
+//! loopback, loaded in headless Chromium and in headless Firefox (driven
+//! over WebDriver by chromedriver and geckodriver); the page must show the
+//! data mocklib's Service Worker answered with, and a file the real server
+//! has.
 //!
 //! Needs the wasm32 target, `wasm-bindgen` (the CLI at the crate's version),
-//! `chromium` and `chromedriver`: `./scripts/test` installs them.
+//! `chromium`, `chromedriver`, `firefox-esr` and `geckodriver`:
+//! `./scripts/test` installs them.
 #![cfg(not(target_arch = "wasm32"))]
 
 mod webdriver;
@@ -15,37 +17,39 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use serde_json::json;
-use webdriver::Chromedriver;
+use webdriver::{Browser, Driver};
 
 #[test]
 fn the_example_page_renders_mocked_data() {
     let site = build_example_app();
     let server = serve(site.path());
-    let driver = Chromedriver::start();
-    let session = driver.new_session();
-    session.navigate(&format!("http://{server}/"));
-    session.wait_for(
-        "the app to render (data-state=done)",
-        "return document.getElementById('app').dataset.state === 'done'",
-    );
-    let page = session.execute(
-        "return {
-            greeting: document.getElementById('greeting').textContent,
-            posts: [...document.querySelectorAll('#posts li')].map((li) => li.textContent),
-            notes: document.getElementById('notes').textContent,
-            mode: document.getElementById('mode').textContent,
-        }",
-    );
-    assert_eq!(
-        page,
-        json!({
-            "greeting": "Hello, John",
-            "posts": ["Hello, mocklib", "Mocking in the browser"],
-            "notes": "Release 1.0: first light.",
-            "mode": "Service Worker",
-        })
-    );
-    session.close();
+    for browser in Browser::ALL {
+        let driver = Driver::start(browser);
+        let session = driver.new_session();
+        session.navigate(&format!("http://{server}/"));
+        session.wait_for(
+            "the app to render (data-state=done)",
+            "return document.getElementById('app').dataset.state === 'done'",
+        );
+        let page = session.execute(
+            "return {
+                greeting: document.getElementById('greeting').textContent,
+                posts: [...document.querySelectorAll('#posts li')].map((li) => li.textContent),
+                notes: document.getElementById('notes').textContent,
+                mode: document.getElementById('mode').textContent,
+            }",
+        );
+        assert_eq!(
+            page,
+            json!({
+                "greeting": "Hello, John",
+                "posts": ["Hello, mocklib", "Mocking in the browser"],
+                "notes": "Release 1.0: first light.",
+                "mode": "Service Worker",
+            }),
+            "in {browser:?}"
+        );
+    }
 }
 
 fn workspace_root() -> PathBuf {
