@@ -1,17 +1,20 @@
 //! Service Worker mode in headless Chromium: our worker script (written by
 //! this crate's build script with `write_worker_script`, served by the test
-//! runner as `/mocklib-worker.js`) intercepts fetch, XHR, `<img>` and the
-//! page's Web Workers, and never navigations.
+//! runner as `/mocklib-worker.js`) intercepts fetch, XHR, `<img>`, the
+//! page's Web Workers and navigations; unhandled navigations and static
+//! assets go to the network quietly. Where Firefox differs from Chromium,
+//! the tests say so.
 #![cfg(target_arch = "wasm32")]
 
 mod common;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
 
 use common::*;
 use mocklib::browser::{Mode, StartError, StartOptions, setup_worker};
-use mocklib::{HttpResponse, http};
+use mocklib::{HttpResponse, UnhandledRequest, http};
 use serde_json::{Value, json};
 use wasm_bindgen::JsValue;
 use wasm_bindgen_test::*;
@@ -108,27 +111,68 @@ async fn requests_of_the_pages_web_workers_are_intercepted() {
     worker.stop();
 }
 
+/// The test page is cross-origin isolated (the runner's headers): a
+/// document framed in it must say it embeds nothing foreign, as the runner's
+/// own files do.
+const COEP: (&str, &str) = ("cross-origin-embedder-policy", "require-corp");
+
 #[wasm_bindgen_test]
-async fn navigations_are_never_intercepted() {
+async fn a_navigation_a_handler_matches_is_answered_by_it() {
     let calls = Arc::new(AtomicUsize::new(0));
     let counted = Arc::clone(&calls);
     let worker = started(
         MODE,
-        [http::get("/api/page", move |_| {
-            counted.fetch_add(1, Ordering::SeqCst);
-            HttpResponse::html("<p>mocked page</p>")
-        })],
+        [
+            http::get("/api/page", move |_| {
+                counted.fetch_add(1, Ordering::SeqCst);
+                HttpResponse::html("<p>mocked page</p>").header(COEP.0, COEP.1)
+            }),
+            http::get("/api/streamed-page", |_| {
+                HttpResponse::chunks(["<p>streamed ", "page</p>"], Duration::from_millis(20))
+                    .header("content-type", "text/html")
+                    .header(COEP.0, COEP.1)
+            }),
+        ],
     )
     .await;
-    let text = frame_text("/api/page").await;
-    assert!(!text.contains("mocked page"), "the frame showed {text:?}");
-    assert_eq!(calls.load(Ordering::SeqCst), 0);
-    // The same URL fetched (not navigated to) is mocked.
-    assert_eq!(
-        js_fetch("/api/page", JsValue::UNDEFINED).await.body,
-        "<p>mocked page</p>"
-    );
+    // A frame's load is a navigation, as a page's is.
+    assert_eq!(frame_text("/api/page").await, "mocked page");
+    assert_eq!(calls.load(Ordering::SeqCst), 1);
+    // The worker reads a streamed page whole before the navigation commits.
+    assert_eq!(frame_text("/api/streamed-page").await, "streamed page");
     worker.stop();
+}
+
+#[wasm_bindgen_test]
+async fn unhandled_navigations_and_assets_reach_the_network_quietly() {
+    // Under the error strategy an unhandled request fails: these do not,
+    // and nothing is printed about them.
+    let worker = setup_worker([user_handler()]);
+    let options = quiet(MODE).on_unhandled_request(UnhandledRequest::Error);
+    assert_eq!(worker.start_with(options).await, Ok(MODE));
+    let console = ConsoleCapture::start();
+    let page = frame_text("/tests/fixtures/page.html").await;
+    let image = image_size("/tests/fixtures/pixel.svg").await;
+    let messages = console.stop();
+    worker.stop();
+    assert_eq!(page.trim(), "the real page");
+    assert_eq!(image, Ok((3, 2)));
+    assert!(
+        !messages
+            .iter()
+            .any(|message| message.contains("/tests/fixtures/")),
+        "{messages:?}"
+    );
+}
+
+#[wasm_bindgen_test]
+async fn an_unhandled_asset_fetch_is_performed_quietly() {
+    check_an_unhandled_asset_fetch_is_performed_quietly(MODE).await;
+}
+
+#[wasm_bindgen_test]
+async fn an_unhandled_request_warning_names_the_closest_handlers() {
+    check_an_unhandled_request_warning_names_the_closest_handlers(MODE).await;
 }
 
 #[wasm_bindgen_test]

@@ -84,6 +84,14 @@ export function setCookie(cookie) { document.cookie = cookie; }
 export function getCookies() { return document.cookie; }
 export function nowMs() { return performance.now(); }
 export function isFirefox() { return navigator.userAgent.includes('Firefox/'); }
+export function captureConsole() {
+  const seen = [];
+  const originals = { warn: console.warn, error: console.error };
+  for (const level of ['warn', 'error']) {
+    console[level] = (...args) => { seen.push(args.join(' ')); originals[level].apply(console, args); };
+  }
+  return () => { Object.assign(console, originals); return seen; };
+}
 export async function useReferenceWorker() {
   const container = navigator.serviceWorker;
   await container.register('/reference-worker.js', { scope: '/' });
@@ -121,6 +129,8 @@ extern "C" {
     /// differ, the tests say so.
     #[wasm_bindgen(js_name = isFirefox)]
     pub fn is_firefox() -> bool;
+    #[wasm_bindgen(js_name = captureConsole)]
+    fn capture_console() -> js_sys::Function;
     #[wasm_bindgen(js_name = useReferenceWorker)]
     fn use_reference_worker_promise() -> Promise;
 }
@@ -202,7 +212,7 @@ pub async fn fetch_from_web_worker(url: &str) -> String {
 
 /// The text of the page a frame navigated to `url` shows.
 pub async fn frame_text(url: &str) -> String {
-    JsFuture::from(frame_text_promise(url))
+    within_hang_guard("the frame's load", JsFuture::from(frame_text_promise(url)))
         .await
         .unwrap()
         .as_string()
@@ -366,6 +376,78 @@ pub async fn check_graphql_handlers(mode: Mode) {
         json!({ "data": { "user": { "id": "1", "name": "John" } } })
     );
     worker.stop();
+}
+
+/// What the page prints with `console.warn` and `console.error` from
+/// [`start`](Self::start) to [`stop`](Self::stop).
+pub struct ConsoleCapture(js_sys::Function);
+
+impl ConsoleCapture {
+    pub fn start() -> Self {
+        ConsoleCapture(capture_console())
+    }
+
+    /// The messages, one string each.
+    pub fn stop(self) -> Vec<String> {
+        let seen = self.0.call0(&JsValue::NULL).unwrap();
+        js_sys::Array::from(&seen)
+            .iter()
+            .map(|message| message.as_string().unwrap_or_default())
+            .collect()
+    }
+}
+
+/// An unhandled request's warning names the handlers closest to it, as on
+/// native ("Did you mean ...").
+pub async fn check_an_unhandled_request_warning_names_the_closest_handlers(mode: Mode) {
+    let worker = setup_worker([
+        user_handler(),
+        http::post("/api/users", |_| HttpResponse::empty().status(201)),
+    ]);
+    assert_eq!(worker.start_with(quiet(mode)).await, Ok(mode));
+    let console = ConsoleCapture::start();
+    // The runner has no such file: its 404 is performed as it is.
+    assert_eq!(js_fetch("/api/users", JsValue::UNDEFINED).await.status, 404);
+    let messages = console.stop();
+    worker.stop();
+    let url = format!("{}/api/users", origin());
+    let warning = messages
+        .iter()
+        .find(|message| message.contains(&url))
+        .unwrap_or_else(|| panic!("no warning names {url}: {messages:?}"));
+    assert!(warning.starts_with("[mocklib] Warning: "), "{warning}");
+    assert!(
+        warning.contains("Did you mean to request one of the following resources instead?")
+            && warning.contains("GET /api/user")
+            && warning.contains("POST /api/users"),
+        "{warning}"
+    );
+}
+
+/// A `fetch` of a file MSW counts as a static asset (a `.json` here) that
+/// no handler answers goes to the network even under the error strategy,
+/// and quietly; other unhandled requests still fail.
+pub async fn check_an_unhandled_asset_fetch_is_performed_quietly(mode: Mode) {
+    let worker = setup_worker([user_handler()]);
+    let options = quiet(mode).on_unhandled_request(UnhandledRequest::Error);
+    assert_eq!(worker.start_with(options).await, Ok(mode));
+    let console = ConsoleCapture::start();
+    let real = js_fetch(REAL_FILE, JsValue::UNDEFINED).await;
+    let failed = js_fetch_error("/api/users").await;
+    let messages = console.stop();
+    worker.stop();
+    assert_eq!((real.status, real.body.as_str()), (200, REAL_BODY));
+    assert!(failed.starts_with("TypeError"), "{failed}");
+    assert!(
+        !messages.iter().any(|message| message.contains(REAL_FILE)),
+        "{messages:?}"
+    );
+    assert!(
+        messages
+            .iter()
+            .any(|message| message.contains("/api/users")),
+        "{messages:?}"
+    );
 }
 
 /// Long enough that only a hang (a bug) reaches it.
