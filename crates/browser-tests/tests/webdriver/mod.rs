@@ -216,6 +216,11 @@ impl Session {
         command("POST", &format!("{}/url", self.url), &json!({ "url": url }));
     }
 
+    /// Reloads the page, as the browser's reload button does.
+    pub fn refresh(&self) {
+        command("POST", &format!("{}/refresh", self.url), &json!({}));
+    }
+
     pub fn execute(&self, script: &str) -> Value {
         let body = json!({ "script": script, "args": [] });
         command("POST", &format!("{}/execute/sync", self.url), &body)

@@ -216,6 +216,12 @@ export async function registerServiceWorker(url, scope, originalFetch) {
       };
       container.addEventListener('controllerchange', check);
       check();
+      // A page loaded past the worker (a hard reload; Firefox's WebDriver
+      // refresh too) stays uncontrolled when the worker was already
+      // active: its activate handler's claim is over. Ask it to claim again.
+      if (!container.controller || container.controller.scriptURL !== worker.scriptURL) {
+        worker.postMessage({ type: 'mocklib:claim' });
+      }
     });
   }
   return { worker, scope: registration.scope, controlled };

@@ -9,6 +9,7 @@
  * Protocol (version 3), page -> worker messages:
  *   { type: 'mocklib:activate', protocol } + ports [requests, reply]
  *   { type: 'mocklib:deactivate' } + port [ack] | { type: 'mocklib:keepalive' }
+ *   | { type: 'mocklib:claim' } (control the pages in scope that are not yet)
  * On the page's long-lived `requests` port (no port per request: setting one
  * up costs more than the whole answer):
  *   worker -> page { type: 'mocklib:request', id, url, method, headers, body, credentials,
@@ -75,6 +76,9 @@ self.addEventListener('message', (event) => {
       if (event.ports[0]) event.ports[0].postMessage({ type: 'mocklib:deactivated' });
       break;
     }
+    case 'mocklib:claim':
+      event.waitUntil(self.clients.claim());
+      break;
     default:
       // 'mocklib:keepalive' only keeps this worker from being stopped while idle.
       break;

@@ -33,7 +33,9 @@
 //!   (`cargo install mocklib-cli`) or [`write_worker_script`] in a build script;
 //!   a missing script is a [`StartError::WorkerScriptMissing`] saying so,
 //!   and one left there by an older mocklib a
-//!   [`StartError::WorkerScriptOutdated`]. Each request costs a hop to the
+//!   [`StartError::WorkerScriptOutdated`]. A page loaded past an active
+//!   worker (a hard reload, or Firefox's WebDriver refresh) is taken under
+//!   its control again. Each request costs a hop to the
 //!   worker and back (measured in `docs/BENCHMARKS.md`: about half of MSW's
 //!   time); a streamed body's chunks follow its head, a message each.
 //! - **Fallback**: `fetch` is patched in the page. Chosen when Service
