@@ -494,12 +494,5 @@ async fn the_page_verifies_expectations_and_keeps_a_journal() {
     check_verify_and_the_journal(MODE).await;
 }
 
-#[wasm_bindgen_test]
-async fn an_unhandled_asset_fetch_is_performed_quietly() {
-    check_an_unhandled_asset_fetch_is_performed_quietly(MODE).await;
-}
-
-#[wasm_bindgen_test]
-async fn an_unhandled_request_warning_names_the_closest_handlers() {
-    check_an_unhandled_request_warning_names_the_closest_handlers(MODE).await;
-}
+// Unhandled requests: what is quiet, and what a warning says.
+unhandled_request_tests!(MODE);

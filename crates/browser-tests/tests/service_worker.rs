@@ -165,15 +165,8 @@ async fn unhandled_navigations_and_assets_reach_the_network_quietly() {
     );
 }
 
-#[wasm_bindgen_test]
-async fn an_unhandled_asset_fetch_is_performed_quietly() {
-    check_an_unhandled_asset_fetch_is_performed_quietly(MODE).await;
-}
-
-#[wasm_bindgen_test]
-async fn an_unhandled_request_warning_names_the_closest_handlers() {
-    check_an_unhandled_request_warning_names_the_closest_handlers(MODE).await;
-}
+// Unhandled requests: what is quiet, and what a warning says.
+unhandled_request_tests!(MODE);
 
 #[wasm_bindgen_test]
 async fn clients_get_the_mocked_responses() {

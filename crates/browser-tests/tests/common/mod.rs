@@ -450,6 +450,23 @@ pub async fn check_an_unhandled_asset_fetch_is_performed_quietly(mode: Mode) {
     );
 }
 
+/// The unhandled-request tests every mode runs, as `#[wasm_bindgen_test]`s
+/// of the test file that expands this with its mode.
+macro_rules! unhandled_request_tests {
+    ($mode:expr) => {
+        #[wasm_bindgen_test::wasm_bindgen_test]
+        async fn an_unhandled_asset_fetch_is_performed_quietly() {
+            check_an_unhandled_asset_fetch_is_performed_quietly($mode).await;
+        }
+
+        #[wasm_bindgen_test::wasm_bindgen_test]
+        async fn an_unhandled_request_warning_names_the_closest_handlers() {
+            check_an_unhandled_request_warning_names_the_closest_handlers($mode).await;
+        }
+    };
+}
+pub(crate) use unhandled_request_tests;
+
 /// Long enough that only a hang (a bug) reaches it.
 const HANG: Duration = Duration::from_secs(5);
 
