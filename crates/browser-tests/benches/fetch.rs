@@ -1,4 +1,5 @@
-//! Mocked `fetch` round trips in headless Chromium, both interception modes,
+//! Mocked `fetch` round trips in a headless browser (Chromium or Firefox:
+//! `./scripts/bench-browser` runs it in each), both interception modes,
 //! against references measured in the same page and run:
 //!
 //! - a real `fetch` of a small file from the runner's loopback server;
@@ -107,6 +108,10 @@ export async function startMsw(major) {
 export function stopMsw() {
   globalThis.benchMsw.stop();
 }
+
+export function browserName() {
+  return navigator.userAgent.includes('Firefox/') ? 'firefox' : 'chromium';
+}
 "#)]
 extern "C" {
     #[wasm_bindgen(js_name = timeFetches)]
@@ -119,6 +124,8 @@ extern "C" {
     fn start_msw(major: u32) -> js_sys::Promise;
     #[wasm_bindgen(js_name = stopMsw)]
     fn stop_msw();
+    #[wasm_bindgen(js_name = browserName)]
+    fn browser_name() -> String;
 }
 
 /// Median and 90th percentile in microseconds.
@@ -144,9 +151,11 @@ async fn measure(url: &str, batch: usize) -> Timing {
     }
 }
 
+/// Each line names the browser: each has its own floor.
 fn report(name: &str, timing: Timing, real: Timing) {
     console_log!(
-        "bench browser_fetch/{name}: median {:.1} µs, p90 {:.1} µs, {:.3}x a real loopback fetch",
+        "bench browser_fetch/{}/{name}: median {:.1} µs, p90 {:.1} µs, {:.3}x a real loopback fetch",
+        browser_name(),
         timing.median,
         timing.p90,
         timing.median / real.median
@@ -191,7 +200,8 @@ async fn mocked_fetch_round_trip() {
         let version = JsFuture::from(start_msw(major)).await.unwrap();
         let Some(version) = version.as_string() else {
             console_log!(
-                "bench browser_fetch/msw_{major}: not downloaded (./scripts/bench does it)"
+                "bench browser_fetch/{}/msw_{major}: not downloaded (./scripts/bench does it)",
+                browser_name()
             );
             continue;
         };

@@ -1,51 +1,61 @@
 //! End to end: `examples/browser-app` built with wasm-bindgen, served from
-//! loopback, loaded in headless Chromium (driven over WebDriver by
-//! chromedriver); the page must show the data mocklib's Service Worker
-//! answered with, and a file the real server has.
+//! loopback, loaded in headless Chromium and in headless Firefox (driven
+//! over WebDriver by chromedriver and geckodriver); the page must show the
+//! data mocklib's Service Worker answered with, and a file the real server
+//! has.
 //!
 //! Needs the wasm32 target, `wasm-bindgen` (the CLI at the crate's version),
-//! `chromium` and `chromedriver`: `./scripts/test` installs them.
+//! `chromium`, `chromedriver`, `firefox-esr` and `geckodriver`:
+//! `./scripts/test` installs them.
 #![cfg(not(target_arch = "wasm32"))]
 
+mod static_site;
 mod webdriver;
 
-use std::io::{BufRead, BufReader, Write};
-use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use serde_json::json;
-use webdriver::Chromedriver;
+use static_site::serve;
+use webdriver::{Browser, Driver};
 
 #[test]
 fn the_example_page_renders_mocked_data() {
     let site = build_example_app();
     let server = serve(site.path());
-    let driver = Chromedriver::start();
-    let session = driver.new_session();
-    session.navigate(&format!("http://{server}/"));
+    for browser in Browser::ALL {
+        let driver = Driver::start(browser);
+        let session = driver.new_session();
+        session.navigate(&format!("http://{server}/"));
+        let expected = json!({
+            "greeting": "Hello, John",
+            "posts": ["Hello, mocklib", "Mocking in the browser"],
+            "notes": "Release 1.0: first light.",
+            "mode": "Service Worker",
+        });
+        assert_eq!(rendered(&session), expected, "in {browser:?}");
+        // Reloaded, the page finds the worker active and must get it to
+        // control the page again: Firefox's refresh loads it uncontrolled
+        // (as a hard reload does), Chromium's keeps the control.
+        session.refresh();
+        assert_eq!(rendered(&session), expected, "reloaded, in {browser:?}");
+    }
+}
+
+/// What the example page shows once rendered.
+fn rendered(session: &webdriver::Session) -> serde_json::Value {
     session.wait_for(
         "the app to render (data-state=done)",
         "return document.getElementById('app').dataset.state === 'done'",
     );
-    let page = session.execute(
+    session.execute(
         "return {
             greeting: document.getElementById('greeting').textContent,
             posts: [...document.querySelectorAll('#posts li')].map((li) => li.textContent),
             notes: document.getElementById('notes').textContent,
             mode: document.getElementById('mode').textContent,
         }",
-    );
-    assert_eq!(
-        page,
-        json!({
-            "greeting": "Hello, John",
-            "posts": ["Hello, mocklib", "Mocking in the browser"],
-            "notes": "Release 1.0: first light.",
-            "mode": "Service Worker",
-        })
-    );
-    session.close();
+    )
 }
 
 fn workspace_root() -> PathBuf {
@@ -83,58 +93,4 @@ fn build_example_app() -> tempfile::TempDir {
     }
     mocklib::browser::write_worker_script(site.path()).unwrap();
     site
-}
-
-/// A static file server on loopback; returns its address.
-fn serve(dir: &Path) -> String {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let address = listener.local_addr().unwrap().to_string();
-    let dir = dir.to_owned();
-    std::thread::spawn(move || {
-        for stream in listener.incoming().flatten() {
-            let dir = dir.clone();
-            std::thread::spawn(move || serve_one(stream, &dir));
-        }
-    });
-    address
-}
-
-fn serve_one(mut stream: TcpStream, dir: &Path) {
-    let mut reader = BufReader::new(stream.try_clone().unwrap());
-    let mut request_line = String::new();
-    if reader.read_line(&mut request_line).is_err() {
-        return;
-    }
-    // Skip the headers: GET requests only, no body.
-    let mut line = String::new();
-    while reader.read_line(&mut line).is_ok_and(|n| n > 2) {
-        line.clear();
-    }
-    let path = request_line.split_whitespace().nth(1).unwrap_or("/");
-    let path = path.split('?').next().unwrap_or("/");
-    let file = if path == "/" {
-        "index.html"
-    } else {
-        path.trim_start_matches('/')
-    };
-    let (status, body, content_type) = match std::fs::read(dir.join(file)) {
-        Ok(body) if !file.contains("..") => ("200 OK", body, content_type(file)),
-        _ => ("404 Not Found", b"not found".to_vec(), "text/plain"),
-    };
-    let head = format!(
-        "HTTP/1.1 {status}\r\ncontent-type: {content_type}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
-        body.len()
-    );
-    let _ = stream
-        .write_all(head.as_bytes())
-        .and_then(|()| stream.write_all(&body));
-}
-
-fn content_type(file: &str) -> &'static str {
-    match file.rsplit('.').next() {
-        Some("html") => "text/html; charset=utf-8",
-        Some("js") => "text/javascript",
-        Some("wasm") => "application/wasm",
-        _ => "text/plain; charset=utf-8",
-    }
 }

@@ -493,3 +493,6 @@ async fn two_workers_at_once_pass_through_to_the_real_fetch() {
 async fn the_page_verifies_expectations_and_keeps_a_journal() {
     check_verify_and_the_journal(MODE).await;
 }
+
+// Unhandled requests: what is quiet, and what a warning says.
+unhandled_request_tests!(MODE);

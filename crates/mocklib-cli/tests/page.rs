@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 // only: the package leaves tests/ out).
 #[path = "../../browser-tests/tests/webdriver/mod.rs"]
 mod webdriver;
-use webdriver::{Chromedriver, http};
+use webdriver::{Browser, Driver, http};
 
 mod common;
 use common::Serve;
@@ -41,7 +41,7 @@ fn a_request_shows_on_the_live_page_within_a_second_and_becomes_a_handler() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("handlers.yaml"), HANDLERS).unwrap();
     let serve = Serve::start(dir.path(), &["--handlers", "handlers.yaml"]);
-    let driver = Chromedriver::start();
+    let driver = Driver::start(Browser::Chromium);
     let page = driver.new_session();
     open_live(&page, &format!("{}/__mocklib/", serve.url()));
 
@@ -135,7 +135,7 @@ fn the_page_sends_the_token_it_was_opened_with() {
         dir.path(),
         &["--handlers", "handlers.yaml", "--admin-token", "t0k/en"],
     );
-    let driver = Chromedriver::start();
+    let driver = Driver::start(Browser::Chromium);
     let page = driver.new_session();
     open_live(&page, &format!("{}/__mocklib/#token=t0k%2Fen", serve.url()));
     page.close();
@@ -169,7 +169,7 @@ fn a_scope_has_its_own_page_and_the_server_page_lists_it() {
     );
     assert_eq!(status, 201);
 
-    let driver = Chromedriver::start();
+    let driver = Driver::start(Browser::Chromium);
     let server_page = driver.new_session();
     server_page.navigate(&format!("{}/__mocklib/", serve.url()));
     server_page.wait_for(

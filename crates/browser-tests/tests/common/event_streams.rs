@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 
-use super::{BodyReader, js_fetch, started, within_hang_guard};
+use super::{BodyReader, is_firefox, js_fetch, started, within_hang_guard};
 
 #[wasm_bindgen(inline_js = r#"
 export function eventSourceEntries(url, types, count) {
@@ -156,6 +156,17 @@ pub async fn check_a_real_stream_is_forwarded_as_it_arrives(mode: Mode) {
     reader.read_text(FORWARDED_PRICES).await;
     assert!(real_stream_open(&origin, &name).await);
     reader.cancel().await;
+    if mode == Mode::ServiceWorker && is_firefox() {
+        // Firefox passes the cancel on with the body's next bytes (see
+        // `check_cancelling_the_reader_drops_the_stream`), and the real
+        // source sends only keep-alive comments now, which forwarding
+        // leaves out: the connection stays until the worker stops.
+        delay(300).await;
+        assert!(real_stream_open(&origin, &name).await);
+        worker.stop();
+        wait_until_real_stream_closed(&origin, &name).await;
+        return;
+    }
     wait_until_real_stream_closed(&origin, &name).await;
     worker.stop();
 }

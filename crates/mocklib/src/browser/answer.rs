@@ -26,11 +26,14 @@ pub(super) async fn answer(
     quiet: bool,
 ) -> Result<Answer, String> {
     let (method, url) = (&request.method, &request.url);
-    let base_url = page_url(&request.page);
+    let base_url = page_url(&request.page).map(std::sync::Arc::new);
+    let asset = request.asset;
     let request = request.to_core()?;
-    let outcome = engine
-        .handle(request, base_url.map(std::sync::Arc::new))
-        .await;
+    let outcome = if asset {
+        engine.handle_asset(request, base_url).await
+    } else {
+        engine.handle(request, base_url).await
+    };
     Ok(match outcome {
         Outcome::Mocked(response) => {
             // A streamed body stays a stream: each mode hands its chunks

@@ -22,6 +22,10 @@ pub(super) struct BrowserRequest {
     pub cookie: String,
     /// The page's URL, against which relative predicates match.
     pub page: String,
+    /// A navigation or a static asset: unhandled, it goes to the network
+    /// without the unhandled-request strategy's warning or error, as MSW's
+    /// common assets do.
+    pub asset: bool,
 }
 
 impl BrowserRequest {
@@ -34,6 +38,7 @@ impl BrowserRequest {
             body,
             cookie: description.cookie(),
             page: description.page(),
+            asset: description.asset(),
         }
     }
 

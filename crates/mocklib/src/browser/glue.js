@@ -53,19 +53,39 @@ function headersOf(flat) {
  * What the engine needs of a request. `cookie` is what the browser would
  * send along (scripts never see a request's Cookie header): `document.cookie`
  * when the credentials mode lets it go. `page` is the page's URL, against
- * which relative predicates match.
+ * which relative predicates match. `asset`: a navigation or a static asset,
+ * which goes to the network quietly when no handler answers it.
  */
-function describe(method, url, headers, credentials, body) {
+function describe(method, url, headers, credentials, body, asset) {
   const sendsCookies =
     credentials === 'include' ||
     (credentials !== 'omit' && url.startsWith(location.origin + '/'));
   const cookie = sendsCookies && typeof document !== 'undefined' ? document.cookie : '';
-  return { method, url, headers, body, cookie, page: location.href };
+  return { method, url, headers, body, cookie, page: location.href, asset };
+}
+
+/**
+ * Whether a request is a navigation or a static asset: what the browser
+ * loads for a document (`destination` is empty for `fetch`, XHR and
+ * `EventSource`), or a URL MSW counts as a common asset (its
+ * `isCommonAssetRequest`), which also covers `fetch`es of files.
+ */
+function isAsset(url, mode, destination) {
+  if (mode === 'navigate' || (destination && destination !== 'report')) return true;
+  const { protocol, hostname, pathname } = new URL(url);
+  return (
+    protocol === 'file:' ||
+    hostname.includes('fonts.googleapis.com') ||
+    pathname.includes('node_modules') ||
+    pathname.includes('@vite') ||
+    /\.(s?css|less|m?jsx?|m?tsx?|html|ttf|otf|woff2?|eot|gif|jpe?g|png|avif|webp|ico|svg|mp4|webm|ogg|mov|mp3|wav|flac|aac|pdf|txt|csv|json|xml|md|zip|tar|gz|rar|7z|wasm)$/i.test(pathname)
+  );
 }
 
 /** Describes a `Request` of the patched `fetch`, all but its body. */
 export function describeRequest(request) {
-  return describe(request.method, request.url, flatHeaders(request.headers), request.credentials, null);
+  const asset = isAsset(request.url, request.mode, request.destination);
+  return describe(request.method, request.url, flatHeaders(request.headers), request.credentials, null, asset);
 }
 
 /**
@@ -74,7 +94,7 @@ export function describeRequest(request) {
  * of the page's own origin.
  */
 export function describeUpgrade(url, headers) {
-  return describe('GET', url, [...headers, 'origin', location.origin], 'same-origin', null);
+  return describe('GET', url, [...headers, 'origin', location.origin], 'same-origin', null, false);
 }
 
 /** A mocked `Response` with the `url` (and `redirected`) a real one has. */
@@ -196,6 +216,12 @@ export async function registerServiceWorker(url, scope, originalFetch) {
       };
       container.addEventListener('controllerchange', check);
       check();
+      // A page loaded past the worker (a hard reload; Firefox's WebDriver
+      // refresh too) stays uncontrolled when the worker was already
+      // active: its activate handler's claim is over. Ask it to claim again.
+      if (!container.controller || container.controller.scriptURL !== worker.scriptURL) {
+        worker.postMessage({ type: 'mocklib:claim' });
+      }
     });
   }
   return { worker, scope: registration.scope, controlled };
@@ -222,7 +248,8 @@ export function connectServiceWorker(worker, onRequest, onResponse, onFlow) {
       onResponse(data.id, data.status, data.headers);
     } else {
       const body = data.body ? new Uint8Array(data.body) : null;
-      onRequest(describe(data.method, data.url, data.headers, data.credentials, body), data.id, requests.port1);
+      const asset = isAsset(data.url, data.mode, data.destination);
+      onRequest(describe(data.method, data.url, data.headers, data.credentials, body, asset), data.id, requests.port1);
     }
   };
   const reply = new MessageChannel();

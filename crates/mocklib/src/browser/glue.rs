@@ -133,4 +133,8 @@ extern "C" {
     /// The page's URL.
     #[wasm_bindgen(method, getter)]
     pub(super) fn page(this: &RequestDescription) -> String;
+
+    /// A navigation or a static asset (`isAsset` in glue.js).
+    #[wasm_bindgen(method, getter)]
+    pub(super) fn asset(this: &RequestDescription) -> bool;
 }

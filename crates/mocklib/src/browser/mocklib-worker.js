@@ -9,9 +9,11 @@
  * Protocol (version 3), page -> worker messages:
  *   { type: 'mocklib:activate', protocol } + ports [requests, reply]
  *   { type: 'mocklib:deactivate' } + port [ack] | { type: 'mocklib:keepalive' }
+ *   | { type: 'mocklib:claim' } (control the pages in scope that are not yet)
  * On the page's long-lived `requests` port (no port per request: setting one
  * up costs more than the whole answer):
- *   worker -> page { type: 'mocklib:request', id, url, method, headers, body, credentials }
+ *   worker -> page { type: 'mocklib:request', id, url, method, headers, body, credentials,
+ *                    mode, destination }
  *   page -> worker { id, kind: 'mocked', status, statusText, headers, body, streamed }
  *                    (headers flat: [name, value, name, value, ...])
  *                | { id, kind: 'passthrough' } | { id, kind: 'network-error' }
@@ -74,6 +76,9 @@ self.addEventListener('message', (event) => {
       if (event.ports[0]) event.ports[0].postMessage({ type: 'mocklib:deactivated' });
       break;
     }
+    case 'mocklib:claim':
+      event.waitUntil(self.clients.claim());
+      break;
     default:
       // 'mocklib:keepalive' only keeps this worker from being stopped while idle.
       break;
@@ -82,8 +87,6 @@ self.addEventListener('message', (event) => {
 
 self.addEventListener('fetch', (event) => {
   const request = event.request;
-  // Navigations always reach the network: a page must load for real.
-  if (request.mode === 'navigate') return;
   if (request.headers.has(BYPASS_HEADER)) {
     event.respondWith(bypass(request));
     return;
@@ -101,17 +104,25 @@ function bypass(request) {
 
 /** The page that resolves requests of `event`'s client. */
 async function pageFor(event) {
+  // A navigation's page is the one it leaves, alive until the answer
+  // commits (Chromium names it in clientId, Firefox does not): any page
+  // that started mocking answers it (a page gone would never answer).
+  if (event.request.mode === 'navigate') return mockingWindow(event.clientId);
   const direct = pages.get(event.clientId);
   if (direct) return direct;
   const client = event.clientId ? await self.clients.get(event.clientId) : undefined;
   // A top-level page that did not start mocking is left alone.
   if (client && client.type === 'window' && client.frameType === 'top-level') return undefined;
   // Frames and Web Workers are answered by the page that started mocking.
+  return mockingWindow(event.clientId);
+}
+
+/** A live window that started mocking, `preferred` first. */
+async function mockingWindow(preferred) {
   const windows = await self.clients.matchAll({ type: 'window', includeUncontrolled: true });
-  for (const window of windows) {
-    if (pages.has(window.id)) return pages.get(window.id);
-  }
-  return undefined;
+  const live = windows.filter((window) => pages.has(window.id));
+  const chosen = live.find((window) => window.id === preferred) || live[0];
+  return chosen && pages.get(chosen.id);
 }
 
 async function answer(event) {
@@ -133,17 +144,26 @@ async function answer(event) {
       headers: flatHeaders(request.headers),
       body,
       credentials: request.credentials,
+      mode: request.mode,
+      destination: request.destination,
     },
     body ? [body] : [],
   );
   const outcome = await reply;
   switch (outcome.kind) {
-    case 'mocked':
-      return new Response(outcome.body, {
+    case 'mocked': {
+      // A navigation's page is gone once the answer commits, and with it
+      // the rest of a streamed body: have it all first (as MSW 3 does).
+      const body =
+        request.mode === 'navigate' && outcome.body instanceof ReadableStream
+          ? await new Response(outcome.body).arrayBuffer()
+          : outcome.body;
+      return new Response(body, {
         status: outcome.status,
         statusText: outcome.statusText,
         headers: headersOf(outcome.headers),
       });
+    }
     case 'network-error':
       return Response.error();
     default: {

@@ -21,12 +21,21 @@
 //! - **Service Worker** (preferred): our worker script, served by your app at
 //!   `/mocklib-worker.js`, sees every request of the page — `fetch`, XHR,
 //!   `<img>`, requests of the page's Web Workers — and asks the page's wasm
-//!   module what to answer. Navigations always reach the network. Put the
+//!   module what to answer. Navigations (page loads, frames) and static
+//!   assets (what the browser loads for a document — scripts, styles,
+//!   images, fonts — and URLs MSW counts as common assets, `.css`, `.js`,
+//!   `.json`, `.txt` and the like) are asked about too, so a handler can
+//!   answer them; one that no handler answers goes to the network quietly,
+//!   with no unhandled-request warning or error (as MSW 3 does; a custom
+//!   strategy still sees it). A mocked navigation's streamed body is read
+//!   whole before the page it leaves is gone. Put the
 //!   script into your public folder with `mocklib init <public-dir>`
 //!   (`cargo install mocklib-cli`) or [`write_worker_script`] in a build script;
 //!   a missing script is a [`StartError::WorkerScriptMissing`] saying so,
 //!   and one left there by an older mocklib a
-//!   [`StartError::WorkerScriptOutdated`]. Each request costs a hop to the
+//!   [`StartError::WorkerScriptOutdated`]. A page loaded past an active
+//!   worker (a hard reload, or Firefox's WebDriver refresh) is taken under
+//!   its control again. Each request costs a hop to the
 //!   worker and back (measured in `docs/BENCHMARKS.md`: about half of MSW's
 //!   time); a streamed body's chunks follow its head, a message each.
 //! - **Fallback**: `fetch` is patched in the page. Chosen when Service
@@ -59,8 +68,14 @@
 //!   buffered whole. The fallback mode asks the stream for a chunk when the
 //!   page reads one; in Service Worker mode the page runs at most 16 chunks
 //!   ahead of the worker's reader (Chromium itself reads a worker's response
-//!   some 56 MiB ahead of the page). A reader that cancels drops the stream,
-//!   which runs the resolver's `finalize`. A stream's error makes
+//!   some 56 MiB ahead of the page; Firefox reads it to its end, so there
+//!   the stream is produced as fast as the page's resolver yields it). A
+//!   reader that cancels drops the stream, which runs the resolver's
+//!   `finalize` (in Service Worker mode in Firefox only when the stream
+//!   yields its next chunk: Firefox tells a worker that the page's reader
+//!   went away only when it passes on more bytes). Firefox hands `fetch`
+//!   the response of a Service Worker only with its first bytes, so there
+//!   a streamed body's head arrives with its first chunk. A stream's error makes
 //!   `reader.read()` reject with a `TypeError`: in the fallback mode after
 //!   every chunk before it, with the error's message; in Service Worker
 //!   mode Chromium drops chunks the page has not read yet and says "network
@@ -78,8 +93,8 @@
 //! - Chromium does not hand a Service Worker the `Last-Event-ID` an
 //!   `EventSource` sends when it reconnects (the header is added on the way
 //!   to the network), so [`SseArgs::last_event_id`](crate::sse::SseArgs::last_event_id)
-//!   is `None` for that reconnection; a client that sets the header itself
-//!   (with `fetch`) is seen.
+//!   is `None` for that reconnection in Chromium; Firefox hands it on. A
+//!   client that sets the header itself (with `fetch`) is seen in both.
 //! - [`bypass`](crate::bypass) and `sse`'s `server.connect()` perform the
 //!   real request with the page's own `fetch` (in Service Worker mode marked
 //!   so that our worker lets it through), so the real server must allow the

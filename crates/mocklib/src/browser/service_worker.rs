@@ -1,8 +1,8 @@
 //! Service Worker interception, the page's half.
 //!
 //! Our worker script (`mocklib-worker.js`) sees every request of the pages
-//! it controls — `fetch`, XHR, `<img>`, requests of the page's Web Workers —
-//! except navigations. For each it posts the request to the page that
+//! it controls — `fetch`, XHR, `<img>`, requests of the page's Web Workers,
+//! navigations. For each it posts the request to the page that
 //! started mocking, over the one `MessagePort` the page opened at start, and
 //! waits for the answer: mocked (status, headers, body), passthrough (the
 //! worker performs it) or a network error. This file answers those messages

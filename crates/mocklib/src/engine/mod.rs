@@ -176,6 +176,27 @@ impl Engine {
         self.handle_in(self.current_scope(), request, base_url)
     }
 
+    /// As [`handle`](Self::handle), for a page's navigation or static asset:
+    /// when no handler answers, it is performed as it is, without the
+    /// unhandled-request strategy's warning or error (MSW ignores common
+    /// assets so); a custom strategy still sees it, as MSW's does.
+    #[cfg(target_arch = "wasm32")]
+    pub(crate) fn handle_asset(
+        &self,
+        request: Request,
+        base_url: Option<Arc<Url>>,
+    ) -> impl std::future::Future<Output = Outcome> + MaybeSend + 'static + use<> {
+        let options = self.listen_options().map(|options| {
+            if matches!(options.on_unhandled_request, UnhandledRequest::Custom(_)) {
+                return options;
+            }
+            let mut quiet = InterceptOptions::clone(&options);
+            quiet.on_unhandled_request = UnhandledRequest::Bypass;
+            Arc::new(quiet)
+        });
+        self.resolve_with(self.current_scope(), request, base_url, options)
+    }
+
     /// Resolves `request` in `scope` (taken earlier, in the caller's task).
     pub(crate) fn handle_in(
         &self,
@@ -183,7 +204,17 @@ impl Engine {
         request: Request,
         base_url: Option<Arc<Url>>,
     ) -> impl std::future::Future<Output = Outcome> + MaybeSend + 'static + use<> {
-        let options = self.listen_options();
+        self.resolve_with(scope, request, base_url, self.listen_options())
+    }
+
+    /// Resolves `request` in `scope` under `options` (`None`: not listening).
+    fn resolve_with(
+        &self,
+        scope: Arc<Scope>,
+        request: Request,
+        base_url: Option<Arc<Url>>,
+        options: Option<Arc<InterceptOptions>>,
+    ) -> impl std::future::Future<Output = Outcome> + MaybeSend + 'static + use<> {
         let events = self.events.clone();
         let recorder = self
             .recorder

@@ -63,8 +63,8 @@
 //! `fetch` alone, not an `EventSource` (which the browser connects by
 //! itself): there, read the stream with `fetch` and
 //! `response.body.getReader()`. Chromium keeps the `Last-Event-ID` of an
-//! `EventSource`'s reconnection from Service Workers, so the resolver sees
-//! it only from clients that send it themselves. `server.connect()`
+//! `EventSource`'s reconnection from Service Workers, so there the resolver
+//! sees it only from clients that send it themselves; Firefox hands it on. `server.connect()`
 //! performs the real request with the page's `fetch`: the real event
 //! source must allow the page's origin (CORS).
 
