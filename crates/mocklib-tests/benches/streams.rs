@@ -244,20 +244,7 @@ fn sse_server() -> Server {
 /// Reads every event of `/events/{count}` through the HTTPS proxy; returns
 /// the time it took.
 async fn read_events(client: &reqwest::Client, count: usize) -> Duration {
-    let started = Instant::now();
-    let response = client
-        .get(format!("https://prices.test/events/{count}"))
-        .send()
-        .await
-        .unwrap();
-    let mut events = response.bytes_stream().eventsource();
-    let mut seen = 0;
-    while let Some(event) = events.next().await {
-        event.unwrap();
-        seen += 1;
-    }
-    assert_eq!(seen, count);
-    started.elapsed()
+    read_events_at(client, "https://prices.test", count).await
 }
 
 /// The bytes `sse_server` writes for event `n`.
