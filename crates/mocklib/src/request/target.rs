@@ -36,36 +36,46 @@ impl Target {
 
 /// A request's URL, parsed when first read (see the module docs).
 #[derive(Clone, Debug)]
-pub(crate) struct RequestUrl {
-    parsed: OnceLock<Url>,
-    under: Option<(Arc<Url>, PathAndQuery)>,
+pub(crate) enum RequestUrl {
+    Parsed(Url),
+    Under {
+        origin: Arc<Url>,
+        target: PathAndQuery,
+        parsed: OnceLock<Url>,
+    },
 }
 
 impl RequestUrl {
     pub(crate) fn new(target: Target) -> Self {
         match target {
-            Target::Url(url) => RequestUrl {
-                parsed: OnceLock::from(url),
-                under: None,
-            },
-            Target::Under(origin, target) => RequestUrl {
+            Target::Url(url) => RequestUrl::Parsed(url),
+            Target::Under(origin, target) => RequestUrl::Under {
+                origin,
+                target,
                 parsed: OnceLock::new(),
-                under: Some((origin, target)),
             },
         }
     }
 
     pub(crate) fn get(&self) -> &Url {
-        self.parsed.get_or_init(|| match &self.under {
-            Some((origin, target)) => under(origin, target.as_str()),
-            None => unreachable_url(),
-        })
+        match self {
+            RequestUrl::Parsed(url) => url,
+            RequestUrl::Under {
+                origin,
+                target,
+                parsed,
+            } => parsed.get_or_init(|| under(origin, target.as_str())),
+        }
     }
 
     /// The origin and path, without parsing a URL for them.
     pub(crate) fn parts(&self) -> UrlParts<'_> {
-        match (self.parsed.get(), &self.under) {
-            (None, Some((origin, target))) => UrlParts::Under {
+        match self {
+            RequestUrl::Under {
+                origin,
+                target,
+                parsed,
+            } if parsed.get().is_none() => UrlParts::Under {
                 origin,
                 path: target.path(),
                 url: self,
@@ -73,13 +83,6 @@ impl RequestUrl {
             _ => UrlParts::Parsed(self.get()),
         }
     }
-}
-
-/// Never reached: a `RequestUrl` without a target is made parsed. A URL
-/// rather than a panic all the same (no input may panic a front door).
-#[cold]
-fn unreachable_url() -> Url {
-    Url::parse("http://invalid/").unwrap_or_else(|_| unreachable!("a literal URL parses"))
 }
 
 /// What matching reads of a request's URL: its origin (read its scheme,

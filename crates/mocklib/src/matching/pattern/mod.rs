@@ -406,21 +406,15 @@ fn contains_ignore_ascii_case(haystack: &str, needle: &str) -> bool {
 /// Whether `needle` (lowercase) is in `first` followed by `second`,
 /// ignoring ASCII case, without joining them.
 fn contains_across(first: &str, second: &str, needle: &str) -> bool {
-    let (first, second, needle) = (first.as_bytes(), second.as_bytes(), needle.as_bytes());
-    let contains = |haystack: &[u8]| {
-        haystack.len() >= needle.len()
-            && haystack
-                .windows(needle.len())
-                .any(|window| window.eq_ignore_ascii_case(needle))
-    };
-    contains(first)
-        || contains(second)
+    let (head_text, tail_text) = (first.as_bytes(), second.as_bytes());
+    contains_ignore_ascii_case(first, needle)
+        || contains_ignore_ascii_case(second, needle)
         || (1..needle.len()).any(|split| {
-            let (head, tail) = needle.split_at(split);
-            first.len() >= head.len()
-                && second.len() >= tail.len()
-                && first[first.len() - head.len()..].eq_ignore_ascii_case(head)
-                && second[..tail.len()].eq_ignore_ascii_case(tail)
+            let (head, tail) = needle.as_bytes().split_at(split);
+            head_text.len() >= head.len()
+                && tail_text.len() >= tail.len()
+                && head_text[head_text.len() - head.len()..].eq_ignore_ascii_case(head)
+                && tail_text[..tail.len()].eq_ignore_ascii_case(tail)
         })
 }
 

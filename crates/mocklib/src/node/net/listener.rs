@@ -400,27 +400,8 @@ impl Resolve {
         if !http_body::Body::is_end_stream(&self.body) {
             return Answering::Later(Box::pin(self.run()));
         }
-        let request = Request::from_owned_parts(
-            self.method,
-            self.target,
-            self.version,
-            self.headers,
-            Bytes::new(),
-        );
-        let shared = self.shared;
-        let scope = self.scope.unwrap_or_else(|| shared.engine.current_scope());
-        let delivery = Delivery {
-            version: self.version,
-            fault: self.fault,
-            #[cfg(feature = "ws")]
-            on_upgrade: self.on_upgrade,
-            #[cfg(all(feature = "ws", feature = "graphql"))]
-            resolve_in: super::ws::ResolveIn {
-                scope: Arc::clone(&scope),
-                base_url: self.base_url.clone(),
-            },
-        };
-        let mut handling = shared.engine.handle_in(scope, request, self.base_url);
+        let (head, _, asking) = self.split();
+        let (shared, mut handling, delivery) = asking.hand(head.request(Bytes::new()));
         // Polled here, in the service call (the connection's task): a waker
         // that does nothing is enough, as a pending lookup is polled again
         // with the task's own right after.
@@ -440,57 +421,104 @@ impl Resolve {
     }
 
     async fn run(self) -> Result<http::Response<ResponseBody>, BoxError> {
-        let (method, target, version, headers) =
-            (self.method, self.target, self.version, self.headers);
-        let request = if crate::request::is_grpc_content(&headers) {
+        let (head, body, asking) = self.split();
+        let request = if crate::request::is_grpc_content(&head.headers) {
             // A call's body ends with the call: its messages reach the
             // handler (or the real server) as they come.
-            Request::from_owned_parts(method, target, version, headers, Bytes::new())
-                .with_body_stream(self.body.into_data_stream())
+            head.request(Bytes::new())
+                .with_body_stream(body.into_data_stream())
         } else {
-            buffered(method, target, version, headers, self.body).await?
+            buffered(head, body).await?
         };
-        let shared = self.shared;
-        let scope = self.scope.unwrap_or_else(|| shared.engine.current_scope());
-        #[cfg(all(feature = "ws", feature = "graphql"))]
-        let resolve_in = super::ws::ResolveIn {
-            scope: Arc::clone(&scope),
-            base_url: self.base_url.clone(),
+        let (shared, handling, delivery) = asking.hand(request);
+        respond(&shared, handling.await, delivery).await
+    }
+
+    fn split(self) -> (Head, Incoming, Asking) {
+        let head = Head {
+            method: self.method,
+            target: self.target,
+            version: self.version,
+            headers: self.headers,
         };
-        let outcome = shared.engine.handle_in(scope, request, self.base_url).await;
+        let asking = Asking {
+            shared: self.shared,
+            scope: self.scope,
+            base_url: self.base_url,
+            version: self.version,
+            fault: self.fault,
+            #[cfg(feature = "ws")]
+            on_upgrade: self.on_upgrade,
+        };
+        (head, self.body, asking)
+    }
+}
+
+/// A request's head, out of the read buffer.
+struct Head {
+    method: Method,
+    target: Target,
+    version: Version,
+    headers: http::HeaderMap,
+}
+
+impl Head {
+    fn request(self, body: Bytes) -> Request {
+        Request::from_owned_parts(self.method, self.target, self.version, self.headers, body)
+    }
+}
+
+/// Where a request is resolved, and what answering its outcome needs.
+struct Asking {
+    shared: Arc<Shared>,
+    scope: Option<Arc<Scope>>,
+    base_url: Option<Arc<Url>>,
+    version: Version,
+    fault: Arc<ConnectionFault>,
+    #[cfg(feature = "ws")]
+    on_upgrade: Option<hyper::upgrade::OnUpgrade>,
+}
+
+impl Asking {
+    /// Hands `request` to the engine in its scope: the lookup, with what
+    /// its outcome's answer needs.
+    fn hand(
+        self,
+        request: Request,
+    ) -> (
+        Arc<Shared>,
+        impl Future<Output = Outcome> + Unpin + Send + use<>,
+        Delivery,
+    ) {
+        let scope = self
+            .scope
+            .unwrap_or_else(|| self.shared.engine.current_scope());
         let delivery = Delivery {
-            version,
+            version: self.version,
             fault: self.fault,
             #[cfg(feature = "ws")]
             on_upgrade: self.on_upgrade,
             #[cfg(all(feature = "ws", feature = "graphql"))]
-            resolve_in,
+            resolve_in: super::ws::ResolveIn {
+                scope: Arc::clone(&scope),
+                base_url: self.base_url.clone(),
+            },
         };
-        respond(&shared, outcome, delivery).await
+        let handling = self.shared.engine.handle_in(scope, request, self.base_url);
+        (self.shared, handling, delivery)
     }
 }
 
 /// The request with its body read in full.
-async fn buffered(
-    method: http::Method,
-    target: Target,
-    version: Version,
-    headers: http::HeaderMap,
-    body: Incoming,
-) -> Result<Request, BoxError> {
-    // A request without a body (most GETs) has nothing to collect.
-    let body = if http_body::Body::is_end_stream(&body) {
-        Bytes::new()
-    } else {
-        body.collect().await?.to_bytes()
-    };
+async fn buffered(head: Head, body: Incoming) -> Result<Request, BoxError> {
+    let body = body.collect().await?.to_bytes();
     // A small body is a slice of the connection's read buffer: copied,
     // the request owns all its bytes and the journal may keep it as is.
     Ok(if body.len() <= MAX_BODY {
-        let body = Bytes::copy_from_slice(&body);
-        Request::from_owned_parts(method, target, version, headers, body)
+        head.request(Bytes::copy_from_slice(&body))
     } else {
-        Request::from_parts(method, target.into_url(), headers, body).with_version(version)
+        Request::from_parts(head.method, head.target.into_url(), head.headers, body)
+            .with_version(head.version)
     })
 }
 
