@@ -31,6 +31,9 @@ use percent_encoding::{AsciiSet, CONTROLS, percent_decode_str, utf8_percent_enco
 pub struct Cookies(BTreeMap<String, String>);
 
 impl Cookies {
+    /// A request without cookies.
+    pub(crate) const NONE: Cookies = Cookies(BTreeMap::new());
+
     /// Parses the `Cookie` headers of `headers`.
     pub fn from_headers(headers: &HeaderMap) -> Self {
         let mut map = BTreeMap::new();

@@ -33,9 +33,8 @@ pub(super) struct Lookup {
     /// The base URL the lookup matched with (the front door's, else the
     /// options'), kept with each journal entry for `requests_matching`.
     pub(super) base_url: Option<Arc<Url>>,
-    pub(super) recorder: Option<Arc<dyn ExchangeSink>>,
-    /// The contracts attached to the server (usually none).
-    pub(super) contracts: Arc<[crate::contract::Attached]>,
+    /// The recorder and the contracts (usually none) to answer with.
+    pub(super) hooks: Arc<super::Hooks>,
     /// The journal number of the entry last written, for findings about an
     /// answer that comes later (a request performed for real).
     pub(super) last_recorded: std::cell::Cell<Option<u64>>,
@@ -90,7 +89,7 @@ impl Lookup {
             body: response.body().as_bytes().map(|bytes| &bytes[..]),
             base_url: self.base_url.as_deref(),
         };
-        let (findings, strict) = crate::contract::check(&self.contracts, &answered);
+        let (findings, strict) = crate::contract::check(&self.hooks.contracts, &answered);
         if findings.is_empty() {
             return response;
         }
@@ -133,15 +132,15 @@ impl Lookup {
     fn passthrough(self, request: Request, request_id: RequestId) -> Outcome {
         // With contracts, the real answer is captured too and checked once
         // whole; the findings join the request's journal entry.
-        let sink = match (self.contracts.is_empty(), self.last_recorded.get()) {
+        let sink = match (self.hooks.contracts.is_empty(), self.last_recorded.get()) {
             (false, Some(sequence)) => Some(Arc::new(super::checked::CheckedSink {
-                contracts: Arc::clone(&self.contracts),
-                inner: self.recorder.clone(),
+                contracts: Arc::clone(&self.hooks.contracts),
+                inner: self.hooks.recorder.clone(),
                 scope: Arc::clone(&self.scope),
                 sequence,
                 base_url: self.base_url.clone(),
             }) as Arc<dyn ExchangeSink>),
-            _ => self.recorder,
+            _ => self.hooks.recorder.clone(),
         };
         Outcome::Passthrough(Passthrough {
             request,
@@ -330,7 +329,7 @@ impl Lookup {
                     if request.method() == http::Method::HEAD {
                         *response.body_mut() = Body::empty();
                     }
-                    if !self.contracts.is_empty() {
+                    if !self.hooks.contracts.is_empty() {
                         response = self.check_contracts(&request, handler, response);
                     }
                     response.body_mut().finalize_with(finalize);
@@ -433,7 +432,7 @@ impl Lookup {
         matched: bool,
     ) -> Outcome {
         self.record(&request, None, Answer::Unhandled);
-        if self.recorder.is_some() {
+        if self.hooks.recorder.is_some() {
             // Recording: what no handler answers is what is to be recorded.
             self.emit(EventKind::RequestUnhandled, &request, request_id);
             self.emit(EventKind::RequestEnd, &request, request_id);

@@ -43,13 +43,21 @@ pub(crate) struct Engine {
     id: u64,
     root: Arc<Scope>,
     events: Events,
+    hooks: RwLock<Arc<Hooks>>,
+}
+
+/// What requests are resolved with besides their scope. Changed rarely
+/// (listen, close, record, attach a contract) and read once per request:
+/// one snapshot behind one lock rather than a lock for each.
+#[derive(Clone)]
+pub(super) struct Hooks {
     /// `Some` while listening.
-    listening: RwLock<Option<Arc<InterceptOptions>>>,
-    performer: RwLock<Option<Arc<dyn Performer>>>,
+    listening: Option<Arc<InterceptOptions>>,
+    performer: Option<Arc<dyn Performer>>,
     /// Where requests performed for real are recorded, if anywhere.
-    recorder: RwLock<Option<Arc<dyn ExchangeSink>>>,
+    pub(super) recorder: Option<Arc<dyn ExchangeSink>>,
     /// The contracts mocked answers are checked against.
-    contracts: RwLock<Arc<[contract::Attached]>>,
+    pub(super) contracts: Arc<[contract::Attached]>,
 }
 
 impl Engine {
@@ -61,20 +69,31 @@ impl Engine {
             id,
             root: Arc::new(Scope::root(id, handlers)),
             events: Events::default(),
-            listening: RwLock::new(None),
-            performer: RwLock::new(None),
-            recorder: RwLock::new(None),
-            contracts: RwLock::new(Arc::new([])),
+            hooks: RwLock::new(Arc::new(Hooks {
+                listening: None,
+                performer: None,
+                recorder: None,
+                contracts: Arc::new([]),
+            })),
         })
+    }
+
+    fn hooks(&self) -> Arc<Hooks> {
+        Arc::clone(&self.hooks.read().unwrap_or_else(PoisonError::into_inner))
+    }
+
+    /// Replaces the hooks with a changed copy.
+    fn change_hooks(&self, change: impl FnOnce(&mut Hooks)) {
+        let mut hooks = self.hooks.write().unwrap_or_else(PoisonError::into_inner);
+        let mut changed = Hooks::clone(&hooks);
+        change(&mut changed);
+        *hooks = Arc::new(changed);
     }
 
     /// Sets how `bypass()` performs requests for this engine.
     #[cfg(any(feature = "net", target_arch = "wasm32"))]
     pub(crate) fn set_performer(&self, performer: Arc<dyn Performer>) {
-        *self
-            .performer
-            .write()
-            .unwrap_or_else(PoisonError::into_inner) = Some(performer);
+        self.change_hooks(|hooks| hooks.performer = Some(performer));
     }
 
     pub(crate) fn events(&self) -> &Events {
@@ -85,48 +104,34 @@ impl Engine {
     /// stops recording); while one is set, unhandled requests are performed
     /// for real without the unhandled-request strategy.
     pub(crate) fn set_recorder(&self, recorder: Option<Arc<dyn ExchangeSink>>) {
-        *self
-            .recorder
-            .write()
-            .unwrap_or_else(PoisonError::into_inner) = recorder;
+        self.change_hooks(|hooks| hooks.recorder = recorder);
     }
 
     /// Checks every mocked answer against `attached` from now on, beside
     /// the contracts attached before.
     pub(crate) fn attach_contract(&self, attached: contract::Attached) {
-        let mut contracts = self
-            .contracts
-            .write()
-            .unwrap_or_else(PoisonError::into_inner);
-        let mut all = contracts.to_vec();
-        all.push(attached);
-        *contracts = all.into();
+        self.change_hooks(|hooks| {
+            let mut all = hooks.contracts.to_vec();
+            all.push(attached);
+            hooks.contracts = all.into();
+        });
     }
 
     pub(crate) fn listen(&self, mut options: InterceptOptions) {
         // The caller's subscriber (a test's scoped one, say), for messages
         // about requests resolved on threads without one: the listener's.
         options.log_dispatch = crate::log::current_dispatch();
-        *self
-            .listening
-            .write()
-            .unwrap_or_else(PoisonError::into_inner) = Some(Arc::new(options));
+        self.change_hooks(|hooks| hooks.listening = Some(Arc::new(options)));
         self.events.set_enabled(true);
     }
 
     pub(crate) fn close(&self) {
-        *self
-            .listening
-            .write()
-            .unwrap_or_else(PoisonError::into_inner) = None;
+        self.change_hooks(|hooks| hooks.listening = None);
         self.events.set_enabled(false);
     }
 
     pub(crate) fn listen_options(&self) -> Option<Arc<InterceptOptions>> {
-        self.listening
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
+        self.hooks().listening.clone()
     }
 
     /// The scope the calling code runs in: its innermost boundary, or the root.
@@ -194,7 +199,13 @@ impl Engine {
             quiet.on_unhandled_request = UnhandledRequest::Bypass;
             Arc::new(quiet)
         });
-        self.resolve_with(self.current_scope(), request, base_url, options)
+        self.resolve_with(
+            self.current_scope(),
+            request,
+            base_url,
+            self.hooks(),
+            options,
+        )
     }
 
     /// Resolves `request` in `scope` (taken earlier, in the caller's task).
@@ -204,34 +215,22 @@ impl Engine {
         request: Request,
         base_url: Option<Arc<Url>>,
     ) -> impl std::future::Future<Output = Outcome> + MaybeSend + 'static + use<> {
-        self.resolve_with(scope, request, base_url, self.listen_options())
+        let hooks = self.hooks();
+        let options = hooks.listening.clone();
+        self.resolve_with(scope, request, base_url, hooks, options)
     }
 
     /// Resolves `request` in `scope` under `options` (`None`: not listening).
     fn resolve_with(
         &self,
         scope: Arc<Scope>,
-        request: Request,
+        mut request: Request,
         base_url: Option<Arc<Url>>,
+        hooks: Arc<Hooks>,
         options: Option<Arc<InterceptOptions>>,
     ) -> impl std::future::Future<Output = Outcome> + MaybeSend + 'static + use<> {
         let events = self.events.clone();
-        let recorder = self
-            .recorder
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone();
-        let contracts = Arc::clone(
-            &self
-                .contracts
-                .read()
-                .unwrap_or_else(PoisonError::into_inner),
-        );
-        if let Some(performer) = &*self
-            .performer
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-        {
+        if let Some(performer) = &hooks.performer {
             request.set_performer(Arc::clone(performer));
         }
         let handling = match options {
@@ -248,8 +247,7 @@ impl Engine {
                     events,
                     options,
                     base_url: None,
-                    recorder,
-                    contracts,
+                    hooks,
                     last_recorded: std::cell::Cell::new(None),
                 },
                 request,

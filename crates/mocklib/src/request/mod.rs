@@ -443,9 +443,18 @@ impl Request {
         )
     }
 
-    pub(crate) fn set_performer(&self, performer: Arc<dyn Performer>) {
-        // The first engine to see the request decides; a request is resolved once.
-        let _ = self.inner.performer.set(performer);
+    pub(crate) fn set_performer(&mut self, performer: Arc<dyn Performer>) {
+        match Arc::get_mut(&mut self.inner) {
+            // Just made (as usual): set in place, with no first-use
+            // initialisation to pay for.
+            Some(parts) if parts.performer.get().is_none() => {
+                parts.performer = OnceLock::from(performer);
+            }
+            // The first engine to see the request decides; a request is resolved once.
+            _ => {
+                let _ = self.inner.performer.set(performer);
+            }
+        }
     }
 
     pub(crate) fn performer(&self) -> Option<&Arc<dyn Performer>> {

@@ -163,18 +163,31 @@ pub(crate) fn under(origin: &Url, path_and_query: &str) -> Url {
 /// query of characters it leaves alone. A refused target is parsed.
 #[cfg_attr(any(not(feature = "net"), target_arch = "wasm32"), allow(dead_code))] // the listener's
 pub(crate) fn is_plain(target: &str) -> bool {
-    let (path, query) = match target.split_once('?') {
-        Some((path, query)) => (path, Some(query)),
-        None => (target, None),
-    };
-    let bytes = path.as_bytes();
-    bytes.first() == Some(&b'/')
-        && bytes.iter().all(|&byte| plain_in_path(byte))
-        && !bytes.windows(2).any(|pair| pair == b"/.")
-        && !bytes.windows(3).any(|three| {
-            three[0] == b'%' && three[1] == b'2' && three[2].eq_ignore_ascii_case(&b'e')
-        })
-        && query.is_none_or(|query| query.bytes().all(plain_in_query))
+    // One pass (this runs for every request in base URL mode).
+    let bytes = target.as_bytes();
+    if bytes.first() != Some(&b'/') {
+        return false;
+    }
+    let mut at = 0;
+    while let Some(&byte) = bytes.get(at) {
+        if byte == b'?' {
+            break;
+        }
+        let next = bytes.get(at + 1).copied();
+        let dot_segment = (byte == b'/' && next == Some(b'.'))
+            || (byte == b'%'
+                && next == Some(b'2')
+                && bytes
+                    .get(at + 2)
+                    .is_some_and(|b| b.eq_ignore_ascii_case(&b'e')));
+        if dot_segment || !plain_in_path(byte) {
+            return false;
+        }
+        at += 1;
+    }
+    bytes
+        .get(at + 1..)
+        .is_none_or(|query| query.iter().all(|&byte| plain_in_query(byte)))
 }
 
 /// Left as it is in an `http` URL's path (RFC 3986's `pchar` and `/`).

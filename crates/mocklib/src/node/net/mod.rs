@@ -71,6 +71,7 @@ mod listener;
 mod memory;
 mod private_dir;
 mod scopes;
+mod signal;
 mod target;
 mod tls;
 mod upstream;
@@ -161,7 +162,7 @@ pub(crate) struct Shared {
     /// the machine while it runs.
     pub via: http::HeaderValue,
     /// Set when the server closes: accept loops and connections end.
-    closed: tokio::sync::watch::Sender<bool>,
+    closed: signal::Signal,
 }
 
 impl Shared {
@@ -178,10 +179,8 @@ impl Shared {
     }
 
     /// Resolves once the server has closed.
-    pub(super) async fn closed(&self) {
-        let mut closed = self.closed.subscribe();
-        // An error means the sender is gone, which is closing too.
-        let _ = closed.wait_for(|closed| *closed).await;
+    pub(super) fn closed(&self) -> impl std::future::Future<Output = ()> + '_ {
+        self.closed.wait()
     }
 }
 
@@ -250,7 +249,7 @@ pub(crate) struct Port {
     tenant: RwLock<Option<Arc<Shared>>>,
     /// Set when a port asked for by number closes: its accept loop and its
     /// connections end, and the number is free again.
-    retired: tokio::sync::watch::Sender<bool>,
+    retired: signal::Signal,
 }
 
 impl Port {
@@ -265,9 +264,8 @@ impl Port {
         *self.tenant.write().unwrap_or_else(PoisonError::into_inner) = tenant;
     }
 
-    pub(super) async fn retired(&self) {
-        let mut retired = self.retired.subscribe();
-        let _ = retired.wait_for(|retired| *retired).await;
+    pub(super) fn retired(&self) -> impl std::future::Future<Output = ()> + '_ {
+        self.retired.wait()
     }
 }
 
@@ -293,7 +291,7 @@ fn take_port(
     let port = Arc::new(Port {
         address,
         tenant: RwLock::new(None),
-        retired: tokio::sync::watch::Sender::new(false),
+        retired: signal::Signal::default(),
     });
     runtime.spawn(listener::accept_loop(
         listener,
@@ -318,7 +316,7 @@ impl Network {
             let port = Arc::new(Port {
                 address,
                 tenant: RwLock::new(None),
-                retired: tokio::sync::watch::Sender::new(false),
+                retired: signal::Signal::default(),
             });
             runtime.spawn(listener::accept_loop(
                 listener,
@@ -357,7 +355,7 @@ impl Network {
                 address.port()
             ))
             .expect("digits and letters make a valid header value"),
-            closed: tokio::sync::watch::Sender::new(false),
+            closed: signal::Signal::default(),
         });
         port.lend(Some(Arc::clone(&shared)));
         tracing::debug!(target: "mocklib", %address, pooled, "listening");
@@ -451,7 +449,7 @@ impl Drop for Network {
     fn drop(&mut self) {
         // Not a blocking wait: `close()` may run inside another runtime (a
         // `#[tokio::test]`); the tasks see the flags and end on their own.
-        self.shared.closed.send_replace(true);
+        self.shared.closed.raise();
         self.port.lend(None);
         if self.pooled {
             IDLE_PORTS
@@ -459,7 +457,7 @@ impl Drop for Network {
                 .unwrap_or_else(PoisonError::into_inner)
                 .push(Arc::clone(&self.port));
         } else {
-            self.port.retired.send_replace(true);
+            self.port.retired.raise();
         }
     }
 }
