@@ -21,7 +21,7 @@
 //! # let _ = handler;
 //! ```
 
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use bytes::Bytes;
 use http::{HeaderMap, HeaderValue, Method, Version};
@@ -45,6 +45,7 @@ pub struct Request {
     inner: Arc<RequestParts>,
 }
 
+#[derive(Clone)]
 struct RequestParts {
     method: Method,
     url: RequestUrl,
@@ -55,7 +56,7 @@ struct RequestParts {
     /// `body` is then empty.
     live: Option<Arc<LiveBody>>,
     /// How `bypass()` performs this request; set by the engine.
-    performer: OnceLock<Arc<dyn Performer>>,
+    performer: Option<Arc<dyn Performer>>,
     /// Whether the header values and body own their storage (see
     /// [`Request::detached`]).
     owns_bytes: bool,
@@ -223,7 +224,7 @@ impl Request {
                 headers,
                 body,
                 live: None,
-                performer: OnceLock::new(),
+                performer: None,
                 owns_bytes: false,
             }),
         }
@@ -254,7 +255,7 @@ impl Request {
                 headers: shared.headers.clone(),
                 body: Bytes::new(),
                 live: Some(Arc::new(LiveBody::new(source))),
-                performer: OnceLock::new(),
+                performer: None,
                 owns_bytes: shared.owns_bytes,
             }),
         }
@@ -295,7 +296,7 @@ impl Request {
                 headers: shared.headers.clone(),
                 body: shared.body.clone(),
                 live: shared.live.clone(),
-                performer: OnceLock::new(),
+                performer: None,
                 owns_bytes: shared.owns_bytes,
             }),
         }
@@ -345,7 +346,7 @@ impl Request {
                 headers,
                 body,
                 live: None,
-                performer: OnceLock::new(),
+                performer: None,
                 owns_bytes: true,
             }),
         }
@@ -369,7 +370,7 @@ impl Request {
                 headers: parts.headers,
                 body,
                 live: None,
-                performer: OnceLock::new(),
+                performer: None,
                 owns_bytes: false,
             }),
         })
@@ -444,21 +445,17 @@ impl Request {
     }
 
     pub(crate) fn set_performer(&mut self, performer: Arc<dyn Performer>) {
-        match Arc::get_mut(&mut self.inner) {
-            // Just made (as usual): set in place, with no first-use
-            // initialisation to pay for.
-            Some(parts) if parts.performer.get().is_none() => {
-                parts.performer = OnceLock::from(performer);
-            }
-            // The first engine to see the request decides; a request is resolved once.
-            _ => {
-                let _ = self.inner.performer.set(performer);
-            }
+        // The first engine to see the request decides; a request is resolved
+        // once. It is not shared yet as a rule (the front door hands it to
+        // the engine as made), so this sets it in place; a shared one is
+        // copied, and its other handles keep no performer.
+        if self.inner.performer.is_none() {
+            Arc::make_mut(&mut self.inner).performer = Some(performer);
         }
     }
 
     pub(crate) fn performer(&self) -> Option<&Arc<dyn Performer>> {
-        self.inner.performer.get()
+        self.inner.performer.as_ref()
     }
 
     /// The request method.

@@ -334,11 +334,17 @@ fn admit(
 ) -> Admitted {
     // One pass over the (few) header names instead of a lookup for each
     // header the listener reads, which most requests do not have.
-    let (mut via, mut credential) = (false, false);
-    for name in request.headers().keys() {
+    let (mut via, mut credential, mut hosts, mut own_host) = (false, false, 0, false);
+    for (name, value) in request.headers() {
         via |= name == http::header::VIA;
         credential |= name == PROXY_AUTHORIZATION;
+        if name == http::header::HOST {
+            hosts += 1;
+            own_host = value.as_bytes() == shared.authority.as_bytes();
+        }
     }
+    // One Host header, naming the listener exactly as its own URL does.
+    let own_host = own_host && hosts == 1;
     // A request that already went through this listener came back through a
     // name for it the address check could not know (a DNS alias, say).
     if via && came_through(&shared, request.headers()) {
@@ -360,7 +366,7 @@ fn admit(
     if credential {
         parts.headers.remove(PROXY_AUTHORIZATION);
     }
-    let (target, mut base_url) = match request_url(&shared, entry, &parts) {
+    let (target, mut base_url) = match request_url(&shared, entry, &parts, own_host) {
         Ok(found) => found,
         Err(message) => return Admitted::Answered(Ok(plain(StatusCode::BAD_REQUEST, &message))),
     };

@@ -157,6 +157,9 @@ pub(crate) struct Shared {
     /// `http://<address>/`, parsed once: the URL of most requests in base
     /// URL mode is built from it rather than parsed from text.
     pub origin: Arc<url::Url>,
+    /// The origin's `host:port`, as a `Host` header naming this listener
+    /// exactly is written.
+    pub authority: Box<str>,
     pub scopes: ScopeRegistry,
     /// This listener's `Via` entry (`1.1 mocklib-<pid>-<port>`): unique on
     /// the machine while it runs.
@@ -348,6 +351,7 @@ impl Network {
                 url::Url::parse(&format!("http://{address}/"))
                     .expect("a socket address makes a valid URL"),
             ),
+            authority: address.to_string().into(),
             scopes: ScopeRegistry::default(),
             via: http::HeaderValue::try_from(format!(
                 "1.1 mocklib-{}-{}",

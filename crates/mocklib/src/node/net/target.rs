@@ -49,11 +49,13 @@ impl Entry {
 
 /// Where a request goes, and the base URL of its relative handlers. A
 /// plain target under the listener's own origin stays a target (its URL is
-/// parsed only if something reads it, see [`Target`]).
+/// parsed only if something reads it, see [`Target`]). `own_host`: the
+/// request has one `Host` header, naming the listener exactly as its URL does.
 pub(super) fn request_url(
     shared: &Shared,
     entry: &Entry,
     parts: &http::request::Parts,
+    own_host: bool,
 ) -> Result<(Target, Option<Arc<Url>>), String> {
     let path = parts.uri.path_and_query().map_or("/", |p| p.as_str());
     if path == "*" {
@@ -83,12 +85,10 @@ pub(super) fn request_url(
         // it, so that name's origin is the base URL.
         // The usual case, read without parsing: the Host header is exactly
         // the listener's own `127.0.0.1:<port>`.
-        Entry::Direct { .. } if parts.uri.authority().is_none() && host_is_own(shared, parts) => {
-            Ok((
-                target_under(&shared.origin, parts, path),
-                Some(shared.origin.clone()),
-            ))
-        }
+        Entry::Direct { .. } if parts.uri.authority().is_none() && own_host => Ok((
+            target_under(&shared.origin, parts, path),
+            Some(shared.origin.clone()),
+        )),
         Entry::Direct { .. } => {
             let authority = match parts.uri.authority() {
                 Some(authority) => authority.clone(),
@@ -127,16 +127,6 @@ fn target_under(origin: &Arc<Url>, parts: &http::request::Parts, path: &str) -> 
 
 /// The authority named by the `Host` header, which must be a single valid
 /// `host[:port]` (RFC 9112 §3.2); HTTP/1.0 may omit it.
-/// Whether the request has one Host header, written exactly as the
-/// listener's own authority.
-fn host_is_own(shared: &Shared, parts: &http::request::Parts) -> bool {
-    let mut hosts = parts.headers.get_all(http::header::HOST).iter();
-    matches!(
-        (hosts.next(), hosts.next()),
-        (Some(host), None) if host.as_bytes() == shared.origin.authority().as_bytes()
-    )
-}
-
 fn host_authority(shared: &Shared, parts: &http::request::Parts) -> Result<Authority, String> {
     let mut hosts = parts.headers.get_all(http::header::HOST).iter();
     let host = match (hosts.next(), hosts.next()) {
