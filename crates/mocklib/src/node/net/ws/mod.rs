@@ -85,6 +85,8 @@ pub(super) fn accept(
             let _ = tokio::time::timeout(CLOSE_GRACE, handler.finish()).await;
         };
         tokio::select! {
+            // In order: no random draw on each wake-up.
+            biased;
             () = connection => {}
             () = shared.closed() => {}
         }
