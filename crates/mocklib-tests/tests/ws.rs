@@ -418,6 +418,39 @@ async fn the_clients_messages_are_a_stream() {
     }
 }
 
+/// The socket's task hands a message straight to a handler waiting in it,
+/// and wakes one that reads in a task of its own: both see every message of
+/// a burst, in order, and their answers all reach the client.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_burst_reaches_a_handler_reading_in_its_own_task_or_another() {
+    let server = setup_server([
+        ws::link("/here").on_connection(|connection| async move {
+            while let Some(message) = connection.client.recv().await {
+                connection.client.send(message);
+            }
+        }),
+        ws::link("/elsewhere").on_connection(|connection| {
+            let client = connection.client;
+            tokio::spawn(async move {
+                while let Some(message) = client.recv().await {
+                    client.send(message);
+                }
+            });
+        }),
+    ]);
+    server.listen();
+    for path in ["/here", "/elsewhere"] {
+        let mut socket = connect(&server, path).await;
+        for n in 0..200 {
+            socket.feed(Wire::text(n.to_string())).await.unwrap();
+        }
+        socket.flush().await.unwrap();
+        for n in 0..200 {
+            assert_eq!(next_text(&mut socket).await, n.to_string(), "{path}");
+        }
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_boundary_sees_its_own_websocket_handlers() {
     let server = setup_server([ws::link("/who").on_connection(|c| c.client.send("root"))]);

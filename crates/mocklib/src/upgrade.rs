@@ -139,6 +139,36 @@ impl<T> Mailbox<T> {
         true
     }
 
+    /// Queues `item` for a reader that the caller polls itself right after,
+    /// in the task whose waker is `polling`: that reader is not woken (its
+    /// task is the one running), so the item reaches it without a trip
+    /// through the scheduler. A reader in another task is woken as by
+    /// [`push`](Self::push). `false` (and nothing queued) once closed.
+    #[cfg(not(target_arch = "wasm32"))]
+    pub(crate) fn push_polled(&self, item: T, polling: &Waker) -> bool {
+        let mut state = self.lock();
+        if state.closed.is_some() {
+            return false;
+        }
+        state.items.push_back(item);
+        let waker = match &state.waker {
+            // Left in place: the reader stays registered if it does not read now.
+            Some(waker) if waker.will_wake(polling) => None,
+            _ => state.waker.take(),
+        };
+        wake(waker, state);
+        true
+    }
+
+    /// Forgets the reader's waker: for a reader that is running and reads
+    /// again (registering with [`poll_next`](Self::poll_next)) before it
+    /// waits, so that what its own task queues meanwhile does not wake it
+    /// for nothing.
+    #[cfg(not(target_arch = "wasm32"))]
+    pub(crate) fn forget_waker(&self) {
+        self.lock().waker = None;
+    }
+
     /// No more items after those queued; the reader sees `frame` after them.
     pub(crate) fn close(&self, frame: CloseFrame) {
         let mut state = self.lock();
@@ -162,7 +192,10 @@ impl<T> Mailbox<T> {
         if state.closed.is_some() {
             return Poll::Ready(None);
         }
-        state.waker = Some(cx.waker().clone());
+        match &state.waker {
+            Some(waker) if waker.will_wake(cx.waker()) => {}
+            _ => state.waker = Some(cx.waker().clone()),
+        }
         Poll::Pending
     }
 
@@ -325,5 +358,70 @@ mod tests {
     fn an_empty_open_mailbox_waits() {
         let mailbox = Mailbox::<u8>::default();
         assert_eq!(mailbox.next().now_or_never(), None);
+    }
+
+    /// What the listener's pump relies on to hand a message to a handler
+    /// in its own task without waking it.
+    #[cfg(not(target_arch = "wasm32"))]
+    mod same_task {
+        use super::*;
+
+        /// A waker that counts its wake-ups.
+        #[derive(Default)]
+        struct Counting(std::sync::atomic::AtomicUsize);
+
+        impl std::task::Wake for Counting {
+            fn wake(self: Arc<Self>) {
+                self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            }
+        }
+
+        impl Counting {
+            fn wakes(&self) -> usize {
+                self.0.load(std::sync::atomic::Ordering::Relaxed)
+            }
+        }
+
+        /// `mailbox`'s reader waits with a fresh counting waker, returned.
+        fn waiting_reader(mailbox: &Mailbox<u8>) -> (Arc<Counting>, Waker) {
+            let counting = Arc::new(Counting::default());
+            let waker = Waker::from(Arc::clone(&counting));
+            let pending = mailbox.poll_next(&mut Context::from_waker(&waker));
+            assert_eq!(pending, Poll::Pending);
+            (counting, waker)
+        }
+
+        #[test]
+        fn a_push_polled_wakes_no_reader_of_the_polling_task_and_any_other() {
+            let mailbox = Mailbox::default();
+            let (counting, waker) = waiting_reader(&mailbox);
+            assert!(mailbox.push_polled(1, &waker));
+            assert_eq!(counting.wakes(), 0, "the caller polls its own reader");
+            assert_eq!(mailbox.next().now_or_never(), Some(Some(1)));
+
+            let (other, _) = waiting_reader(&mailbox);
+            assert!(mailbox.push_polled(2, &waker));
+            assert_eq!(other.wakes(), 1, "a reader in another task is woken");
+
+            mailbox.close(CloseFrame::normal());
+            assert!(
+                !mailbox.push_polled(3, &waker),
+                "nothing is queued after the close"
+            );
+        }
+
+        #[test]
+        fn a_forgotten_waker_is_not_woken_until_the_reader_polls_again() {
+            let mailbox = Mailbox::default();
+            let (counting, waker) = waiting_reader(&mailbox);
+            mailbox.forget_waker();
+            assert!(mailbox.push(1));
+            assert_eq!(counting.wakes(), 0);
+            let mut cx = Context::from_waker(&waker);
+            assert_eq!(mailbox.poll_next(&mut cx), Poll::Ready(Some(1)));
+            assert_eq!(mailbox.poll_next(&mut cx), Poll::Pending);
+            assert!(mailbox.push(2));
+            assert_eq!(counting.wakes(), 1);
+        }
     }
 }

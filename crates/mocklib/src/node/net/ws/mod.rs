@@ -3,27 +3,27 @@
 //! they all reach the same service), pumping its socket, and connecting to
 //! real WebSocket servers for `server.connect()`.
 //!
-//! The protocol is tungstenite's; this file only moves messages between a
-//! socket and the core's queues ([`crate::upgrade`]). Every task here ends
-//! with its socket or with the server.
+//! The protocol is tungstenite's; this module only moves messages between a
+//! socket and the core's queues ([`crate::upgrade`]), in one task per
+//! socket that also runs the connection's handler ([`pump`]). Every task
+//! here ends with its socket or with the server.
+
+mod pump;
 
 use std::sync::Arc;
 
-use futures_util::{SinkExt, StreamExt};
 use hyper::upgrade::OnUpgrade;
 use hyper_util::rt::TokioIo;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio_tungstenite::WebSocketStream;
-use tokio_tungstenite::tungstenite::protocol::{CloseFrame as WireClose, Role};
-use tokio_tungstenite::tungstenite::{self, Message as WireMessage};
+use tokio_tungstenite::tungstenite::{self, protocol::Role};
 
 use super::Shared;
 use crate::request::Request;
-use crate::upgrade::{
-    CloseFrame, Connected, Connector, Frame, Message, Peer, Services, WebSocketUpgrade,
-};
+use crate::upgrade::{CloseFrame, Connected, Connector, Peer, Services, WebSocketUpgrade};
 #[cfg(feature = "graphql")]
 use crate::upgrade::{Resolve, Resolved};
+use pump::{Handler, pump};
 
 /// How long a connection's handler may run on once its socket closed.
 const CLOSE_GRACE: std::time::Duration = std::time::Duration::from_secs(1);
@@ -74,16 +74,22 @@ pub(super) fn accept(
     let (peer, handler) = upgrade.accept(services);
     let shared = Arc::clone(shared);
     tokio::spawn(async move {
-        let mut handler = tokio::spawn(handler);
+        // One task for the socket and the handler: a message reaches a
+        // handler waiting for it, and its answer the socket, without a
+        // wake-up of another task.
+        let mut handler = Handler::new(handler);
+        let connection = async {
+            serve_client(on_upgrade, peer, &mut handler).await;
+            // The handler may still react to the close (its `recv()` is
+            // over now); then it is stopped: nothing runs for nobody.
+            let _ = tokio::time::timeout(CLOSE_GRACE, handler.finish()).await;
+        };
         tokio::select! {
-            () = serve_client(on_upgrade, peer) => {
-                // The handler may still react to the close (its `recv()` is
-                // over now); then it is stopped: nothing runs for nobody.
-                let _ = tokio::time::timeout(CLOSE_GRACE, &mut handler).await;
-            }
+            // In order: no random draw on each wake-up.
+            biased;
+            () = connection => {}
             () = shared.closed() => {}
         }
-        handler.abort();
     });
     Ok(response)
 }
@@ -121,9 +127,9 @@ impl Resolve for EngineResolve {
     }
 }
 
-/// Takes the upgraded socket from hyper and pumps it.
-async fn serve_client(on_upgrade: OnUpgrade, peer: Peer) {
-    let upgraded = match on_upgrade.await {
+/// Takes the upgraded socket from hyper and pumps it, `handler` beside.
+async fn serve_client(on_upgrade: OnUpgrade, peer: Peer, handler: &mut Handler) {
+    let upgraded = match handler.beside(on_upgrade).await {
         Ok(upgraded) => upgraded,
         Err(error) => {
             tracing::debug!(target: "mocklib", %error, "a WebSocket upgrade did not complete");
@@ -132,70 +138,7 @@ async fn serve_client(on_upgrade: OnUpgrade, peer: Peer) {
         }
     };
     let socket = WebSocketStream::from_raw_socket(TokioIo::new(upgraded), Role::Server, None).await;
-    pump(socket, peer).await;
-}
-
-/// Moves messages between `socket` and `peer` until either side closes:
-/// what arrives goes to `peer.incoming`, what `peer.outgoing` holds goes out.
-async fn pump<S: AsyncRead + AsyncWrite + Unpin>(mut socket: WebSocketStream<S>, peer: Peer) {
-    loop {
-        tokio::select! {
-            frame = peer.outgoing.next() => match frame {
-                Some(Frame::Message(message)) => {
-                    if socket.send(to_wire(message)).await.is_err() {
-                        break;
-                    }
-                }
-                Some(Frame::Close(frame)) => {
-                    let _ = socket.close(Some(wire_close(&frame))).await;
-                    // Wait for the peer's close frame, or for it to vanish.
-                    while let Some(Ok(_)) = socket.next().await {}
-                    break;
-                }
-                None => {
-                    let _ = socket.close(None).await;
-                    break;
-                }
-            },
-            received = socket.next() => match received {
-                Some(Ok(WireMessage::Text(text))) => {
-                    peer.incoming.push(Message::Text(text.as_str().to_owned()));
-                }
-                Some(Ok(WireMessage::Binary(bytes))) => {
-                    peer.incoming.push(Message::Binary(bytes));
-                }
-                Some(Ok(WireMessage::Close(frame))) => {
-                    // tungstenite answers the close frame on the next flush.
-                    let _ = socket.flush().await;
-                    peer.incoming.close(frame.map_or_else(
-                        || CloseFrame { code: 1005, reason: String::new() },
-                        |frame| CloseFrame { code: frame.code.into(), reason: frame.reason.as_str().to_owned() },
-                    ));
-                    peer.outgoing.close(CloseFrame::normal());
-                    break;
-                }
-                // Pings are answered by tungstenite itself.
-                Some(Ok(_)) => {}
-                Some(Err(_)) | None => break,
-            },
-        }
-    }
-    peer.incoming.close(CloseFrame::abnormal());
-    peer.outgoing.close(CloseFrame::abnormal());
-}
-
-fn to_wire(message: Message) -> WireMessage {
-    match message {
-        Message::Text(text) => WireMessage::Text(text.into()),
-        Message::Binary(bytes) => WireMessage::Binary(bytes),
-    }
-}
-
-fn wire_close(frame: &CloseFrame) -> WireClose {
-    WireClose {
-        code: frame.code.into(),
-        reason: frame.reason.as_str().into(),
-    }
+    pump(socket, peer, handler).await;
 }
 
 /// Opens real WebSockets for `server.connect()`, verifying certificates
@@ -262,7 +205,8 @@ where
         .get("sec-websocket-protocol")
         .and_then(|value| value.to_str().ok())
         .map(str::to_owned);
-    tokio::spawn(pump(socket, peer.clone()));
+    let pumped = peer.clone();
+    tokio::spawn(async move { pump(socket, pumped, &mut Handler::none()).await });
     Ok(Connected { peer, protocol })
 }
 
