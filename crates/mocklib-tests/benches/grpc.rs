@@ -30,7 +30,7 @@
 
 mod common;
 
-use common::{micros, percentile};
+use common::percentile;
 
 use std::convert::Infallible;
 use std::pin::Pin;
@@ -91,20 +91,8 @@ fn main() {
         let echoed = common::run(async { bidi_echo(&mut channel(&url).await, count - 1).await });
         println!("{}", echoed.len() + 1);
     } else {
-        let own = runtime();
-        let bare_own = own.block_on(bare_server());
-        common::run(run(bare_own));
-        own.shutdown_background();
+        common::run_beside_own(bare_server(), run);
     }
-}
-
-/// A tokio multi-thread runtime with 2 workers, as mocklib's listener has.
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap()
 }
 
 /// The server `name` alone, until stdin closes.
@@ -117,7 +105,7 @@ fn serve(name: Option<&str>) {
             server.close();
         }
         Some("bare") => {
-            let runtime = runtime();
+            let runtime = common::runtime();
             let url = runtime.block_on(bare_server());
             common::announce_and_wait(&url);
             runtime.shutdown_background();
@@ -366,7 +354,7 @@ async fn run(bare_own: String) {
          tokio multi-thread runtime, mocklib's listener and the bare server each on a 2-worker \
          runtime of their own (the references' servers share the client's)\n"
     );
-    print_table(&names, &samples);
+    common::print_percentiles(names, &samples);
 
     // The listener's channel and the bare server's (own runtime).
     let mut rates = [Vec::new(), Vec::new()];
@@ -409,7 +397,7 @@ async fn run(bare_own: String) {
          {BIDI_PER_CALL} timed round trips per case; percentiles of the per-message round trip \
          (send to echo; each call's first, which opens it, not counted)\n"
     );
-    print_table(&names, &round_trips);
+    common::print_percentiles(names, &round_trips);
     println!();
 
     // Median of case `a` over median of case `b`.
@@ -448,19 +436,4 @@ async fn run(bare_own: String) {
     );
     server.close();
     here.close();
-}
-
-/// One markdown row of percentiles per case.
-fn print_table(names: &[&str], times: &[Vec<Duration>]) {
-    println!("| case | median | p10 | p90 | p99 |");
-    println!("|---|---|---|---|---|");
-    for (name, times) in names.iter().zip(times) {
-        println!(
-            "| {name} | {} | {} | {} | {} |",
-            micros(percentile(times, 0.5)),
-            micros(percentile(times, 0.1)),
-            micros(percentile(times, 0.9)),
-            micros(percentile(times, 0.99)),
-        );
-    }
 }
