@@ -5,16 +5,32 @@
 //! wrap) calls: mocklib in process (the tower front door, no socket),
 //! mocklib's listener over h2c, and a bare tonic server (hyper-util's HTTP/2
 //! server with `tonic::server::Grpc`, no mocklib) — each connected once.
+//! The bare server runs on a 2-worker runtime of its own, as mocklib's
+//! listener does (the goals' reference); the same server on the client's
+//! runtime, and the listener there (`ListenOptions::on_current_runtime`),
+//! are reference rows: sharing the client's runtime spares a server the
+//! wake-up of another runtime's thread, which no server in another process
+//! avoids.
 //! Unary: round-trip latency of a 32-byte message, cases in interleaved
 //! rounds. Server streaming: 10,000 replies of 32 bytes per call, messages
 //! per second. Bidirectional echo: in one call per case and round, the
 //! client sends a 32-byte message, waits for its echo, then sends the next
 //! (ping-pong); each send-to-echo round trip is one sample, cases in
 //! interleaved rounds.
+//!
+//! For `scripts/bench-counted-grpc`, which counts what one call and one
+//! echoed message cost each server under valgrind:
+//! - `-- --serve mocklib|bare` starts that server alone (the listener, or
+//!   the bare server on a 2-worker runtime), prints its URL on one line and
+//!   serves until stdin closes;
+//! - `-- --client URL N` connects to URL, makes N unary calls one by one on
+//!   that connection and prints N;
+//! - `-- --client-bidi URL N` connects to URL, echoes N messages one by one
+//!   in one bidirectional call and prints N.
 
 mod common;
 
-use common::{micros, percentile};
+use common::percentile;
 
 use std::convert::Infallible;
 use std::pin::Pin;
@@ -50,7 +66,55 @@ fn payload() -> Msg {
 }
 
 fn main() {
-    common::run(run());
+    let args: Vec<String> = std::env::args().collect();
+    let usage = "usage: grpc --serve mocklib|bare, --client URL N or --client-bidi URL N";
+    // `cargo bench` passes `--bench`; anything but these modes is ignored.
+    let target = |at: usize| -> (String, usize) {
+        let url = args.get(at + 1).expect(usage).clone();
+        let count = args.get(at + 2).and_then(|n| n.parse().ok());
+        (url, count.expect(usage))
+    };
+    if let Some(at) = args.iter().position(|a| a == "--serve") {
+        serve(args.get(at + 1).map(String::as_str));
+    } else if let Some(at) = args.iter().position(|a| a == "--client") {
+        let (url, count) = target(at);
+        common::run(async {
+            let mut grpc = channel(&url).await;
+            for _ in 0..count {
+                unary(&mut grpc).await;
+            }
+        });
+        println!("{count}");
+    } else if let Some(at) = args.iter().position(|a| a == "--client-bidi") {
+        let (url, count) = target(at);
+        // `bidi_echo` makes one round trip more than the times it returns.
+        let echoed = common::run(async { bidi_echo(&mut channel(&url).await, count - 1).await });
+        println!("{}", echoed.len() + 1);
+    } else {
+        common::run_beside_own(bare_server(), run);
+    }
+}
+
+/// The server `name` alone, until stdin closes.
+fn serve(name: Option<&str>) {
+    match name {
+        Some("mocklib") => {
+            let server = setup_server(echo_handlers());
+            server.listen();
+            common::announce_and_wait(server.url().as_str().trim_end_matches('/'));
+            server.close();
+        }
+        Some("bare") => {
+            let runtime = common::runtime();
+            let url = runtime.block_on(bare_server());
+            common::announce_and_wait(&url);
+            runtime.shutdown_background();
+        }
+        other => {
+            eprintln!("usage: grpc --serve mocklib|bare (got {other:?})");
+            std::process::exit(2);
+        }
+    }
 }
 
 type ReplyStream = Pin<Box<dyn Stream<Item = Result<Msg, tonic::Status>> + Send>>;
@@ -228,41 +292,57 @@ fn echo_handlers() -> Vec<mocklib::Handler> {
     ]
 }
 
-async fn run() {
+/// The cases, with `bare_own` the bare server on a runtime of its own.
+async fn run(bare_own: String) {
     let server = setup_server(echo_handlers());
     server.listen();
     // The same handlers with the listener on this runtime (no hop between
-    // runtimes), as the bare tonic server runs.
+    // runtimes), as the reference's bare server runs.
     let here = setup_server(echo_handlers());
     here.listen_with(mocklib::ListenOptions::new().on_current_runtime());
-    let bare = bare_server().await;
+    let bare_shared = bare_server().await;
+    let names = [
+        "mocklib, in process (tower front door)",
+        "mocklib, listener over h2c",
+        "bare tonic server over h2c, own runtime",
+        "reference: the bare server on the client's runtime",
+        "reference: the listener on the client's runtime (`on_current_runtime`)",
+    ];
+    // Indices into `names` (and the samples).
+    const IN_PROCESS: usize = 0;
+    const LISTENER: usize = 1;
+    const BARE: usize = 2;
+    const BARE_SHARED: usize = 3;
+    const LISTENER_HERE: usize = 4;
     let mut in_process = tonic::client::Grpc::with_origin(
         server.service(),
         "http://bench.internal".parse().unwrap(),
     );
-    let mut over_h2c = channel(server.url().as_str()).await;
-    let mut to_bare = channel(&bare).await;
-    let mut over_h2c_here = channel(here.url().as_str()).await;
+    let mut channels = Vec::new();
+    for url in [
+        server.url().as_str(),
+        &bare_own,
+        &bare_shared,
+        here.url().as_str(),
+    ] {
+        channels.push(channel(url).await);
+    }
 
     for _ in 0..WARMUP {
         unary(&mut in_process).await;
-        unary(&mut over_h2c).await;
-        unary(&mut to_bare).await;
-        unary(&mut over_h2c_here).await;
+        for grpc in &mut channels {
+            unary(grpc).await;
+        }
     }
-    let mut samples = [Vec::new(), Vec::new(), Vec::new(), Vec::new()];
+    let mut samples = vec![Vec::new(); names.len()];
     for _ in 0..ROUNDS {
         for _ in 0..SAMPLES / ROUNDS {
-            samples[0].push(unary(&mut in_process).await);
+            samples[IN_PROCESS].push(unary(&mut in_process).await);
         }
-        for _ in 0..SAMPLES / ROUNDS {
-            samples[1].push(unary(&mut over_h2c).await);
-        }
-        for _ in 0..SAMPLES / ROUNDS {
-            samples[2].push(unary(&mut to_bare).await);
-        }
-        for _ in 0..SAMPLES / ROUNDS {
-            samples[3].push(unary(&mut over_h2c_here).await);
+        for (grpc, samples) in channels.iter_mut().zip(&mut samples[1..]) {
+            for _ in 0..SAMPLES / ROUNDS {
+                samples.push(unary(grpc).await);
+            }
         }
     }
     for samples in &mut samples {
@@ -270,33 +350,19 @@ async fn run() {
     }
     println!(
         "\ngRPC unary round trip, 32-byte message, tonic 0.14 client; {WARMUP} warm-up then \
-         {SAMPLES} timed calls per case in {ROUNDS} interleaved rounds; tokio multi-thread \
-         runtime, 2 workers\n"
+         {SAMPLES} timed calls per case in {ROUNDS} interleaved rounds; the client on a 2-worker \
+         tokio multi-thread runtime, mocklib's listener and the bare server each on a 2-worker \
+         runtime of their own (the references' servers share the client's)\n"
     );
-    println!("| case | median | p10 | p90 | p99 |");
-    println!("|---|---|---|---|---|");
-    let names = [
-        "mocklib, in process (tower front door)",
-        "mocklib, listener over h2c",
-        "bare tonic server over h2c",
-        "mocklib, listener on the caller's runtime (`on_current_runtime`), h2c",
-    ];
-    for (name, samples) in names.iter().zip(&samples) {
-        println!(
-            "| {name} | {} | {} | {} | {} |",
-            micros(percentile(samples, 0.5)),
-            micros(percentile(samples, 0.1)),
-            micros(percentile(samples, 0.9)),
-            micros(percentile(samples, 0.99)),
-        );
-    }
+    common::print_percentiles(names, &samples);
 
+    // The listener's channel and the bare server's (own runtime).
     let mut rates = [Vec::new(), Vec::new()];
-    stream_rate(&mut over_h2c).await;
-    stream_rate(&mut to_bare).await;
+    stream_rate(&mut channels[0]).await;
+    stream_rate(&mut channels[1]).await;
     for _ in 0..STREAM_CALLS {
-        rates[0].push(stream_rate(&mut over_h2c).await);
-        rates[1].push(stream_rate(&mut to_bare).await);
+        rates[0].push(stream_rate(&mut channels[0]).await);
+        rates[1].push(stream_rate(&mut channels[1]).await);
     }
     for rates in &mut rates {
         rates.sort_by(f64::total_cmp);
@@ -304,21 +370,22 @@ async fn run() {
     let median = |rates: &[f64]| rates[rates.len() / 2];
     println!(
         "\nServer streaming, {STREAMED} replies of 32 bytes per call over h2c, median of \
-         {STREAM_CALLS} calls: mocklib {:.0} messages/s, bare tonic {:.0} messages/s\n",
+         {STREAM_CALLS} calls: mocklib {:.0} messages/s, bare tonic (own runtime) {:.0} \
+         messages/s\n",
         median(&rates[0]),
         median(&rates[1])
     );
 
     bidi_echo(&mut in_process, BIDI_WARMUP).await;
-    bidi_echo(&mut over_h2c, BIDI_WARMUP).await;
-    bidi_echo(&mut to_bare, BIDI_WARMUP).await;
-    bidi_echo(&mut over_h2c_here, BIDI_WARMUP).await;
-    let mut round_trips = [Vec::new(), Vec::new(), Vec::new(), Vec::new()];
+    for grpc in &mut channels {
+        bidi_echo(grpc, BIDI_WARMUP).await;
+    }
+    let mut round_trips = vec![Vec::new(); names.len()];
     for _ in 0..BIDI_ROUNDS {
-        round_trips[0].extend(bidi_echo(&mut in_process, BIDI_PER_CALL).await);
-        round_trips[1].extend(bidi_echo(&mut over_h2c, BIDI_PER_CALL).await);
-        round_trips[2].extend(bidi_echo(&mut to_bare, BIDI_PER_CALL).await);
-        round_trips[3].extend(bidi_echo(&mut over_h2c_here, BIDI_PER_CALL).await);
+        round_trips[IN_PROCESS].extend(bidi_echo(&mut in_process, BIDI_PER_CALL).await);
+        for (grpc, round_trips) in channels.iter_mut().zip(&mut round_trips[1..]) {
+            round_trips.extend(bidi_echo(grpc, BIDI_PER_CALL).await);
+        }
     }
     for round_trips in &mut round_trips {
         round_trips.sort_unstable();
@@ -330,35 +397,33 @@ async fn run() {
          {BIDI_PER_CALL} timed round trips per case; percentiles of the per-message round trip \
          (send to echo; each call's first, which opens it, not counted)\n"
     );
-    println!("| case | median | p10 | p90 | p99 |");
-    println!("|---|---|---|---|---|");
-    for (name, round_trips) in names.iter().zip(&round_trips) {
-        println!(
-            "| {name} | {} | {} | {} | {} |",
-            micros(percentile(round_trips, 0.5)),
-            micros(percentile(round_trips, 0.1)),
-            micros(percentile(round_trips, 0.9)),
-            micros(percentile(round_trips, 0.99)),
-        );
-    }
+    common::print_percentiles(names, &round_trips);
     println!();
 
-    let median_of = |i: usize| percentile(&samples[i], 0.5).as_secs_f64();
-    let in_process = median_of(0) / median_of(2);
-    let listener = median_of(1) / median_of(2);
+    // Median of case `a` over median of case `b`.
+    let ratio = |times: &[Vec<Duration>], a: usize, b: usize| {
+        percentile(&times[a], 0.5).as_secs_f64() / percentile(&times[b], 0.5).as_secs_f64()
+    };
+    println!(
+        "references: mocklib's listener / the bare server on the client's runtime: unary {:.2}×, \
+         bidirectional echo {:.2}×; both on the client's runtime: unary {:.2}×, bidirectional \
+         echo {:.2}×",
+        ratio(&samples, LISTENER, BARE_SHARED),
+        ratio(&round_trips, LISTENER, BARE_SHARED),
+        ratio(&samples, LISTENER_HERE, BARE_SHARED),
+        ratio(&round_trips, LISTENER_HERE, BARE_SHARED),
+    );
+    let in_process = ratio(&samples, IN_PROCESS, BARE);
+    let listener = ratio(&samples, LISTENER, BARE);
     let streaming = median(&rates[0]) / median(&rates[1]);
-    let bidi = percentile(&round_trips[1], 0.5).as_secs_f64()
-        / percentile(&round_trips[2], 0.5).as_secs_f64();
-    let listener_here = median_of(3) / median_of(2);
-    let bidi_here = percentile(&round_trips[3], 0.5).as_secs_f64()
-        / percentile(&round_trips[2], 0.5).as_secs_f64();
+    let bidi = ratio(&round_trips, LISTENER, BARE);
     let verdict = |pass: bool| if pass { "PASS" } else { "FAIL" };
     println!(
         "{}: unary in process ≤ 0.2× the bare tonic server's round trip ({in_process:.2}×)",
         verdict(in_process <= 0.2)
     );
     println!(
-        "{}: unary through the listener (h2c) ≤ 1.1× the bare tonic server ({listener:.2}×)",
+        "{}: unary through the listener (h2c) ≤ 1.1× the bare tonic server on its own runtime ({listener:.2}×)",
         verdict(listener <= 1.1)
     );
     println!(
@@ -366,16 +431,8 @@ async fn run() {
         verdict(streaming >= 0.9)
     );
     println!(
-        "{}: bidirectional echo through the listener (h2c) ≤ 1.2× the bare tonic server ({bidi:.2}×)",
+        "{}: bidirectional echo through the listener (h2c) ≤ 1.2× the bare tonic server on its own runtime ({bidi:.2}×)",
         verdict(bidi <= 1.2)
-    );
-    println!(
-        "{}: unary through the listener on the caller's runtime (h2c) ≤ 1.1× the bare tonic server ({listener_here:.2}×)",
-        verdict(listener_here <= 1.1)
-    );
-    println!(
-        "{}: bidirectional echo through the listener on the caller's runtime (h2c) ≤ 1.2× the bare tonic server ({bidi_here:.2}×)",
-        verdict(bidi_here <= 1.2)
     );
     server.close();
     here.close();

@@ -21,7 +21,7 @@
 
 mod common;
 
-use common::{micros, percentile};
+use common::percentile;
 
 use std::time::{Duration, Instant};
 
@@ -50,25 +50,13 @@ fn main() {
         common::run(client(url, count));
         println!("{count}");
     } else {
-        let own = runtime();
-        let bare_own_url = own.block_on(bare_echo_server());
-        common::run(run(bare_own_url));
-        own.shutdown_background();
+        common::run_beside_own(bare_echo_server(), run);
     }
-}
-
-/// A tokio multi-thread runtime with 2 workers, as mocklib's listener has.
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap()
 }
 
 /// The echo server `name` alone, until stdin closes.
 fn serve(name: Option<&str>) {
-    let runtime = runtime();
+    let runtime = common::runtime();
     match name {
         Some("mocklib") => {
             let server = runtime.block_on(async { mocked_echo_server() });
@@ -197,17 +185,7 @@ async fn run(bare_own_url: String) {
          bare server each on a 2-worker runtime of their own (the reference's server shares the \
          client's)\n"
     );
-    println!("| case | median | p10 | p90 | p99 |");
-    println!("|---|---|---|---|---|");
-    for ((name, _), samples) in cases.iter().zip(&samples) {
-        println!(
-            "| {name} | {} | {} | {} | {} |",
-            micros(percentile(samples, 0.5)),
-            micros(percentile(samples, 0.1)),
-            micros(percentile(samples, 0.9)),
-            micros(percentile(samples, 0.99)),
-        );
-    }
+    common::print_percentiles(cases.iter().map(|(name, _)| *name), &samples);
     let ratio =
         percentile(&samples[0], 0.5).as_secs_f64() / percentile(&samples[1], 0.5).as_secs_f64();
     let reference =

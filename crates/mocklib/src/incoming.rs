@@ -17,6 +17,7 @@ use std::task::{Context, Poll, Wake, Waker};
 
 use bytes::Bytes;
 use futures_util::Stream;
+use smallvec::SmallVec;
 
 use crate::body::StreamError;
 
@@ -32,15 +33,17 @@ pub(crate) struct LiveBody {
 }
 
 struct State {
-    received: Vec<Bytes>,
+    /// A unary call's one chunk stays inline: no allocation for it.
+    received: SmallVec<[Bytes; 1]>,
     /// `None` once the body has ended or failed.
     source: Option<Source>,
     /// Why the body failed, for every reader that gets there.
     failure: Option<String>,
 }
 
+/// The usual reader is alone: its waker is kept inline.
 #[derive(Default)]
-struct Waiting(Mutex<Vec<Waker>>);
+struct Waiting(Mutex<SmallVec<[Waker; 1]>>);
 
 impl Waiting {
     fn add(&self, waker: &Waker) {
@@ -75,7 +78,7 @@ impl LiveBody {
     pub(crate) fn new(source: Source) -> Self {
         LiveBody {
             state: Mutex::new(State {
-                received: Vec::new(),
+                received: SmallVec::new(),
                 source: Some(source),
                 failure: None,
             }),

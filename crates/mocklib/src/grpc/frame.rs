@@ -5,7 +5,7 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use bytes::{BufMut, Bytes, BytesMut};
+use bytes::{Buf, BufMut, Bytes, BytesMut};
 use futures_util::{Stream, StreamExt};
 
 use super::{CallRecord, Code, Status};
@@ -13,6 +13,9 @@ use crate::request::{BodyChunks, Request};
 
 /// Messages larger than this are refused (gRPC's usual default, 4 MiB).
 pub(super) const MAX_MESSAGE: usize = 4 * 1024 * 1024;
+
+/// The least a buffer framing messages grows by.
+const MIN_GROWTH: usize = 1024;
 
 /// `message`, framed.
 pub(super) fn encode(message: &impl prost::Message) -> Bytes {
@@ -24,7 +27,11 @@ pub(super) fn encode(message: &impl prost::Message) -> Bytes {
 /// Appends `message`, framed, to `out`.
 pub(super) fn encode_into(message: &impl prost::Message, out: &mut BytesMut) {
     let length = message.encoded_len();
-    out.reserve(5 + length);
+    if out.capacity() - out.len() < 5 + length {
+        // A buffer that frames message after message grows by a useful
+        // step, not by each small message's size.
+        out.reserve((5 + length).max(MIN_GROWTH));
+    }
     out.put_u8(0);
     out.put_u32(u32::try_from(length).unwrap_or(u32::MAX));
     message
@@ -92,22 +99,47 @@ pub(super) fn decode<M: prost::Message + Default>(message: Bytes) -> Result<M, S
 #[cfg(test)]
 fn split(body: &Bytes) -> impl Iterator<Item = Result<Bytes, Status>> {
     let mut framer = Framer::default();
-    framer.push(body);
+    framer.push(body.clone());
     std::iter::from_fn(move || framer.next_message().or_else(|| framer.finish().map(Err)))
 }
 
 /// Splits a body into its messages as its bytes arrive.
+///
+/// A chunk that starts at a message's prefix (the usual case: a client
+/// writes each message as a DATA frame of its own) is cut into its messages
+/// without a copy; only a message split across chunks is gathered in a
+/// buffer.
 #[derive(Debug, Default)]
 pub(super) struct Framer {
+    /// What is left of the last chunk, while nothing waits in `buffer`.
+    chunk: Bytes,
+    /// The bytes of a message that came in more than one chunk.
     buffer: BytesMut,
     /// A bad prefix or the body's end was met: nothing more comes out.
     spent: bool,
 }
 
 impl Framer {
-    pub(super) fn push(&mut self, chunk: &[u8]) {
-        if !self.spent {
-            self.buffer.extend_from_slice(chunk);
+    pub(super) fn push(&mut self, chunk: Bytes) {
+        if self.spent {
+            return;
+        }
+        if self.buffer.is_empty() && self.chunk.is_empty() {
+            self.chunk = chunk;
+            return;
+        }
+        // A message goes on in this chunk: gathered with what came before.
+        let rest = std::mem::take(&mut self.chunk);
+        self.buffer.extend_from_slice(&rest);
+        self.buffer.extend_from_slice(&chunk);
+    }
+
+    /// The bytes not yet cut into messages.
+    fn unread(&self) -> &[u8] {
+        if self.chunk.is_empty() {
+            &self.buffer
+        } else {
+            &self.chunk
         }
     }
 
@@ -115,16 +147,13 @@ impl Framer {
     /// comes after it); `None` until more bytes arrive. A prefix over the
     /// limit is refused as soon as it arrives, not once its bytes have.
     pub(super) fn next_message(&mut self) -> Option<Result<Bytes, Status>> {
-        if self.spent || self.buffer.len() < 5 {
+        let unread = self.unread();
+        if self.spent || unread.len() < 5 {
             return None;
         }
-        let compressed = self.buffer[0];
-        let length = u32::from_be_bytes([
-            self.buffer[1],
-            self.buffer[2],
-            self.buffer[3],
-            self.buffer[4],
-        ]) as usize;
+        let compressed = unread[0];
+        let length = u32::from_be_bytes([unread[1], unread[2], unread[3], unread[4]]) as usize;
+        let available = unread.len() - 5;
         let problem = match compressed {
             0 => None,
             1 => Some(Status::new(
@@ -146,34 +175,40 @@ impl Framer {
         });
         if let Some(problem) = problem {
             self.spent = true;
+            self.chunk = Bytes::new();
             self.buffer = BytesMut::new();
             return Some(Err(problem));
         }
-        if self.buffer.len() - 5 < length {
+        if available < length {
             return None;
         }
-        let mut framed = self.buffer.split_to(5 + length);
-        Some(Ok(framed.split_off(5).freeze()))
+        if self.chunk.is_empty() {
+            let mut framed = self.buffer.split_to(5 + length);
+            return Some(Ok(framed.split_off(5).freeze()));
+        }
+        let message = self.chunk.slice(5..5 + length);
+        self.chunk.advance(5 + length);
+        Some(Ok(message))
     }
 
     /// The status a body that ends here earns: one whose last message is
     /// cut short.
     pub(super) fn finish(&mut self) -> Option<Status> {
-        if std::mem::replace(&mut self.spent, true) || self.buffer.is_empty() {
+        if std::mem::replace(&mut self.spent, true) || self.unread().is_empty() {
             return None;
         }
-        let buffer = std::mem::take(&mut self.buffer);
-        Some(Status::new(
-            Code::Internal,
-            match buffer.get(..5) {
-                None => "a message frame is cut short: fewer than 5 bytes of prefix".to_owned(),
-                Some(prefix) => format!(
-                    "a message frame says {} bytes but {} follow",
-                    u32::from_be_bytes([prefix[1], prefix[2], prefix[3], prefix[4]]),
-                    buffer.len() - 5
-                ),
-            },
-        ))
+        let unread = self.unread();
+        let message = match unread.get(..5) {
+            None => "a message frame is cut short: fewer than 5 bytes of prefix".to_owned(),
+            Some(prefix) => format!(
+                "a message frame says {} bytes but {} follow",
+                u32::from_be_bytes([prefix[1], prefix[2], prefix[3], prefix[4]]),
+                unread.len() - 5
+            ),
+        };
+        self.chunk = Bytes::new();
+        self.buffer = BytesMut::new();
+        Some(Status::new(Code::Internal, message))
     }
 }
 
@@ -206,7 +241,7 @@ impl Stream for Frames {
         loop {
             if let Some(message) = this.framer.next_message() {
                 match (&message, &this.record) {
-                    (Ok(bytes), Some(record)) => record.request(bytes.clone()),
+                    (Ok(bytes), Some(record)) => record.request(bytes),
                     (Err(_), _) => this.chunks = None,
                     (Ok(_), None) => {}
                 }
@@ -216,7 +251,7 @@ impl Stream for Frames {
                 return Poll::Ready(None);
             };
             match std::task::ready!(chunks.poll_next_unpin(cx)) {
-                Some(Ok(chunk)) => this.framer.push(&chunk),
+                Some(Ok(chunk)) => this.framer.push(chunk),
                 Some(Err(error)) => {
                     this.chunks = None;
                     return Poll::Ready(Some(Err(Status::new(

@@ -87,7 +87,12 @@ impl HandlerKind for GrpcHandler {
         if request.method() != Method::POST {
             return None;
         }
-        self.predicate.matches(request, context.base_url())?;
+        // A client sends the method's own path: that is matched as it is,
+        // without the `*`-led pattern (which parses the URL to match its
+        // clean form, capturing a param no one reads).
+        if request.url_parts().path() != self.path {
+            self.predicate.matches(request, context.base_url())?;
+        }
         if !is_grpc(request) {
             // gRPC over HTTP/2: a server answers a POST to its method of
             // another content type with 415 Unsupported Media Type. Left
@@ -176,6 +181,7 @@ where
         trailers: Arc::clone(&trailers),
         record: record.clone(),
         framed: Vec::new(),
+        buffer: BytesMut::new(),
     };
     grpc_response(
         Body::from_try_stream(frames).with_trailers_from(trailers),
@@ -192,12 +198,16 @@ struct Replies<S> {
     record: CallRecord,
     /// Where each reply of the batch being framed starts and ends.
     framed: Vec<(usize, usize)>,
+    /// Where replies are framed: a batch is split off it, and what is left
+    /// of its allocation frames the next (no allocation per reply).
+    buffer: BytesMut,
 }
 
 impl<S> Replies<S> {
-    /// The batch, its replies recorded (slices of it: no copies).
-    fn send(&mut self, batch: BytesMut) -> Bytes {
-        let batch = batch.freeze();
+    /// The batch framed in `buffer`, its replies recorded (slices of it:
+    /// no copies).
+    fn send(&mut self) -> Bytes {
+        let batch = self.buffer.split().freeze();
         self.record.replies_framed(
             self.framed
                 .drain(..)
@@ -218,31 +228,32 @@ where
     /// bytes (as tonic's encoder does): one HTTP/2 DATA frame per reply
     /// would cost a write per message.
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
-        let mut batch = BytesMut::new();
         let status = loop {
             let Some(replies) = self.replies.as_mut() else {
                 return Poll::Ready(None);
             };
             match replies.as_mut().poll_next(cx) {
                 Poll::Ready(Some(Ok(reply))) => {
-                    let start = batch.len();
-                    frame::encode_into(&reply, &mut batch);
-                    self.framed.push((start, batch.len()));
-                    if batch.len() >= BATCH {
-                        return Poll::Ready(Some(Ok(self.send(batch))));
+                    let start = self.buffer.len();
+                    frame::encode_into(&reply, &mut self.buffer);
+                    let end = self.buffer.len();
+                    self.framed.push((start, end));
+                    if self.buffer.len() >= BATCH {
+                        return Poll::Ready(Some(Ok(self.send())));
                     }
                 }
                 Poll::Ready(Some(Err(status))) => break status,
                 Poll::Ready(None) => break Status::new(Code::Ok, ""),
-                Poll::Pending if batch.is_empty() => return Poll::Pending,
-                Poll::Pending => return Poll::Ready(Some(Ok(self.send(batch)))),
+                Poll::Pending if self.buffer.is_empty() => return Poll::Pending,
+                Poll::Pending => return Poll::Ready(Some(Ok(self.send()))),
             }
         };
         // Ended: the stream (and what it holds) goes now; the status waits
         // in the trailers slot for the replies framed before it.
         self.replies = None;
         *self.trailers.lock().unwrap_or_else(PoisonError::into_inner) = Some(status.to_headers());
-        let batch = (!batch.is_empty()).then(|| self.send(batch));
+        let batch = (!self.buffer.is_empty()).then(|| self.send());
+        self.buffer = BytesMut::new();
         self.record.finish(&status);
         Poll::Ready(batch.map(Ok))
     }

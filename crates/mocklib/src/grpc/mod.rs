@@ -156,7 +156,36 @@ impl<M> GrpcArgs<M> {
 )]
 pub trait GrpcOutput<R, M>: MaybeSend + 'static {
     #[doc(hidden)]
-    fn into_answer(self) -> crate::maybe_send::BoxFuture<Option<Result<R, Status>>>;
+    fn into_answer(self) -> GrpcAnswer<R>;
+}
+
+/// A gRPC resolver's answer as the handler takes it: there already (a
+/// resolver that returns a value; no future boxed for it), or to come.
+#[doc(hidden)]
+pub enum GrpcAnswer<R> {
+    /// The answer, returned directly.
+    Ready(Option<Result<R, Status>>),
+    /// The answer, once the resolver's future has it.
+    Later(crate::maybe_send::BoxFuture<Option<Result<R, Status>>>),
+}
+
+impl<R> std::fmt::Debug for GrpcAnswer<R> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            GrpcAnswer::Ready(_) => "GrpcAnswer::Ready",
+            GrpcAnswer::Later(_) => "GrpcAnswer::Later",
+        })
+    }
+}
+
+impl<R> GrpcAnswer<R> {
+    /// The answer, awaited if it is still to come.
+    async fn get(self) -> Option<Result<R, Status>> {
+        match self {
+            GrpcAnswer::Ready(answer) => answer,
+            GrpcAnswer::Later(future) => future.await,
+        }
+    }
 }
 
 /// A value a gRPC resolver may return directly (see [`GrpcOutput`]).
@@ -180,8 +209,8 @@ impl<R> IntoGrpcAnswer<R> for Option<Result<R, Status>> {
 impl<R: MaybeSend + 'static, T: IntoGrpcAnswer<R> + MaybeSend + 'static> GrpcOutput<R, marker::Sync>
     for T
 {
-    fn into_answer(self) -> crate::maybe_send::BoxFuture<Option<Result<R, Status>>> {
-        Box::pin(std::future::ready(self.into_grpc_answer()))
+    fn into_answer(self) -> GrpcAnswer<R> {
+        GrpcAnswer::Ready(self.into_grpc_answer())
     }
 }
 
@@ -191,8 +220,8 @@ where
     F: Future + MaybeSend + 'static,
     F::Output: IntoGrpcAnswer<R>,
 {
-    fn into_answer(self) -> crate::maybe_send::BoxFuture<Option<Result<R, Status>>> {
-        Box::pin(async move { self.await.into_grpc_answer() })
+    fn into_answer(self) -> GrpcAnswer<R> {
+        GrpcAnswer::Later(Box::pin(async move { self.await.into_grpc_answer() }))
     }
 }
 
@@ -242,7 +271,7 @@ where
     F: Fn(GrpcArgs<Req>) -> O + Send + Sync + 'static,
     O: GrpcOutput<Reply, M>,
 {
-    method_handler::<Req, Reply, _, _, _, _, _>(
+    method_handler::<Req, Reply, _, _, _, _, _, _, _>(
         method,
         unary_message::<Req>,
         resolver,
@@ -279,7 +308,7 @@ where
     F: Fn(GrpcArgs<Req>) -> O + Send + Sync + 'static,
     O: GrpcOutput<S, M>,
 {
-    method_handler::<Req, Reply, _, _, _, _, _>(
+    method_handler::<Req, Reply, _, _, _, _, _, _, _>(
         method,
         unary_message::<Req>,
         resolver,
@@ -314,7 +343,7 @@ where
     F: Fn(GrpcArgs<Messages<Req>>) -> O + Send + Sync + 'static,
     O: GrpcOutput<Reply, M>,
 {
-    method_handler::<Req, Reply, _, _, _, _, _>(
+    method_handler::<Req, Reply, _, _, _, _, _, _, _>(
         method,
         messages::<Req>,
         resolver,
@@ -352,7 +381,7 @@ where
     F: Fn(GrpcArgs<Messages<Req>>) -> O + Send + Sync + 'static,
     O: GrpcOutput<S, M>,
 {
-    method_handler::<Req, Reply, _, _, _, _, _>(
+    method_handler::<Req, Reply, _, _, _, _, _, _, _>(
         method,
         messages::<Req>,
         resolver,
@@ -383,19 +412,17 @@ pub(crate) fn unavailable(message: &str) -> http::Response<crate::Body> {
         .expect("a status-only response is valid")
 }
 
-/// How a method kind reads its resolver's message(s) from the request
-/// (recording each in the call's record).
-type Read<T> = fn(Request, CallRecord) -> crate::maybe_send::BoxFuture<Result<T, Status>>;
-
 /// How a method kind makes the response of its resolver's `Ok` answer.
 type Respond<R> = fn(R, CallRecord) -> crate::HttpResponse;
 
 /// The handler of one method kind: `read` makes the resolver's message(s)
-/// of the request, `respond` the response of its `Ok` answer; each call's
-/// messages are recorded as `Req` and `Reply` show them.
-fn method_handler<Req, Reply, T, R, F, O, M>(
+/// of the request (recording each in the call's record), `respond` the
+/// response of its `Ok` answer; each call's messages are recorded as `Req`
+/// and `Reply` show them. Generic over how it reads, so that a call's
+/// reading, resolving and answering are one future (one allocation).
+fn method_handler<Req, Reply, T, R, F, O, M, Read, Reading>(
     method: &str,
-    read: Read<T>,
+    read: Read,
     resolver: F,
     respond: Respond<R>,
 ) -> Result<Handler, PatternError>
@@ -406,6 +433,8 @@ where
     R: MaybeSend + 'static,
     F: Fn(GrpcArgs<T>) -> O + Send + Sync + 'static,
     O: GrpcOutput<R, M>,
+    Read: Fn(Request, CallRecord) -> Reading + Send + Sync + 'static,
+    Reading: Future<Output = Result<T, Status>> + MaybeSend + 'static,
 {
     let resolver = std::sync::Arc::new(resolver);
     handler::handler(method, move |request, call| {
@@ -413,29 +442,28 @@ where
             .header("grpc-timeout")
             .and_then(frame::parse_timeout);
         let record = CallRecord::new(
-            request.url().path(),
+            // The path as the URL parser writes it, without parsing a URL.
+            request.url_parts().path(),
             record::show::<Req>,
             record::show::<Reply>,
         );
         let resolver = std::sync::Arc::clone(&resolver);
-        let answered = {
-            let record = record.clone();
-            async move {
-                let message = match read(request.clone(), record).await {
-                    Ok(message) => message,
-                    Err(status) => return Some(Err(status)),
-                };
-                let args = GrpcArgs {
-                    message,
-                    metadata: request.headers().clone(),
-                    deadline,
-                    request,
-                    call,
-                };
-                resolver(args).into_answer().await
-            }
+        let reading = read(request.clone(), record.clone());
+        let answered = async move {
+            let message = match reading.await {
+                Ok(message) => message,
+                Err(status) => return Some(Err(status)),
+            };
+            let args = GrpcArgs {
+                message,
+                metadata: request.headers().clone(),
+                deadline,
+                request,
+                call,
+            };
+            resolver(args).into_answer().get().await
         };
-        Ok(answer(deadline, Box::pin(answered), record, respond))
+        Ok(answer(deadline, answered, record, respond))
     })
 }
 
@@ -443,24 +471,22 @@ where
 fn unary_message<M>(
     request: Request,
     record: CallRecord,
-) -> crate::maybe_send::BoxFuture<Result<M, Status>>
+) -> impl Future<Output = Result<M, Status>> + MaybeSend + 'static
 where
     M: prost::Message + Default + 'static,
 {
-    Box::pin(frame::unary_message::<M>(request, record))
+    frame::unary_message::<M>(request, record)
 }
 
 /// The client's messages, each decoded as it arrives.
 fn messages<M: 'static>(
     request: Request,
     record: CallRecord,
-) -> crate::maybe_send::BoxFuture<Result<Messages<M>, Status>> {
-    Box::pin(std::future::ready(frame::check_encoding(&request).map(
-        |()| Messages {
-            frames: frame::Frames::of(&request, Some(record)),
-            _message: std::marker::PhantomData,
-        },
-    )))
+) -> std::future::Ready<Result<Messages<M>, Status>> {
+    std::future::ready(frame::check_encoding(&request).map(|()| Messages {
+        frames: frame::Frames::of(&request, Some(record)),
+        _message: std::marker::PhantomData,
+    }))
 }
 
 /// The call that awaits the resolver's answer and makes it a response; a
@@ -468,7 +494,7 @@ fn messages<M: 'static>(
 /// ends with `DEADLINE_EXCEEDED`, as a real server ends it.
 fn answer<R: 'static>(
     deadline: Option<Duration>,
-    answer: crate::maybe_send::BoxFuture<Option<Result<R, Status>>>,
+    answer: impl Future<Output = Option<Result<R, Status>>> + MaybeSend + 'static,
     record: CallRecord,
     respond: Respond<R>,
 ) -> ResolverCall {
@@ -476,6 +502,7 @@ fn answer<R: 'static>(
         let answered = match deadline {
             None => answer.await,
             Some(deadline) => {
+                let answer = std::pin::pin!(answer);
                 let expired = Box::pin(crate::delay(deadline));
                 match futures_util::future::select(answer, expired).await {
                     futures_util::future::Either::Left((answered, _)) => answered,

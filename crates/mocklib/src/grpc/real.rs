@@ -158,7 +158,7 @@ impl<R: prost::Message + Default> Stream for RealReplies<R> {
             let ended = match frame {
                 Some(Ok(frame)) => match frame.into_data() {
                     Ok(data) => {
-                        this.framer.push(&data);
+                        this.framer.push(data);
                         continue;
                     }
                     Err(frame) => Some(

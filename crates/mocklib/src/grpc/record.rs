@@ -95,9 +95,15 @@ struct Direction {
 
 impl Direction {
     fn push(&mut self, message: Bytes) {
+        self.push_with(|| message);
+    }
+
+    /// Counts a message, keeping the one `message` makes while fewer than
+    /// [`MAX_RECORDED_MESSAGES`] are kept.
+    fn push_with(&mut self, message: impl FnOnce() -> Bytes) {
         self.total += 1;
         if self.kept.len() < MAX_RECORDED_MESSAGES {
-            self.kept.push(message);
+            self.kept.push(message());
         }
     }
 }
@@ -171,8 +177,13 @@ impl CallRecord {
         self.log().status.clone()
     }
 
-    pub(super) fn request(&self, message: Bytes) {
-        self.log().requests.push(message);
+    /// A request message read, kept as a copy: the message is a slice of
+    /// a chunk of the connection's read buffer, which the journal would
+    /// otherwise keep alive whole.
+    pub(super) fn request(&self, message: &Bytes) {
+        self.log()
+            .requests
+            .push_with(|| Bytes::copy_from_slice(message));
     }
 
     pub(super) fn replies_framed(&self, replies: impl IntoIterator<Item = Bytes>) {

@@ -1,7 +1,7 @@
 //! gRPC status codes and the status a call ends with.
 
 use bytes::Bytes;
-use http::{HeaderMap, HeaderValue};
+use http::{HeaderMap, HeaderName, HeaderValue};
 
 /// A gRPC status code (the numbers every gRPC implementation shares).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -153,21 +153,29 @@ impl Status {
 
     /// The status as trailers (or the headers of a trailers-only answer).
     pub(crate) fn to_headers(&self) -> HeaderMap {
+        // Once per call: a static name and value cost no allocation (a
+        // name given as `&str` is copied, a number formatted into a new one).
+        const GRPC_STATUS: HeaderName = HeaderName::from_static("grpc-status");
+        const CODES: [&str; 17] = [
+            "0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12", "13", "14", "15",
+            "16",
+        ];
         let mut headers = self.metadata().clone();
-        headers.insert("grpc-status", HeaderValue::from(self.code.as_i32()));
+        let code = CODES[self.code.as_i32() as usize];
+        headers.insert(GRPC_STATUS, HeaderValue::from_static(code));
         if !self.message.is_empty() {
             // The message is percent-encoded: any byte outside printable
             // ASCII, and `%` itself (gRPC over HTTP/2).
             let encoded: String =
                 percent_encoding::utf8_percent_encode(&self.message, MESSAGE_ESCAPES).collect();
             if let Ok(value) = HeaderValue::try_from(encoded) {
-                headers.insert("grpc-message", value);
+                headers.insert(HeaderName::from_static("grpc-message"), value);
             }
         }
         if !self.details.is_empty() {
             let encoded = crate::base64::encode(&self.details);
             if let Ok(value) = HeaderValue::try_from(encoded) {
-                headers.insert("grpc-status-details-bin", value);
+                headers.insert(HeaderName::from_static("grpc-status-details-bin"), value);
             }
         }
         headers

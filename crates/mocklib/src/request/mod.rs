@@ -43,6 +43,11 @@ pub(crate) use target::{is_plain as is_plain_target, under as url_under};
 #[derive(Clone)]
 pub struct Request {
     inner: Arc<RequestParts>,
+    /// A body still arriving (a gRPC call's), read with `body_chunks()`;
+    /// the parts' `body` is then empty. Beside the parts, not in them: a
+    /// streamed request is made from a new one in place, and its journal
+    /// copy, which leaves the stream out, shares the same parts.
+    live: Option<Arc<LiveBody>>,
 }
 
 #[derive(Clone)]
@@ -52,9 +57,6 @@ struct RequestParts {
     version: Version,
     headers: HeaderMap,
     body: Bytes,
-    /// A body still arriving (a gRPC call's), read with `body_chunks()`;
-    /// `body` is then empty.
-    live: Option<Arc<LiveBody>>,
     /// How `bypass()` performs this request; set by the engine.
     performer: Option<Arc<dyn Performer>>,
     /// Whether the header values and body own their storage (see
@@ -223,10 +225,10 @@ impl Request {
                 version: Version::HTTP_11,
                 headers,
                 body,
-                live: None,
                 performer: None,
                 owns_bytes: false,
             }),
+            live: None,
         }
     }
 
@@ -246,19 +248,28 @@ impl Request {
     {
         use futures_util::StreamExt;
         let source = Box::pin(stream.map(|chunk| chunk.map(Into::into).map_err(StreamError::new)));
-        let shared = &self.inner;
-        Request {
-            inner: Arc::new(RequestParts {
-                method: shared.method.clone(),
-                url: shared.url.clone(),
-                version: shared.version,
-                headers: shared.headers.clone(),
-                body: Bytes::new(),
-                live: Some(Arc::new(LiveBody::new(source))),
-                performer: None,
-                owns_bytes: shared.owns_bytes,
-            }),
+        let mut request = self;
+        // Unshared (as a front door's new request is): emptied in place.
+        match Arc::get_mut(&mut request.inner) {
+            Some(parts) => {
+                parts.body = Bytes::new();
+                parts.performer = None;
+            }
+            None => {
+                let shared = &request.inner;
+                request.inner = Arc::new(RequestParts {
+                    method: shared.method.clone(),
+                    url: shared.url.clone(),
+                    version: shared.version,
+                    headers: shared.headers.clone(),
+                    body: Bytes::new(),
+                    performer: None,
+                    owns_bytes: shared.owns_bytes,
+                });
+            }
         }
+        request.live = Some(Arc::new(LiveBody::new(source)));
+        request
     }
 
     /// Every chunk of the body, from the first: the buffered body as one
@@ -266,7 +277,7 @@ impl Request {
     /// [`with_body_stream`](Self::with_body_stream)). Each call reads the
     /// body from its start.
     pub fn body_chunks(&self) -> BodyChunks {
-        match &self.inner.live {
+        match &self.live {
             Some(live) => BodyChunks::live(live),
             None => BodyChunks::buffered(&self.inner.body),
         }
@@ -276,7 +287,7 @@ impl Request {
     /// [`body_chunks`](Self::body_chunks)); [`body`](Self::body) is then
     /// empty.
     pub fn is_body_streamed(&self) -> bool {
-        self.inner.live.is_some()
+        self.live.is_some()
     }
 
     /// This request as sent with HTTP version `version` (front doors set the
@@ -295,10 +306,10 @@ impl Request {
                 version,
                 headers: shared.headers.clone(),
                 body: shared.body.clone(),
-                live: shared.live.clone(),
                 performer: None,
                 owns_bytes: shared.owns_bytes,
             }),
+            live: self.live.clone(),
         }
     }
 
@@ -308,8 +319,11 @@ impl Request {
     /// journal keeps a thousand) would keep that whole buffer alive.
     /// A streamed body is left out: it would keep the call's stream open.
     pub(crate) fn detached(&self, max_body: usize) -> Request {
-        if self.inner.owns_bytes && self.body().len() <= max_body && self.inner.live.is_none() {
-            return self.clone();
+        if self.inner.owns_bytes && self.body().len() <= max_body {
+            return Request {
+                inner: Arc::clone(&self.inner),
+                live: None,
+            };
         }
         let mut headers = self.headers().clone();
         own_values(&mut headers);
@@ -345,10 +359,10 @@ impl Request {
                 version,
                 headers,
                 body,
-                live: None,
                 performer: None,
                 owns_bytes: true,
             }),
+            live: None,
         }
     }
 
@@ -369,10 +383,10 @@ impl Request {
                 version: parts.version,
                 headers: parts.headers,
                 body,
-                live: None,
                 performer: None,
                 owns_bytes: false,
             }),
+            live: None,
         })
     }
 
@@ -420,7 +434,7 @@ impl Request {
     )]
     pub(crate) fn to_http_body(&self) -> Result<http::Request<Body>, UnsendableRequestError> {
         let request = self.to_http()?;
-        Ok(match &self.inner.live {
+        Ok(match &self.live {
             Some(live) => request.map(|_| Body::from_try_stream(BodyChunks::live(live))),
             None => request.map(Body::from),
         })
