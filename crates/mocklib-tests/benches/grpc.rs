@@ -40,6 +40,7 @@ use futures_util::Stream;
 use http::uri::PathAndQuery;
 use mocklib::grpc::{self, GrpcArgs};
 use mocklib::node::setup_server;
+use mocklib_counted::announce::announce_and_wait;
 
 #[derive(Clone, PartialEq, prost::Message)]
 struct Msg {
@@ -101,13 +102,13 @@ fn serve(name: Option<&str>) {
         Some("mocklib") => {
             let server = setup_server(echo_handlers());
             server.listen();
-            common::announce_and_wait(server.url().as_str().trim_end_matches('/'));
+            announce_and_wait(server.url().as_str().trim_end_matches('/'));
             server.close();
         }
         Some("bare") => {
             let runtime = common::runtime();
             let url = runtime.block_on(bare_server());
-            common::announce_and_wait(&url);
+            announce_and_wait(&url);
             runtime.shutdown_background();
         }
         other => {

@@ -1,6 +1,5 @@
 //! Latency of a mocked request over a real socket, beside peer mock servers
-//! measured in the same run; and, with `--serve`, the servers that
-//! `scripts/bench` points a load generator at.
+//! measured in the same run.
 //!
 //! Latency: `cargo bench -p mocklib-tests --bench socket`. Every case is a reqwest
 //! `GET /user` answered with the 4-byte text `John`, once with 1 and once with
@@ -8,9 +7,10 @@
 //! last in lookup order wherever order matters: mocklib's `use_handlers`
 //! prepends, so the 999 decoys go in after it; the peers get the target
 //! first and 999 decoys with distinct paths `/decoy/{i}` after it.
-//! One more row, a bare hyper server that mocks nothing (the `--serve bare`
-//! server below) behind the same client, shows how much of every number is
-//! the client, the loopback and the HTTP framing that no mock server avoids.
+//! One more row, a bare hyper server that mocks nothing (`mocklib_counted`'s,
+//! the one the speed guard counts) behind the same client, shows how much of
+//! every number is the client, the loopback and the HTTP framing that no mock
+//! server avoids.
 //!
 //! Each case makes `WARMUP` untimed requests, then times `SAMPLES` requests
 //! one by one, on one pooled client; all servers run side by side and the
@@ -20,22 +20,15 @@
 //! requests (the table's `samples` column says so). The tables in docs/BENCHMARKS.md come
 //! from this output.
 //!
-//! Servers: `cargo bench -p mocklib-tests --bench socket -- --serve mocklib` (or
-//! `bare`) starts that server, prints its URL (no trailing slash) on one line
-//! and serves until stdin closes or the process is killed. `mocklib` is a
-//! listening server in base URL mode with one handler `GET /user`; `bare` is a
-//! hyper 1 `server::conn::auto` server answering every request with the same
-//! status, headers and body mocklib sends.
+//! The servers `scripts/bench` loads with wrk, and `scripts/bench-counted`
+//! counts, are the mocklib base URL and bare hyper servers of these cases,
+//! run alone by the `mocklib-counted` binary (crates/counted).
 
-mod common;
-
-use std::convert::Infallible;
 use std::time::{Duration, Instant};
 
-use bytes::Bytes;
-use http_body_util::Full;
 use mocklib::node::{Server, setup_server};
 use mocklib::{HttpResponse, http};
+use mocklib_counted::user::{self, BODY, Bare};
 
 const WARMUP: usize = 500;
 const SAMPLES: usize = 5_000;
@@ -46,7 +39,6 @@ const SLOW_SAMPLES: usize = 200;
 const PROBE: usize = 10;
 const ROUNDS: usize = 50;
 const DECOYS: usize = 999;
-const BODY: &str = "John";
 
 struct Measurement {
     name: &'static str,
@@ -142,19 +134,6 @@ async fn get(client: &reqwest::Client, url: &str) -> ::http::Version {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    // `cargo bench` passes `--bench`; anything but `--serve MODE` is ignored.
-    if let Some(at) = args.iter().position(|a| a == "--serve") {
-        match args.get(at + 1).map(String::as_str) {
-            Some("mocklib") => serve_mocklib(),
-            Some("bare") => serve_bare(),
-            other => {
-                eprintln!("usage: socket --serve mocklib|bare (got {other:?})");
-                std::process::exit(2);
-            }
-        }
-        return;
-    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -295,7 +274,7 @@ fn bare_case() -> Case {
         name: BARE,
         handlers: 0,
         client: reqwest::Client::new(),
-        url: format!("{}/user", bare.url),
+        url: format!("{}/user", bare.url()),
         _keep: Box::new(bare),
     }
 }
@@ -320,15 +299,17 @@ fn bare_tls_case() -> Case {
         .with_no_client_auth()
         .with_single_cert(vec![leaf.der().clone()], key)
         .unwrap();
-    let bare = Bare::start_with(Some(tokio_rustls::TlsAcceptor::from(std::sync::Arc::new(
-        config,
-    ))));
+    let tls = tokio_rustls::TlsAcceptor::from(std::sync::Arc::new(config));
+    let bare = Bare::start_with(move |stream| {
+        let tls = tls.clone();
+        async move { tls.accept(stream).await.ok() }
+    });
     let client = reqwest::Client::builder()
         .add_root_certificate(reqwest::Certificate::from_pem(ca.pem().as_bytes()).unwrap())
         .http1_only()
         .build()
         .unwrap();
-    let port = bare.url.rsplit(':').next().unwrap().to_owned();
+    let port = bare.url().rsplit(':').next().unwrap().to_owned();
     Case {
         name: BARE_TLS,
         handlers: 0,
@@ -339,8 +320,7 @@ fn bare_tls_case() -> Case {
 }
 
 fn mocklib_base_url_case(decoys: usize) -> Case {
-    let server = setup_server([http::get("/user", |_| HttpResponse::text(BODY))]);
-    server.listen();
+    let server = user::mocklib_server();
     server.use_handlers((0..decoys).map(|i| {
         http::get(format!("/decoy/{i}").as_str(), |_| {
             HttpResponse::text("decoy")
@@ -477,104 +457,4 @@ async fn mockito_case(decoys: usize) -> Case {
         url,
         _keep: Box::new((server, mocks)),
     }
-}
-
-// ---------------------------------------------------------------------------
-// Servers for the throughput run (scripts/bench)
-
-/// Prints `url` on its own line, then waits until stdin closes.
-fn serve_mocklib() {
-    let server: Server = setup_server([http::get("/user", |_| HttpResponse::text(BODY))]);
-    server.listen();
-    let url = server.url().to_string();
-    common::announce_and_wait(url.trim_end_matches('/'));
-    server.close();
-}
-
-/// A bare hyper server on its own 2-worker runtime (the shape of mocklib's
-/// listener) answering every request 200 with mocklib's headers and body.
-struct Bare {
-    runtime: Option<tokio::runtime::Runtime>,
-    url: String,
-}
-
-impl Bare {
-    fn start() -> Self {
-        Self::start_with(None)
-    }
-
-    /// With `tls`, each connection is TLS (the URL stays `http://`: the
-    /// caller names the scheme and host its certificate is for).
-    fn start_with(tls: Option<tokio_rustls::TlsAcceptor>) -> Self {
-        use hyper::service::service_fn;
-        use hyper_util::rt::{TokioExecutor, TokioIo};
-        use hyper_util::server::conn::auto;
-
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .thread_name("bare-hyper")
-            .enable_all()
-            .build()
-            .unwrap();
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        listener.set_nonblocking(true).unwrap();
-        let url = format!("http://{}", listener.local_addr().unwrap());
-        let listener = {
-            let _entered = runtime.enter();
-            tokio::net::TcpListener::from_std(listener).unwrap()
-        };
-        runtime.spawn(async move {
-            loop {
-                let Ok((stream, _)) = listener.accept().await else {
-                    continue;
-                };
-                let _ = stream.set_nodelay(true);
-                let tls = tls.clone();
-                tokio::spawn(async move {
-                    let service = service_fn(|_request| async {
-                        let response = ::http::Response::builder()
-                            .status(200)
-                            .header(::http::header::CONTENT_TYPE, "text/plain")
-                            .header(::http::header::CONTENT_LENGTH, BODY.len())
-                            .body(Full::new(Bytes::from_static(BODY.as_bytes())))
-                            .unwrap();
-                        Ok::<_, Infallible>(response)
-                    });
-                    let builder = auto::Builder::new(TokioExecutor::new());
-                    match tls {
-                        Some(tls) => {
-                            if let Ok(stream) = tls.accept(stream).await {
-                                let _ = builder
-                                    .serve_connection(TokioIo::new(stream), service)
-                                    .await;
-                            }
-                        }
-                        None => {
-                            let _ = builder
-                                .serve_connection(TokioIo::new(stream), service)
-                                .await;
-                        }
-                    }
-                });
-            }
-        });
-        Bare {
-            runtime: Some(runtime),
-            url,
-        }
-    }
-}
-
-impl Drop for Bare {
-    fn drop(&mut self) {
-        // Not a plain drop: that blocks, and panics inside another runtime.
-        if let Some(runtime) = self.runtime.take() {
-            runtime.shutdown_background();
-        }
-    }
-}
-
-fn serve_bare() {
-    let bare = Bare::start();
-    common::announce_and_wait(&bare.url);
 }

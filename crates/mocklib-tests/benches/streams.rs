@@ -25,8 +25,8 @@
 //!    HTTP, in interleaved rounds: the rate of either moves a lot with the
 //!    machine's load, their ratio in one run does not.
 //!
-//! With `-- --serve mocklib|bare` it starts that SSE server alone, prints
-//! its URL and serves `/events/{count}` until stdin closes:
+//! Both SSE servers are `mocklib_counted`'s (crates/counted): its binary
+//! runs each alone (`mocklib-counted sse-mocklib|sse-bare`), and
 //! `scripts/bench-counted` counts what an event costs each under valgrind.
 
 mod common;
@@ -39,8 +39,8 @@ use bytes::Bytes;
 use eventsource_stream::Eventsource;
 use futures_util::StreamExt;
 use mocklib::node::{Server, setup_server};
-use mocklib::sse::{self, Event};
 use mocklib::{HttpResponse, http};
+use mocklib_counted::events;
 
 const WARMUP: usize = 50;
 const SAMPLES: usize = 1_000;
@@ -49,33 +49,6 @@ const ROUNDS: usize = 20;
 const SETTLE: Duration = Duration::from_millis(1);
 
 fn main() {
-    let args: Vec<String> = std::env::args().collect();
-    // `cargo bench` passes `--bench`; anything but `--serve NAME` is ignored.
-    if let Some(at) = args.iter().position(|a| a == "--serve") {
-        let name = args.get(at + 1).map(String::as_str);
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .unwrap();
-        match name {
-            Some("mocklib") => {
-                let server = runtime.block_on(async { sse_server() });
-                common::announce_and_wait(server.url().as_str().trim_end_matches('/'));
-                server.close();
-            }
-            Some("bare") => {
-                let url = runtime.block_on(bare_sse_server());
-                common::announce_and_wait(&url);
-            }
-            other => {
-                eprintln!("usage: streams --serve mocklib|bare (got {other:?})");
-                std::process::exit(2);
-            }
-        }
-        runtime.shutdown_background();
-        return;
-    }
     common::run(async {
         first_byte().await;
         sse_throughput().await;
@@ -225,81 +198,10 @@ async fn first_byte() {
     server.close();
 }
 
-/// The server's `/events`: `count` events, yielding every 64.
-fn sse_server() -> Server {
-    let server = setup_server([sse::get("/events/:count", |args| async move {
-        let count: usize = args.params["count"].parse().unwrap();
-        for n in 0..count {
-            args.client
-                .send(Event::data(format!("event {n} of the price feed")).id(n.to_string()));
-            if n % 64 == 63 {
-                tokio::task::yield_now().await;
-            }
-        }
-    })]);
-    server.listen();
-    server
-}
-
 /// Reads every event of `/events/{count}` through the HTTPS proxy; returns
 /// the time it took.
 async fn read_events(client: &reqwest::Client, count: usize) -> Duration {
     read_events_at(client, "https://prices.test", count).await
-}
-
-/// The bytes `sse_server` writes for event `n`.
-fn event_bytes(n: usize) -> Bytes {
-    Bytes::from(format!("id: {n}\ndata: event {n} of the price feed\n\n"))
-}
-
-/// A bare hyper server answering `/events/{count}` with `count` events as
-/// a streamed body, yielding every 64 like the `sse` resolver; its URL.
-async fn bare_sse_server() -> String {
-    use http_body_util::StreamBody;
-    use hyper::body::Frame;
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    tokio::spawn(async move {
-        loop {
-            let Ok((stream, _)) = listener.accept().await else {
-                continue;
-            };
-            let _ = stream.set_nodelay(true);
-            tokio::spawn(async move {
-                let service = hyper::service::service_fn(|request: hyper::Request<_>| async move {
-                    let count: usize = request
-                        .uri()
-                        .path()
-                        .rsplit('/')
-                        .next()
-                        .and_then(|count| count.parse().ok())
-                        .unwrap_or(0);
-                    let events = futures_util::stream::unfold(0, move |n| async move {
-                        if n == count {
-                            return None;
-                        }
-                        if n % 64 == 63 {
-                            tokio::task::yield_now().await;
-                        }
-                        let frame = Frame::data(event_bytes(n));
-                        Some((Ok::<_, std::convert::Infallible>(frame), n + 1))
-                    });
-                    let response = hyper::Response::builder()
-                        .header("content-type", "text/event-stream")
-                        .header("cache-control", "no-cache")
-                        .body(StreamBody::new(events))
-                        .unwrap();
-                    Ok::<_, std::convert::Infallible>(response)
-                });
-                let _ = hyper_util::server::conn::auto::Builder::new(
-                    hyper_util::rt::TokioExecutor::new(),
-                )
-                .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
-                .await;
-            });
-        }
-    });
-    url
 }
 
 /// Reads every event of `{base}/events/{count}`; returns the time it took.
@@ -323,9 +225,9 @@ async fn read_events_at(client: &reqwest::Client, base: &str, count: usize) -> D
 async fn sse_against_bare() {
     const EVENTS: usize = 10_000;
     const RUNS: usize = 15;
-    let server = sse_server();
+    let server = events::mocklib_server();
     let mocklib_url = server.url().to_string().trim_end_matches('/').to_owned();
-    let bare_url = bare_sse_server().await;
+    let bare_url = events::bare_server().await;
     let client = reqwest::Client::new();
     for base in [&mocklib_url, &bare_url] {
         read_events_at(&client, base, 1_000).await; // warm-up
@@ -398,7 +300,7 @@ fn resident_mib() -> f64 {
 }
 
 async fn sse_throughput() {
-    let server = sse_server();
+    let server = events::mocklib_server();
     let client = server.reqwest_client();
     read_events(&client, 1_000).await; // warm-up: TLS, the CA, the pools
     let mut rates = Vec::new();

@@ -28,6 +28,7 @@ use std::time::{Duration, Instant};
 use futures_util::{SinkExt, StreamExt};
 use mocklib::node::{Server, setup_server};
 use mocklib::ws;
+use mocklib_counted::announce::announce_and_wait;
 use tokio_tungstenite::tungstenite::Message;
 
 const WARMUP: usize = 500;
@@ -60,12 +61,12 @@ fn serve(name: Option<&str>) {
     match name {
         Some("mocklib") => {
             let server = runtime.block_on(async { mocked_echo_server() });
-            common::announce_and_wait(&mocked_url(&server));
+            announce_and_wait(&mocked_url(&server));
             server.close();
         }
         Some("bare") => {
             let url = runtime.block_on(bare_echo_server());
-            common::announce_and_wait(&url);
+            announce_and_wait(&url);
         }
         other => {
             eprintln!("usage: websocket --serve mocklib|bare (got {other:?})");

@@ -80,21 +80,3 @@ where
     times.sort_unstable();
     times
 }
-
-/// Prints `url` on a line of its own and blocks until stdin closes: how a
-/// bench's `--serve` server tells `scripts/bench-counted` where it is, and
-/// how it is told to stop.
-pub fn announce_and_wait(url: &str) {
-    use std::io::{Read, Write};
-    let mut stdout = std::io::stdout().lock();
-    writeln!(stdout, "{url}").unwrap();
-    stdout.flush().unwrap();
-    drop(stdout);
-    let mut sink = [0u8; 256];
-    let mut stdin = std::io::stdin().lock();
-    while let Ok(n) = stdin.read(&mut sink) {
-        if n == 0 {
-            break;
-        }
-    }
-}

@@ -1,0 +1,12 @@
+//! The servers mocklib's speed guard counts: `scripts/bench-counted` runs
+//! this package's binary under valgrind and counts the instructions and
+//! allocations of a request (and of a server-sent event) in each, the
+//! listener beside a bare hyper server that answers the same bytes.
+//!
+//! The socket and streams benches of `mocklib-tests` measure the same
+//! servers (as a library, this package), so the counted code and the timed
+//! code are one. The binary: `mocklib-counted SERVER` (see `main.rs`).
+
+pub mod announce;
+pub mod events;
+pub mod user;

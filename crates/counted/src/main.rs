@@ -1,0 +1,47 @@
+//! `mocklib-counted SERVER`: starts one server of this package, prints its
+//! URL (no trailing slash) on a line of its own and serves until stdin
+//! closes. `scripts/bench-counted` counts them under valgrind;
+//! `scripts/bench` loads `mocklib` and `bare` with wrk.
+//!
+//! SERVER is `mocklib` or `bare` (`GET /user`, the `user` module) or
+//! `sse-mocklib` or `sse-bare` (`GET /events/{count}`, the `events` module).
+
+use mocklib_counted::announce::announce_and_wait;
+use mocklib_counted::{events, user};
+
+fn main() {
+    match std::env::args().nth(1).as_deref() {
+        Some("mocklib") => {
+            let server = user::mocklib_server();
+            announce_and_wait(server.url().as_str().trim_end_matches('/'));
+            server.close();
+        }
+        Some("bare") => {
+            let bare = user::Bare::start();
+            announce_and_wait(bare.url());
+        }
+        Some(name @ ("sse-mocklib" | "sse-bare")) => serve_events(name),
+        other => {
+            eprintln!("usage: mocklib-counted mocklib|bare|sse-mocklib|sse-bare (got {other:?})");
+            std::process::exit(2);
+        }
+    }
+}
+
+/// The SSE servers run on a 2-worker runtime built here, as in the
+/// streams bench (the bare one is spawned on it, the resolver yields on it).
+fn serve_events(name: &str) {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    if name == "sse-mocklib" {
+        let server = runtime.block_on(async { events::mocklib_server() });
+        announce_and_wait(server.url().as_str().trim_end_matches('/'));
+        server.close();
+    } else {
+        announce_and_wait(&runtime.block_on(events::bare_server()));
+    }
+    runtime.shutdown_background();
+}
