@@ -34,7 +34,7 @@ pub(super) struct Lookup {
     /// options'), kept with each journal entry for `requests_matching`.
     pub(super) base_url: Option<Arc<Url>>,
     /// The recorder and the contracts (usually none) to answer with.
-    pub(super) hooks: Arc<super::Hooks>,
+    pub(super) hooks: Arc<super::hooks::Hooks>,
     /// The journal number of the entry last written, for findings about an
     /// answer that comes later (a request performed for real).
     pub(super) last_recorded: std::cell::Cell<Option<u64>>,

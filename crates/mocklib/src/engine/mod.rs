@@ -16,10 +16,12 @@
 //! 5. if none matched, the unhandled-request strategy decides.
 
 mod checked;
+mod hooks;
 mod lookup;
 mod options;
 mod outcome;
 
+use hooks::Hooks;
 use lookup::{Lookup, Step};
 pub(crate) use options::InterceptOptions;
 pub use options::UnhandledRequest;
@@ -36,7 +38,7 @@ use crate::events::Events;
 use crate::exchange::ExchangeSink;
 use crate::handler::Handler;
 use crate::handlers::Scope;
-use crate::request::{Performer, Request};
+use crate::request::Request;
 
 /// One server's (or worker's) state: handler lists, events, options.
 pub(crate) struct Engine {
@@ -44,20 +46,6 @@ pub(crate) struct Engine {
     root: Arc<Scope>,
     events: Events,
     hooks: RwLock<Arc<Hooks>>,
-}
-
-/// What requests are resolved with besides their scope. Changed rarely
-/// (listen, close, record, attach a contract) and read once per request:
-/// one snapshot behind one lock rather than a lock for each.
-#[derive(Clone)]
-pub(super) struct Hooks {
-    /// `Some` while listening.
-    listening: Option<Arc<InterceptOptions>>,
-    performer: Option<Arc<dyn Performer>>,
-    /// Where requests performed for real are recorded, if anywhere.
-    pub(super) recorder: Option<Arc<dyn ExchangeSink>>,
-    /// The contracts mocked answers are checked against.
-    pub(super) contracts: Arc<[contract::Attached]>,
 }
 
 impl Engine {
@@ -92,7 +80,7 @@ impl Engine {
 
     /// Sets how `bypass()` performs requests for this engine.
     #[cfg(any(feature = "net", target_arch = "wasm32"))]
-    pub(crate) fn set_performer(&self, performer: Arc<dyn Performer>) {
+    pub(crate) fn set_performer(&self, performer: Arc<dyn crate::request::Performer>) {
         self.change_hooks(|hooks| hooks.performer = Some(performer));
     }
 
