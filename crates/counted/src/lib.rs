@@ -8,5 +8,7 @@
 //! code are one. The binary: `mocklib-counted SERVER` (see `main.rs`).
 
 pub mod announce;
+#[cfg(feature = "axum")]
+pub mod axum_user;
 pub mod events;
 pub mod user;

@@ -4,7 +4,8 @@
 //! `scripts/bench` loads `mocklib` and `bare` with wrk.
 //!
 //! SERVER is `mocklib` or `bare` (`GET /user`, the `user` module) or
-//! `sse-mocklib` or `sse-bare` (`GET /events/{count}`, the `events` module).
+//! `sse-mocklib` or `sse-bare` (`GET /events/{count}`, the `events` module);
+//! with the feature `axum`, also `axum` (one route, the `axum_user` module).
 
 use mocklib_counted::announce::announce_and_wait;
 use mocklib_counted::{events, user};
@@ -19,6 +20,11 @@ fn main() {
         Some("bare") => {
             let bare = user::Bare::start();
             announce_and_wait(bare.url());
+        }
+        #[cfg(feature = "axum")]
+        Some("axum") => {
+            let axum = mocklib_counted::axum_user::AxumUser::start();
+            announce_and_wait(axum.url());
         }
         Some(name @ ("sse-mocklib" | "sse-bare")) => serve_events(name),
         other => {
