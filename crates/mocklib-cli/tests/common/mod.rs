@@ -79,7 +79,22 @@ impl Serve {
 }
 
 impl Drop for Serve {
+    /// SIGTERM first, as a harness should: a killed server cannot remove its
+    /// CA bundle directory (the next one sweeps it after an hour).
     fn drop(&mut self) {
+        let terminated = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status()
+            .is_ok_and(|status| status.success());
+        if terminated {
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+            while std::time::Instant::now() < deadline {
+                if let Ok(Some(_)) = self.child.try_wait() {
+                    return;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+        }
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
