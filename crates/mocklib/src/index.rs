@@ -58,6 +58,11 @@ impl<'a> RequestKeys<'a> {
         }
     }
 
+    /// The request's path as it came (not lowercased).
+    pub(crate) fn raw_path(&self) -> &'a str {
+        self.url.path()
+    }
+
     fn origin_and_path(&self) -> &str {
         &self.origin_and_path_start().0
     }

@@ -112,7 +112,11 @@ impl Admin {
     pub(crate) fn into_handler(self) -> Handler {
         let document = document::document(&self.base_url);
         let admin = Arc::new((self, document));
-        mocklib::http::all("*/__mocklib/*", move |args| {
+        // Any host and port (the root's origin and every scope's), but a
+        // literal path: the index then asks this handler only about admin
+        // paths, not about every request served (`*/__mocklib/*` has no
+        // literal prefix).
+        mocklib::http::all("http://*:*/__mocklib/*", move |args| {
             let (admin, document) = &*admin;
             admin.answer(&args.request, document)
         })
