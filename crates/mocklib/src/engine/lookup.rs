@@ -43,14 +43,25 @@ pub(super) struct Lookup {
 impl Lookup {
     /// Writes the request into the scope's journal.
     fn record(&self, request: &Request, handler: Option<&Handler>, answer: Answer) {
-        self.record_with(request, handler, answer, None);
+        self.record_with(request, handler, answer, http::Extensions::new());
     }
 
     /// Writes the request into the scope's journal with the typed values a
-    /// mocked response carries ([`HttpResponse::extension`](crate::HttpResponse::extension)).
-    fn record_mocked(&self, request: &Request, handler: &Handler, response: &http::Response<Body>) {
+    /// mocked response carries ([`HttpResponse::extension`](crate::HttpResponse::extension))
+    /// and those it had for the journal alone (`journal`).
+    fn record_mocked(
+        &self,
+        request: &Request,
+        handler: &Handler,
+        response: &http::Response<Body>,
+        journal: http::Extensions,
+    ) {
         let answer = Answer::Mocked(response.status());
-        self.record_with(request, Some(handler), answer, Some(response.extensions()));
+        let mut extensions = journal;
+        if !response.extensions().is_empty() {
+            extensions.extend(response.extensions().clone());
+        }
+        self.record_with(request, Some(handler), answer, extensions);
     }
 
     fn record_with(
@@ -58,7 +69,7 @@ impl Lookup {
         request: &Request,
         handler: Option<&Handler>,
         answer: Answer,
-        extensions: Option<&http::Extensions>,
+        extensions: http::Extensions,
     ) {
         let capacity = self.options.journal_capacity.unwrap_or(DEFAULT_CAPACITY);
         let sequence = self.scope.record(
@@ -322,8 +333,8 @@ impl Lookup {
                     ),
                 })
             }
-            Kind::Mock => match response.into_http() {
-                Ok(mut response) => {
+            Kind::Mock => match response.into_http_and_journal() {
+                (Ok(mut response), journal) => {
                     // A real HEAD response never has a body; its headers
                     // (Content-Length included) describe the GET response.
                     if request.method() == http::Method::HEAD {
@@ -333,13 +344,13 @@ impl Lookup {
                         response = self.check_contracts(&request, handler, response);
                     }
                     response.body_mut().finalize_with(finalize);
-                    self.record_mocked(&request, handler, &response);
+                    self.record_mocked(&request, handler, &response, journal);
                     self.emit(EventKind::RequestMatch, &request, request_id);
                     self.emit(EventKind::RequestEnd, &request, request_id);
                     self.emit_response(EventKind::ResponseMocked, &request, request_id, &response);
                     Outcome::Mocked(response)
                 }
-                Err(message) => {
+                (Err(message), _) => {
                     let error = ResolverError {
                         name: "InvalidResponse".to_owned(),
                         message,

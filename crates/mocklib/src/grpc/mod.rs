@@ -437,13 +437,18 @@ where
     Reading: Future<Output = Result<T, Status>> + MaybeSend + 'static,
 {
     let resolver = std::sync::Arc::new(resolver);
+    // Shared by the record of each call made to it (most are).
+    let own_path: std::sync::Arc<str> = handler::method_path(method)?.into();
     handler::handler(method, move |request, call| {
-        let deadline = request
-            .header("grpc-timeout")
-            .and_then(frame::parse_timeout);
+        let deadline = frame::header(&request, &frame::GRPC_TIMEOUT).and_then(frame::parse_timeout);
+        // The path as the URL parser writes it, without parsing a URL.
+        let path = request.url_parts().path();
         let record = CallRecord::new(
-            // The path as the URL parser writes it, without parsing a URL.
-            request.url_parts().path(),
+            if path == &*own_path {
+                std::sync::Arc::clone(&own_path)
+            } else {
+                path.into()
+            },
             record::show::<Req>,
             record::show::<Reply>,
         );
