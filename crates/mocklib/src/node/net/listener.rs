@@ -434,7 +434,15 @@ impl Resolve {
     #[inline(always)] // one call per request: inlined, the head is not copied between steps
     fn start(self) -> Answering {
         if !http_body::Body::is_end_stream(&self.body) {
-            return Answering::Later(Box::pin(self.run()));
+            // A future per kind of body, each boxed for its request: one
+            // for both would be as large as both, beyond the allocator's
+            // fast sizes.
+            let (head, body, asking) = self.split();
+            return Answering::Later(if crate::request::is_grpc_content(&head.headers) {
+                Box::pin(streamed(head, body, asking))
+            } else {
+                Box::pin(read_in_full(head, body, asking))
+            });
         }
         let (head, _, asking) = self.split();
         let (shared, mut handling, delivery) = asking.hand(head.request(Bytes::new()));
@@ -453,23 +461,6 @@ impl Resolve {
                 let outcome = handling.await;
                 respond(&shared, outcome, delivery).await
             })),
-        }
-    }
-
-    async fn run(self) -> Result<http::Response<ResponseBody>, BoxError> {
-        let (head, body, asking) = self.split();
-        let request = if crate::request::is_grpc_content(&head.headers) {
-            // A call's body ends with the call: its messages reach the
-            // handler (or the real server) as they come.
-            head.request(Bytes::new())
-                .with_live_body(arriving(body).await)
-        } else {
-            buffered(head, body).await?
-        };
-        let (shared, handling, delivery) = asking.hand(request);
-        match answer_now(&shared, handling.await, delivery) {
-            Now::Answer(answer) => answer,
-            Now::PassOn(passthrough, delivery) => passing_on(shared, passthrough, delivery).await,
         }
     }
 
@@ -548,6 +539,28 @@ impl Asking {
         };
         let handling = self.shared.engine.handle_in(scope, request, self.base_url);
         (self.shared, handling, delivery)
+    }
+}
+
+/// Resolves a request whose body is a call's: it ends with the call, and
+/// its messages reach the handler (or the real server) as they come.
+async fn streamed(head: Head, body: Incoming, asking: Asking) -> Answer {
+    let request = head.request(Bytes::new());
+    let request = request.with_live_body(arriving(body).await);
+    resolve(asking, request).await
+}
+
+/// Resolves a request once its body has been read in full.
+async fn read_in_full(head: Head, body: Incoming, asking: Asking) -> Answer {
+    resolve(asking, buffered(head, body).await?).await
+}
+
+/// Resolves `request`, and answers.
+async fn resolve(asking: Asking, request: Request) -> Answer {
+    let (shared, handling, delivery) = asking.hand(request);
+    match answer_now(&shared, handling.await, delivery) {
+        Now::Answer(answer) => answer,
+        Now::PassOn(passthrough, delivery) => passing_on(shared, passthrough, delivery).await,
     }
 }
 
@@ -705,7 +718,7 @@ fn answer_now(
 }
 
 /// [`pass_on`] in a box of its own: a passthrough's state (made here, not
-/// in [`Resolve::run`]'s future) would be most of that future, which is
+/// in [`resolve`]'s future) would be most of that future, which is
 /// allocated and moved for every request with a body.
 fn passing_on(
     shared: Arc<Shared>,
