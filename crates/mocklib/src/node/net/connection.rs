@@ -142,7 +142,14 @@ impl AsyncRead for FaultIo {
         cx: &mut Context<'_>,
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
-        self.io()?.poll_read(cx, buf)
+        let read = self.io()?.poll_read(cx, buf);
+        if read.is_pending() {
+            // Waiting for the client, its last answer written: the time to
+            // free journal entries evicted while answering (cold in the
+            // caches, slow to free; see `retire`).
+            crate::journal::free_retired();
+        }
+        read
     }
 }
 
