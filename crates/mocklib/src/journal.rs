@@ -342,12 +342,10 @@ pub(crate) fn free_retired() {
     let entries = RETIRED.try_with(|retired| {
         let mut retired = retired.borrow_mut();
         retired.serves = true;
-        std::mem::take(&mut retired.entries)
+        // Usually none (this runs at every wait for a client's bytes).
+        (!retired.entries.is_empty()).then(|| std::mem::take(&mut retired.entries))
     });
-    if let Ok(mut entries) = entries {
-        if entries.capacity() == 0 {
-            return;
-        }
+    if let Ok(Some(mut entries)) = entries {
         // Freed outside the borrow; the list is handed back for reuse.
         entries.clear();
         let _ = RETIRED.try_with(|retired| {

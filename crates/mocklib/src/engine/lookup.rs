@@ -3,6 +3,7 @@
 
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 
 use url::Url;
 
@@ -164,22 +165,29 @@ impl Lookup {
     /// Starts resolving `request`: walks the handler list at once, as far as
     /// resolvers answer at once (most do). An async resolver's future is
     /// awaited in the [`Step::Wait`] future, which then walks on.
-    pub(super) fn start(mut self, request: Request, door_base_url: Option<Arc<Url>>) -> Step {
+    pub(super) fn start(
+        mut self,
+        request: Request,
+        door_base_url: Option<Arc<Url>>,
+        cx: &mut Context<'_>,
+    ) -> Step {
         let request_id = RequestId::next();
         self.emit(EventKind::RequestStart, &request, request_id);
         self.base_url = door_base_url.or_else(|| self.options.base_url.clone());
         let handlers = self.scope.snapshot();
-        self.walk(request, request_id, handlers, None)
+        self.walk(request, request_id, handlers, None, Some(cx))
     }
 
     /// Asks the candidate handlers in turn, from the first, or after the one
-    /// whose resolver `resume` brings the answer of.
+    /// whose resolver `resume` brings the answer of. With `cx`, an async
+    /// resolver's future is polled once here (see below).
     fn walk(
         self,
         request: Request,
         request_id: RequestId,
         handlers: HandlerChain,
         resume: Option<Resume>,
+        mut cx: Option<&mut Context<'_>>,
     ) -> Step {
         let base_url = self.base_url.as_deref();
         let (context, from, mut matched, mut resumed) = match resume {
@@ -226,20 +234,33 @@ impl Lookup {
                     let finalize = call.finalizers.guard();
                     match start_resolver(found, call) {
                         CallState::Ready(resolution) => (resolution, finalize),
-                        CallState::Pending(future) => {
-                            let wait = Wait {
-                                position,
-                                matched,
-                                future,
-                                finalize,
-                                found: context.into_found(),
+                        CallState::Pending(mut future) => {
+                            // Polled once at once: a future that is ready
+                            // then (a gRPC call whose message has arrived)
+                            // needs no boxed rest of the lookup, nor a
+                            // second walk.
+                            let polled = match cx.as_deref_mut() {
+                                Some(cx) => poll_resolver(&mut future, cx),
+                                None => Poll::Pending,
                             };
-                            return Step::Wait(Box::pin(self.wait(
-                                request,
-                                request_id,
-                                handlers.clone(),
-                                wait,
-                            )));
+                            match polled {
+                                Poll::Ready(resolution) => (resolution, finalize),
+                                Poll::Pending => {
+                                    let wait = Wait {
+                                        position,
+                                        matched,
+                                        future,
+                                        finalize,
+                                        found: context.into_found(),
+                                    };
+                                    return Step::Wait(Box::pin(self.wait(
+                                        request,
+                                        request_id,
+                                        handlers.clone(),
+                                        wait,
+                                    )));
+                                }
+                            }
                         }
                     }
                 }
@@ -297,7 +318,7 @@ impl Lookup {
             finalize: wait.finalize,
             found: wait.found,
         };
-        match self.walk(request, request_id, handlers, Some(resume)) {
+        match self.walk(request, request_id, handlers, Some(resume), None) {
             Step::Done(outcome) => outcome,
             Step::Wait(next) => next.await,
         }
@@ -510,6 +531,18 @@ fn start_resolver(matched: Matched, call: CallContext) -> CallState {
     match std::panic::catch_unwind(AssertUnwindSafe(|| (matched.0)(call))) {
         Ok(call) => call.0,
         Err(panic) => CallState::Ready(panicked(&*panic)),
+    }
+}
+
+/// Polls a resolver's future, a panic in it making a failure (as
+/// [`Lookup::wait`] does).
+fn poll_resolver(
+    future: &mut crate::resolver::BoxResolution,
+    cx: &mut Context<'_>,
+) -> Poll<Resolution> {
+    match std::panic::catch_unwind(AssertUnwindSafe(|| future.as_mut().poll(cx))) {
+        Ok(polled) => polled,
+        Err(panic) => Poll::Ready(panicked(&*panic)),
     }
 }
 
