@@ -376,12 +376,8 @@ impl Scope {
         let evicted = state.journal.push(capacity, entry);
         let sequence = state.journal.last_sequence();
         drop(state);
-        // Freed after the lock: the journal may hold an old request's last
-        // reference. Not now, if a listener's connection will free it once
-        // idle (see `retire`).
-        if let Some(evicted) = evicted {
-            crate::journal::retire(evicted);
-        }
+        // Freed after the lock: the journal may hold an old request's last reference.
+        drop(evicted);
         sequence
     }
 

@@ -314,64 +314,6 @@ impl Journal {
     }
 }
 
-/// Frees an entry evicted from a full journal: at once, or, on a thread
-/// that serves a listener's connections, when that thread next waits for a
-/// connection's bytes ([`free_retired`]). An evicted entry was recorded a
-/// journal's length of requests ago and is cold in the caches: freeing it
-/// took the request that evicted it ~1–2 µs (`perf` samples, gRPC unary
-/// calls) before its answer was written.
-pub(crate) fn retire(entry: RecordedRequest) {
-    let kept = RETIRED.try_with(|retired| {
-        let mut retired = retired.borrow_mut();
-        if retired.serves && retired.entries.len() < MAX_RETIRED {
-            retired.entries.push(entry);
-            None
-        } else {
-            Some(entry)
-        }
-    });
-    // Not kept (or the thread is exiting): freed now.
-    drop(kept);
-}
-
-/// Frees the entries this thread retired ([`retire`]), and marks it as one
-/// that calls this while idle: the listener's connections call it whenever
-/// they wait for a client's next bytes.
-#[cfg_attr(any(not(feature = "net"), target_arch = "wasm32"), allow(dead_code))]
-pub(crate) fn free_retired() {
-    let entries = RETIRED.try_with(|retired| {
-        let mut retired = retired.borrow_mut();
-        retired.serves = true;
-        // Usually none (this runs at every wait for a client's bytes).
-        (!retired.entries.is_empty()).then(|| std::mem::take(&mut retired.entries))
-    });
-    if let Ok(Some(mut entries)) = entries {
-        // Freed outside the borrow; the list is handed back for reuse.
-        entries.clear();
-        let _ = RETIRED.try_with(|retired| {
-            let mut retired = retired.borrow_mut();
-            if retired.entries.capacity() == 0 {
-                retired.entries = entries;
-            }
-        });
-    }
-}
-
-/// The most entries a thread holds for [`free_retired`].
-const MAX_RETIRED: usize = 16;
-
-struct Retired {
-    /// Whether this thread calls [`free_retired`] (serves connections).
-    serves: bool,
-    entries: Vec<RecordedRequest>,
-}
-
-thread_local! {
-    static RETIRED: std::cell::RefCell<Retired> = const {
-        std::cell::RefCell::new(Retired { serves: false, entries: Vec::new() })
-    };
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

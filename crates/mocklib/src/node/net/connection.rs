@@ -142,14 +142,7 @@ impl AsyncRead for FaultIo {
         cx: &mut Context<'_>,
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
-        let read = self.io()?.poll_read(cx, buf);
-        if read.is_pending() {
-            // Waiting for the client, its last answer written: the time to
-            // free journal entries evicted while answering (cold in the
-            // caches, slow to free; see `retire`).
-            crate::journal::free_retired();
-        }
-        read
+        self.io()?.poll_read(cx, buf)
     }
 }
 
