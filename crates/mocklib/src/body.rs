@@ -203,6 +203,12 @@ impl Body {
         }
     }
 
+    /// Whether trailers follow the body.
+    #[cfg_attr(any(not(feature = "net"), target_arch = "wasm32"), allow(dead_code))]
+    pub(crate) fn has_trailers(&self) -> bool {
+        self.trailers.is_some()
+    }
+
     /// Whether the body is a stream.
     pub fn is_stream(&self) -> bool {
         !matches!(self.inner, Inner::Full(_))

@@ -397,7 +397,7 @@ impl Scope {
         handler: Option<&Handler>,
         answer: Answer,
         base_url: Option<&Arc<url::Url>>,
-        extensions: Option<&http::Extensions>,
+        extensions: http::Extensions,
     ) -> Option<u64> {
         if capacity == 0 {
             if let Some(handler) = handler {
@@ -406,8 +406,8 @@ impl Scope {
             return None;
         }
         let mut entry = RecordedRequest::new(request, handler, answer, base_url);
-        if let Some(extensions) = extensions.filter(|e| !e.is_empty()) {
-            entry.set_extensions(extensions.clone());
+        if !extensions.is_empty() {
+            entry.set_extensions(extensions);
         }
         let mut state = self.lock();
         if let Some(handler) = handler {

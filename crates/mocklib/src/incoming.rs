@@ -23,22 +23,40 @@ use crate::body::StreamError;
 
 type Source = Pin<Box<dyn Stream<Item = Result<Bytes, StreamError>> + Send>>;
 
+/// `stream` as the source of a [`LiveBody`].
+pub(crate) fn source<S, B, E>(stream: S) -> Source
+where
+    S: Stream<Item = Result<B, E>> + Send + 'static,
+    B: Into<Bytes>,
+    E: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    use futures_util::StreamExt;
+    Box::pin(stream.map(|chunk| chunk.map(Into::into).map_err(StreamError::new)))
+}
+
 /// The chunks received so far and the stream the rest comes from, shared
 /// by every reader of one request.
 pub(crate) struct LiveBody {
     state: Mutex<State>,
-    /// Woken when the source has more: every reader waiting for it, not
-    /// only the one that polled last.
-    waiting: Arc<Waiting>,
 }
 
 struct State {
     /// A unary call's one chunk stays inline: no allocation for it.
     received: SmallVec<[Bytes; 1]>,
     /// `None` once the body has ended or failed.
-    source: Option<Source>,
+    source: Option<Arriving>,
     /// Why the body failed, for every reader that gets there.
     failure: Option<String>,
+}
+
+/// The stream the rest of a body comes from, and who waits for it.
+struct Arriving {
+    stream: Source,
+    /// Woken when the stream has more: every reader waiting for it, not
+    /// only the one that polled last.
+    waiting: Arc<Waiting>,
+    /// `waiting` as the waker the stream is polled with (made once).
+    waker: Waker,
 }
 
 /// The usual reader is alone: its waker is kept inline.
@@ -75,14 +93,34 @@ impl Wake for Waiting {
 }
 
 impl LiveBody {
-    pub(crate) fn new(source: Source) -> Self {
+    /// A body that comes from `source`, after `received` (the chunks that
+    /// arrived before it was handed over).
+    pub(crate) fn new(received: SmallVec<[Bytes; 1]>, source: Source) -> Self {
+        let waiting = Arc::<Waiting>::default();
+        let waker = Waker::from(Arc::clone(&waiting));
         LiveBody {
             state: Mutex::new(State {
-                received: SmallVec::new(),
-                source: Some(source),
+                received,
+                source: Some(Arriving {
+                    stream: source,
+                    waiting,
+                    waker,
+                }),
                 failure: None,
             }),
-            waiting: Arc::default(),
+        }
+    }
+
+    /// A body that has arrived in full already (or failed: `failure` says
+    /// why, after `received`): nothing left to wait for.
+    #[cfg_attr(any(not(feature = "net"), target_arch = "wasm32"), allow(dead_code))]
+    pub(crate) fn arrived(received: SmallVec<[Bytes; 1]>, failure: Option<String>) -> Self {
+        LiveBody {
+            state: Mutex::new(State {
+                received,
+                source: None,
+                failure,
+            }),
         }
     }
 
@@ -100,21 +138,28 @@ impl LiveBody {
             let Some(source) = state.source.as_mut() else {
                 return Poll::Ready(state.failure.clone().map(|why| Err(StreamError::new(why))));
             };
-            self.waiting.add(cx.waker());
-            let waker = Waker::from(Arc::clone(&self.waiting));
-            match source.as_mut().poll_next(&mut Context::from_waker(&waker)) {
-                Poll::Pending => return Poll::Pending,
+            source.waiting.add(cx.waker());
+            let polled = source
+                .stream
+                .as_mut()
+                .poll_next(&mut Context::from_waker(&source.waker));
+            if polled.is_pending() {
+                return Poll::Pending;
+            }
+            // Another reader may be waiting for this chunk (or the end) too.
+            source.waiting.wake_others(cx.waker());
+            match polled {
                 Poll::Ready(Some(Ok(chunk))) => {
-                    // Another reader may be waiting for this chunk too.
-                    self.waiting.wake_others(cx.waker());
                     if !chunk.is_empty() {
                         state.received.push(chunk);
                     }
                 }
-                Poll::Ready(end) => {
-                    self.waiting.wake_others(cx.waker());
+                end => {
                     state.source = None;
-                    state.failure = end.and_then(Result::err).map(|error| error.to_string());
+                    state.failure = match end {
+                        Poll::Ready(Some(Err(error))) => Some(error.to_string()),
+                        _ => None,
+                    };
                 }
             }
         }
@@ -208,7 +253,7 @@ mod tests {
     fn live(
         source: impl Stream<Item = Result<Bytes, StreamError>> + Send + 'static,
     ) -> Arc<LiveBody> {
-        Arc::new(LiveBody::new(Box::pin(source)))
+        Arc::new(LiveBody::new(SmallVec::new(), Box::pin(source)))
     }
 
     #[tokio::test]

@@ -597,7 +597,10 @@ where
     F::Output: IntoResolution,
 {
     fn into_call(self) -> ResolverCall {
-        ResolverCall::pending(Box::pin(async move { self.await.into_resolution() }))
+        // `map`, not an `async` block, which would hold the resolver's
+        // future twice (as captured, and as awaited) in the box.
+        let resolution = futures_util::FutureExt::map(self, IntoResolution::into_resolution);
+        ResolverCall::pending(Box::pin(resolution))
     }
 }
 

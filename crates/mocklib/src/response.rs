@@ -60,6 +60,10 @@ struct ResponseParts {
     dribble: Option<std::time::Duration>,
     /// [`HttpResponse::extension`]'s values.
     extensions: http::Extensions,
+    /// Values for the journal entry alone (a gRPC call's record): not in the
+    /// `http::Response`, so the journal takes them as they are instead of
+    /// copying the response's.
+    journal: http::Extensions,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -128,6 +132,7 @@ impl HttpResponse {
                 truncate_after: None,
                 dribble: None,
                 extensions: http::Extensions::new(),
+                journal: http::Extensions::new(),
             }),
         }
     }
@@ -397,9 +402,9 @@ impl HttpResponse {
 
     /// Attaches a typed value to the response: an in-process client finds
     /// it in the `http::Response`'s extensions, and the journal keeps a copy
-    /// ([`RecordedRequest::extensions`](crate::RecordedRequest::extensions)).
-    /// Handler kinds tell the journal what they know this way (a gRPC
-    /// call's messages and status); one value per type, the last wins.
+    /// ([`RecordedRequest::extensions`](crate::RecordedRequest::extensions)),
+    /// beside what handler kinds tell it there (a gRPC call's messages and
+    /// status). One value per type, the last wins.
     ///
     /// ```
     /// use mocklib::HttpResponse;
@@ -414,6 +419,24 @@ impl HttpResponse {
     pub fn extension<T: Clone + Send + Sync + 'static>(mut self, value: T) -> Self {
         self.parts.extensions.insert(value);
         self
+    }
+
+    /// Attaches a typed value for the journal entry alone
+    /// ([`RecordedRequest::extensions`](crate::RecordedRequest::extensions)),
+    /// not the `http::Response`.
+    #[cfg_attr(not(feature = "grpc"), allow(dead_code))]
+    pub(crate) fn journal_extension<T: Clone + Send + Sync + 'static>(mut self, value: T) -> Self {
+        self.parts.journal.insert(value);
+        self
+    }
+
+    /// [`Self::into_http`], and the values for the journal entry alone
+    /// (see [`Self::journal_extension`]).
+    pub(crate) fn into_http_and_journal(
+        mut self,
+    ) -> (Result<http::Response<Body>, String>, http::Extensions) {
+        let journal = std::mem::take(&mut self.parts.journal);
+        (self.into_http(), journal)
     }
 
     fn fail(&mut self, message: String) {

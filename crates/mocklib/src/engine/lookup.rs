@@ -3,6 +3,7 @@
 
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 
 use url::Url;
 
@@ -43,14 +44,25 @@ pub(super) struct Lookup {
 impl Lookup {
     /// Writes the request into the scope's journal.
     fn record(&self, request: &Request, handler: Option<&Handler>, answer: Answer) {
-        self.record_with(request, handler, answer, None);
+        self.record_with(request, handler, answer, http::Extensions::new());
     }
 
     /// Writes the request into the scope's journal with the typed values a
-    /// mocked response carries ([`HttpResponse::extension`](crate::HttpResponse::extension)).
-    fn record_mocked(&self, request: &Request, handler: &Handler, response: &http::Response<Body>) {
+    /// mocked response carries ([`HttpResponse::extension`](crate::HttpResponse::extension))
+    /// and those it had for the journal alone (`journal`).
+    fn record_mocked(
+        &self,
+        request: &Request,
+        handler: &Handler,
+        response: &http::Response<Body>,
+        journal: http::Extensions,
+    ) {
         let answer = Answer::Mocked(response.status());
-        self.record_with(request, Some(handler), answer, Some(response.extensions()));
+        let mut extensions = journal;
+        if !response.extensions().is_empty() {
+            extensions.extend(response.extensions().clone());
+        }
+        self.record_with(request, Some(handler), answer, extensions);
     }
 
     fn record_with(
@@ -58,7 +70,7 @@ impl Lookup {
         request: &Request,
         handler: Option<&Handler>,
         answer: Answer,
-        extensions: Option<&http::Extensions>,
+        extensions: http::Extensions,
     ) {
         let capacity = self.options.journal_capacity.unwrap_or(DEFAULT_CAPACITY);
         let sequence = self.scope.record(
@@ -153,22 +165,29 @@ impl Lookup {
     /// Starts resolving `request`: walks the handler list at once, as far as
     /// resolvers answer at once (most do). An async resolver's future is
     /// awaited in the [`Step::Wait`] future, which then walks on.
-    pub(super) fn start(mut self, request: Request, door_base_url: Option<Arc<Url>>) -> Step {
+    pub(super) fn start(
+        mut self,
+        request: Request,
+        door_base_url: Option<Arc<Url>>,
+        cx: &mut Context<'_>,
+    ) -> Step {
         let request_id = RequestId::next();
         self.emit(EventKind::RequestStart, &request, request_id);
         self.base_url = door_base_url.or_else(|| self.options.base_url.clone());
         let handlers = self.scope.snapshot();
-        self.walk(request, request_id, handlers, None)
+        self.walk(request, request_id, handlers, None, Some(cx))
     }
 
     /// Asks the candidate handlers in turn, from the first, or after the one
-    /// whose resolver `resume` brings the answer of.
+    /// whose resolver `resume` brings the answer of. With `cx`, an async
+    /// resolver's future is polled once here (see below).
     fn walk(
         self,
         request: Request,
         request_id: RequestId,
         handlers: HandlerChain,
         resume: Option<Resume>,
+        mut cx: Option<&mut Context<'_>>,
     ) -> Step {
         let base_url = self.base_url.as_deref();
         let (context, from, mut matched, mut resumed) = match resume {
@@ -215,20 +234,33 @@ impl Lookup {
                     let finalize = call.finalizers.guard();
                     match start_resolver(found, call) {
                         CallState::Ready(resolution) => (resolution, finalize),
-                        CallState::Pending(future) => {
-                            let wait = Wait {
-                                position,
-                                matched,
-                                future,
-                                finalize,
-                                found: context.into_found(),
+                        CallState::Pending(mut future) => {
+                            // Polled once at once: a future that is ready
+                            // then (a gRPC call whose message has arrived)
+                            // needs no boxed rest of the lookup, nor a
+                            // second walk.
+                            let polled = match cx.as_deref_mut() {
+                                Some(cx) => poll_resolver(&mut future, cx),
+                                None => Poll::Pending,
                             };
-                            return Step::Wait(Box::pin(self.wait(
-                                request,
-                                request_id,
-                                handlers.clone(),
-                                wait,
-                            )));
+                            match polled {
+                                Poll::Ready(resolution) => (resolution, finalize),
+                                Poll::Pending => {
+                                    let wait = Wait {
+                                        position,
+                                        matched,
+                                        future,
+                                        finalize,
+                                        found: context.into_found(),
+                                    };
+                                    return Step::Wait(Box::pin(self.wait(
+                                        request,
+                                        request_id,
+                                        handlers.clone(),
+                                        wait,
+                                    )));
+                                }
+                            }
                         }
                     }
                 }
@@ -286,7 +318,7 @@ impl Lookup {
             finalize: wait.finalize,
             found: wait.found,
         };
-        match self.walk(request, request_id, handlers, Some(resume)) {
+        match self.walk(request, request_id, handlers, Some(resume), None) {
             Step::Done(outcome) => outcome,
             Step::Wait(next) => next.await,
         }
@@ -322,8 +354,8 @@ impl Lookup {
                     ),
                 })
             }
-            Kind::Mock => match response.into_http() {
-                Ok(mut response) => {
+            Kind::Mock => match response.into_http_and_journal() {
+                (Ok(mut response), journal) => {
                     // A real HEAD response never has a body; its headers
                     // (Content-Length included) describe the GET response.
                     if request.method() == http::Method::HEAD {
@@ -333,13 +365,13 @@ impl Lookup {
                         response = self.check_contracts(&request, handler, response);
                     }
                     response.body_mut().finalize_with(finalize);
-                    self.record_mocked(&request, handler, &response);
+                    self.record_mocked(&request, handler, &response, journal);
                     self.emit(EventKind::RequestMatch, &request, request_id);
                     self.emit(EventKind::RequestEnd, &request, request_id);
                     self.emit_response(EventKind::ResponseMocked, &request, request_id, &response);
                     Outcome::Mocked(response)
                 }
-                Err(message) => {
+                (Err(message), _) => {
                     let error = ResolverError {
                         name: "InvalidResponse".to_owned(),
                         message,
@@ -499,6 +531,18 @@ fn start_resolver(matched: Matched, call: CallContext) -> CallState {
     match std::panic::catch_unwind(AssertUnwindSafe(|| (matched.0)(call))) {
         Ok(call) => call.0,
         Err(panic) => CallState::Ready(panicked(&*panic)),
+    }
+}
+
+/// Polls a resolver's future, a panic in it making a failure (as
+/// [`Lookup::wait`] does).
+fn poll_resolver(
+    future: &mut crate::resolver::BoxResolution,
+    cx: &mut Context<'_>,
+) -> Poll<Resolution> {
+    match std::panic::catch_unwind(AssertUnwindSafe(|| future.as_mut().poll(cx))) {
+        Ok(polled) => polled,
+        Err(panic) => Poll::Ready(panicked(&*panic)),
     }
 }
 

@@ -288,9 +288,9 @@ impl std::future::Future for Handling {
                     let dispatch = dispatch.filter(|_| !crate::log::has_subscriber());
                     let step = match &dispatch {
                         Some(dispatch) => tracing::dispatcher::with_default(dispatch, || {
-                            lookup.start(request, base_url)
+                            lookup.start(request, base_url, cx)
                         }),
-                        None => lookup.start(request, base_url),
+                        None => lookup.start(request, base_url, cx),
                     };
                     *self = match step {
                         Step::Done(outcome) => Handling::Done(Some(outcome)),

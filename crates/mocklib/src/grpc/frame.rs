@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use bytes::{Buf, BufMut, Bytes, BytesMut};
 use futures_util::{Stream, StreamExt};
+use http::HeaderName;
 
 use super::{CallRecord, Code, Status};
 use crate::request::{BodyChunks, Request};
@@ -72,7 +73,7 @@ pub(super) async fn unary_message<M: prost::Message + Default>(
 /// compression spec asks, the answer names what it accepts
 /// (`grpc-accept-encoding`).
 pub(super) fn check_encoding(request: &Request) -> Result<(), Status> {
-    match request.header("grpc-encoding") {
+    match header(request, &GRPC_ENCODING) {
         Some(encoding) if !encoding.eq_ignore_ascii_case("identity") => Err(Status::new(
             Code::Unimplemented,
             format!("mocklib reads identity-encoded messages only, not grpc-encoding {encoding}"),
@@ -80,6 +81,18 @@ pub(super) fn check_encoding(request: &Request) -> Result<(), Status> {
         .with_metadata("grpc-accept-encoding", "identity")),
         _ => Ok(()),
     }
+}
+
+pub(super) const GRPC_ENCODING: HeaderName = HeaderName::from_static("grpc-encoding");
+pub(super) const GRPC_TIMEOUT: HeaderName = HeaderName::from_static("grpc-timeout");
+
+/// The value of the header `name` as text: looked up by a name made once,
+/// not parsed from a string per call.
+pub(super) fn header<'r>(request: &'r Request, name: &HeaderName) -> Option<&'r str> {
+    request
+        .headers()
+        .get(name)
+        .and_then(|value| value.to_str().ok())
 }
 
 /// One message, or the status a message that does not decode earns.
@@ -350,7 +363,7 @@ mod tests {
         );
         // A buffered body: read at once.
         let record = CallRecord::new(
-            "/helloworld.Greeter/SayHello",
+            "/helloworld.Greeter/SayHello".into(),
             |_| String::new(),
             |_| String::new(),
         );

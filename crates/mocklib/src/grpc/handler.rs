@@ -43,7 +43,7 @@ pub(super) fn handler(
 }
 
 /// `/package.Service/Method`, or why `method` is not one.
-fn method_path(method: &str) -> Result<String, PatternError> {
+pub(super) fn method_path(method: &str) -> Result<String, PatternError> {
     let trimmed = method.trim_start_matches('/');
     let valid = trimmed.split_once('/').is_some_and(|(service, name)| {
         !service.is_empty()
@@ -153,13 +153,13 @@ pub(super) fn reply_response(reply: &impl prost::Message, record: CallRecord) ->
         Body::from(framed).with_trailers(ok.to_headers()),
         HeaderMap::new(),
     )
-    .extension(record)
+    .journal_extension(record)
 }
 
 /// A call of a handler ended by `status` alone (see [`status_only`]).
 pub(super) fn status_response(status: &Status, record: CallRecord) -> HttpResponse {
     record.finish(status);
-    status_only(status).extension(record)
+    status_only(status).journal_extension(record)
 }
 
 /// A call ended by `status` alone: gRPC's trailers-only answer, the status
@@ -187,7 +187,7 @@ where
         Body::from_try_stream(frames).with_trailers_from(trailers),
         HeaderMap::new(),
     )
-    .extension(record)
+    .journal_extension(record)
 }
 
 /// The frames of a stream of replies, leaving the final status in the

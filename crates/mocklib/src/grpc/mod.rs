@@ -99,7 +99,8 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use futures_util::Stream;
+use futures_util::future::Either;
+use futures_util::{FutureExt, Stream};
 use http::HeaderMap;
 
 pub use status::{Code, Status};
@@ -178,12 +179,18 @@ impl<R> std::fmt::Debug for GrpcAnswer<R> {
     }
 }
 
+/// A [`GrpcAnswer`] as a future of the answer.
+type Answered<R> = Either<
+    std::future::Ready<Option<Result<R, Status>>>,
+    crate::maybe_send::BoxFuture<Option<Result<R, Status>>>,
+>;
+
 impl<R> GrpcAnswer<R> {
-    /// The answer, awaited if it is still to come.
-    async fn get(self) -> Option<Result<R, Status>> {
+    /// The answer as a future: there already, or awaited.
+    fn into_future(self) -> Answered<R> {
         match self {
-            GrpcAnswer::Ready(answer) => answer,
-            GrpcAnswer::Later(future) => future.await,
+            GrpcAnswer::Ready(answer) => Either::Left(std::future::ready(answer)),
+            GrpcAnswer::Later(future) => Either::Right(future),
         }
     }
 }
@@ -221,7 +228,8 @@ where
     F::Output: IntoGrpcAnswer<R>,
 {
     fn into_answer(self) -> GrpcAnswer<R> {
-        GrpcAnswer::Later(Box::pin(async move { self.await.into_grpc_answer() }))
+        // `map`: an `async` block would hold the future twice.
+        GrpcAnswer::Later(Box::pin(self.map(IntoGrpcAnswer::into_grpc_answer)))
     }
 }
 
@@ -437,32 +445,38 @@ where
     Reading: Future<Output = Result<T, Status>> + MaybeSend + 'static,
 {
     let resolver = std::sync::Arc::new(resolver);
+    // Shared by the record of each call made to it (most are).
+    let own_path: std::sync::Arc<str> = handler::method_path(method)?.into();
     handler::handler(method, move |request, call| {
-        let deadline = request
-            .header("grpc-timeout")
-            .and_then(frame::parse_timeout);
+        let deadline = frame::header(&request, &frame::GRPC_TIMEOUT).and_then(frame::parse_timeout);
+        // The path as the URL parser writes it, without parsing a URL.
+        let path = request.url_parts().path();
         let record = CallRecord::new(
-            // The path as the URL parser writes it, without parsing a URL.
-            request.url_parts().path(),
+            if path == &*own_path {
+                std::sync::Arc::clone(&own_path)
+            } else {
+                path.into()
+            },
             record::show::<Req>,
             record::show::<Reply>,
         );
         let resolver = std::sync::Arc::clone(&resolver);
         let reading = read(request.clone(), record.clone());
-        let answered = async move {
-            let message = match reading.await {
-                Ok(message) => message,
-                Err(status) => return Some(Err(status)),
-            };
-            let args = GrpcArgs {
-                message,
-                metadata: request.headers().clone(),
-                deadline,
-                request,
-                call,
-            };
-            resolver(args).into_answer().get().await
-        };
+        // Combinators, not an `async` block: one holds the future it awaits
+        // twice (as captured, and as awaited), and this one is boxed per call.
+        let answered = reading.then(move |message| match message {
+            Ok(message) => {
+                let args = GrpcArgs {
+                    message,
+                    metadata: request.headers().clone(),
+                    deadline,
+                    request,
+                    call,
+                };
+                resolver(args).into_answer().into_future()
+            }
+            Err(status) => Either::Left(std::future::ready(Some(Err(status)))),
+        });
         Ok(answer(deadline, answered, record, respond))
     })
 }
@@ -498,27 +512,30 @@ fn answer<R: 'static>(
     record: CallRecord,
     respond: Respond<R>,
 ) -> ResolverCall {
-    ResolverCall::new(async move {
-        let answered = match deadline {
-            None => answer.await,
-            Some(deadline) => {
-                let answer = std::pin::pin!(answer);
-                let expired = Box::pin(crate::delay(deadline));
-                match futures_util::future::select(answer, expired).await {
-                    futures_util::future::Either::Left((answered, _)) => answered,
-                    futures_util::future::Either::Right(((), _)) => Some(Err(Status::new(
-                        Code::DeadlineExceeded,
-                        format!(
-                            "the resolver did not answer within the client's deadline of {deadline:?}"
-                        ),
-                    ))),
-                }
-            }
-        };
-        match answered {
-            None => Resolution::Fallthrough,
-            Some(Ok(reply)) => Resolution::Respond(respond(reply, record)),
-            Some(Err(status)) => Resolution::Respond(status_response(&status, record)),
-        }
-    })
+    let resolution = move |answered| match answered {
+        None => Resolution::Fallthrough,
+        Some(Ok(reply)) => Resolution::Respond(respond(reply, record)),
+        Some(Err(status)) => Resolution::Respond(status_response(&status, record)),
+    };
+    // `map`, not an `async` block, which would hold `answer` twice.
+    match deadline {
+        None => ResolverCall::new(answer.map(resolution)),
+        Some(deadline) => ResolverCall::new(within(deadline, answer).map(resolution)),
+    }
+}
+
+/// `answer`, or `DEADLINE_EXCEEDED` once `deadline` has passed.
+async fn within<R>(
+    deadline: Duration,
+    answer: impl Future<Output = Option<Result<R, Status>>>,
+) -> Option<Result<R, Status>> {
+    let answer = std::pin::pin!(answer);
+    let expired = Box::pin(crate::delay(deadline));
+    match futures_util::future::select(answer, expired).await {
+        Either::Left((answered, _)) => answered,
+        Either::Right(((), _)) => Some(Err(Status::new(
+            Code::DeadlineExceeded,
+            format!("the resolver did not answer within the client's deadline of {deadline:?}"),
+        ))),
+    }
 }

@@ -74,7 +74,8 @@ pub struct CallRecord {
 }
 
 struct Shared {
-    method: String,
+    /// Shared with the handler's own path, which calls usually have.
+    method: Arc<str>,
     show_request: Show,
     show_reply: Show,
     log: Mutex<Log>,
@@ -89,7 +90,8 @@ struct Log {
 
 #[derive(Default)]
 struct Direction {
-    kept: Vec<Bytes>,
+    /// A unary call's one message stays inline: no allocation for it.
+    kept: smallvec::SmallVec<[Bytes; 1]>,
     total: usize,
 }
 
@@ -115,10 +117,10 @@ impl CallRecord {
         recorded.extensions().get()
     }
 
-    pub(super) fn new(method: &str, show_request: Show, show_reply: Show) -> Self {
+    pub(super) fn new(method: Arc<str>, show_request: Show, show_reply: Show) -> Self {
         CallRecord {
             shared: Arc::new(Shared {
-                method: method.to_owned(),
+                method,
                 show_request,
                 show_reply,
                 log: Mutex::default(),

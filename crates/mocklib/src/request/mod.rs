@@ -27,7 +27,7 @@ use bytes::Bytes;
 use http::{HeaderMap, HeaderValue, Method, Version};
 use url::Url;
 
-use crate::body::{Body, StreamError};
+use crate::body::Body;
 use crate::form_data::{FormData, FormError};
 pub use crate::incoming::BodyChunks;
 use crate::incoming::LiveBody;
@@ -246,8 +246,12 @@ impl Request {
         B: Into<Bytes>,
         E: Into<Box<dyn std::error::Error + Send + Sync>>,
     {
-        use futures_util::StreamExt;
-        let source = Box::pin(stream.map(|chunk| chunk.map(Into::into).map_err(StreamError::new)));
+        let source = crate::incoming::source(stream);
+        self.with_live_body(LiveBody::new(smallvec::SmallVec::new(), source))
+    }
+
+    /// This request with `live` as its body (see [`Self::with_body_stream`]).
+    pub(crate) fn with_live_body(self, live: LiveBody) -> Self {
         let mut request = self;
         // Unshared (as a front door's new request is): emptied in place.
         match Arc::get_mut(&mut request.inner) {
@@ -268,7 +272,7 @@ impl Request {
                 });
             }
         }
-        request.live = Some(Arc::new(LiveBody::new(source)));
+        request.live = Some(Arc::new(live));
         request
     }
 

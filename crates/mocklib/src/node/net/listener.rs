@@ -27,10 +27,12 @@ use super::connection::{Connection, ConnectionFault, FaultIo, inject};
 use super::held_error::{Hold, HoldError};
 use super::target::{Entry, came_through, is_own_address, request_url};
 use super::{CredentialScope, Port, Shared};
+use crate::body::StreamError;
 use crate::engine::{Outcome, Passthrough};
 use crate::exchange::Tap;
 use crate::fault::Fault;
 use crate::handlers::Scope;
+use crate::incoming::LiveBody;
 use crate::journal::MAX_BODY;
 use crate::request::{Request, Target, own_values, own_values_and, url_under};
 use crate::response::StatusText;
@@ -44,6 +46,10 @@ type BoxError = Box<dyn std::error::Error + Send + Sync>;
 /// usual answer, without a box per request), or any other body boxed.
 pub(super) enum ResponseBody {
     Mocked(crate::Body),
+    /// A buffered body ending in trailers, over HTTP/2 (a gRPC reply): its
+    /// size is not promised, so hyper adds no `content-length`, which gRPC
+    /// servers do not send either and which cost an allocated header a call.
+    Trailed(crate::Body),
     Boxed(BoxBody<Bytes, BoxError>),
 }
 
@@ -66,7 +72,7 @@ impl http_body::Body for ResponseBody {
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<http_body::Frame<Bytes>, BoxError>>> {
         match self.get_mut() {
-            ResponseBody::Mocked(body) => Pin::new(body)
+            ResponseBody::Mocked(body) | ResponseBody::Trailed(body) => Pin::new(body)
                 .poll_frame(cx)
                 .map(|frame| frame.map(|result| result.map_err(BoxError::from))),
             ResponseBody::Boxed(body) => Pin::new(body).poll_frame(cx),
@@ -75,7 +81,7 @@ impl http_body::Body for ResponseBody {
 
     fn is_end_stream(&self) -> bool {
         match self {
-            ResponseBody::Mocked(body) => body.is_end_stream(),
+            ResponseBody::Mocked(body) | ResponseBody::Trailed(body) => body.is_end_stream(),
             ResponseBody::Boxed(body) => body.is_end_stream(),
         }
     }
@@ -83,6 +89,11 @@ impl http_body::Body for ResponseBody {
     fn size_hint(&self) -> http_body::SizeHint {
         match self {
             ResponseBody::Mocked(body) => body.size_hint(),
+            ResponseBody::Trailed(body) => {
+                let mut hint = http_body::SizeHint::new();
+                hint.set_lower(body.size_hint().lower());
+                hint
+            }
             ResponseBody::Boxed(body) => body.size_hint(),
         }
     }
@@ -423,7 +434,15 @@ impl Resolve {
     #[inline(always)] // one call per request: inlined, the head is not copied between steps
     fn start(self) -> Answering {
         if !http_body::Body::is_end_stream(&self.body) {
-            return Answering::Later(Box::pin(self.run()));
+            // A future per kind of body, each boxed for its request: one
+            // for both would be as large as both, beyond the allocator's
+            // fast sizes.
+            let (head, body, asking) = self.split();
+            return Answering::Later(if crate::request::is_grpc_content(&head.headers) {
+                Box::pin(streamed(head, body, asking))
+            } else {
+                Box::pin(read_in_full(head, body, asking))
+            });
         }
         let (head, _, asking) = self.split();
         let (shared, mut handling, delivery) = asking.hand(head.request(Bytes::new()));
@@ -443,20 +462,6 @@ impl Resolve {
                 respond(&shared, outcome, delivery).await
             })),
         }
-    }
-
-    async fn run(self) -> Result<http::Response<ResponseBody>, BoxError> {
-        let (head, body, asking) = self.split();
-        let request = if crate::request::is_grpc_content(&head.headers) {
-            // A call's body ends with the call: its messages reach the
-            // handler (or the real server) as they come.
-            head.request(Bytes::new())
-                .with_body_stream(body.into_data_stream())
-        } else {
-            buffered(head, body).await?
-        };
-        let (shared, handling, delivery) = asking.hand(request);
-        respond(&shared, handling.await, delivery).await
     }
 
     #[inline(always)] // one call per request: inlined, the head is not copied between steps
@@ -536,6 +541,61 @@ impl Asking {
         (self.shared, handling, delivery)
     }
 }
+
+/// Resolves a request whose body is a call's: it ends with the call, and
+/// its messages reach the handler (or the real server) as they come.
+async fn streamed(head: Head, body: Incoming, asking: Asking) -> Answer {
+    let request = head.request(Bytes::new());
+    let request = request.with_live_body(arriving(body).await);
+    resolve(asking, request).await
+}
+
+/// Resolves a request once its body has been read in full.
+async fn read_in_full(head: Head, body: Incoming, asking: Asking) -> Answer {
+    resolve(asking, buffered(head, body).await?).await
+}
+
+/// Resolves `request`, and answers.
+async fn resolve(asking: Asking, request: Request) -> Answer {
+    let (shared, handling, delivery) = asking.hand(request);
+    match answer_now(&shared, handling.await, delivery) {
+        Now::Answer(answer) => answer,
+        Now::PassOn(passthrough, delivery) => passing_on(shared, passthrough, delivery).await,
+    }
+}
+
+/// A call's body as it arrives. What is there already is taken at once:
+/// usually a unary call's whole body, which then needs no stream behind it
+/// (nor the allocations and wake-ups of one).
+async fn arriving(mut body: Incoming) -> LiveBody {
+    let mut received = smallvec::SmallVec::new();
+    // A few frames at most (a unary call: its message, then its end):
+    // the handler need not wait for a long upload to be read.
+    for _ in 0..ARRIVED_FRAMES {
+        let next = std::future::poll_fn(|cx| {
+            Poll::Ready(http_body::Body::poll_frame(Pin::new(&mut body), cx))
+        })
+        .await;
+        match next {
+            Poll::Pending => break,
+            Poll::Ready(Some(Ok(frame))) => match frame.into_data() {
+                Ok(data) if data.is_empty() => {}
+                Ok(data) => received.push(data),
+                // Trailers come last.
+                Err(_) => return LiveBody::arrived(received, None),
+            },
+            Poll::Ready(None) => return LiveBody::arrived(received, None),
+            Poll::Ready(Some(Err(error))) => {
+                return LiveBody::arrived(received, Some(StreamError::new(error).to_string()));
+            }
+        }
+    }
+    LiveBody::new(received, crate::incoming::source(body.into_data_stream()))
+}
+
+/// The most frames of a call's body [`arriving`] takes in before the call
+/// is resolved.
+const ARRIVED_FRAMES: usize = 4;
 
 /// The request with its body read in full.
 async fn buffered(head: Head, body: Incoming) -> Result<Request, BoxError> {
@@ -631,7 +691,7 @@ fn answer_now(
                 let (head, _) = response.into_parts();
                 Err(inject(injected, Some(&head), version, fault))
             }
-            None => Ok(mocked(response, hold_for(version, fault))),
+            None => Ok(mocked(response, version, hold_for(version, fault))),
         },
         Outcome::NetworkError(error) => match error.fault() {
             Some(injected) => Err(inject(injected, None, version, fault)),
@@ -655,6 +715,17 @@ fn answer_now(
             })
         }
     })
+}
+
+/// [`pass_on`] in a box of its own: a passthrough's state (made here, not
+/// in [`resolve`]'s future) would be most of that future, which is
+/// allocated and moved for every request with a body.
+fn passing_on(
+    shared: Arc<Shared>,
+    passthrough: Passthrough,
+    delivery: Delivery,
+) -> crate::maybe_send::BoxFuture<Answer> {
+    Box::pin(async move { pass_on(&shared, passthrough, delivery).await })
 }
 
 /// A passthrough performed: the real request, or the real WebSocket.
@@ -753,6 +824,8 @@ async fn perform_for_real(
             crate::grpc::unavailable(&format!(
                 "mocklib could not perform the call for real: {error}"
             )),
+            // A call is HTTP/2.
+            Version::HTTP_2,
             Hold::Marker,
         ),
         Err(error) => plain(StatusCode::BAD_GATEWAY, &format!("mocklib: {error}\n")),
@@ -768,8 +841,12 @@ fn hold_for(version: Version, fault: &ConnectionFault) -> Hold {
     }
 }
 
-/// A mocked response as hyper sends it.
-fn mocked(response: http::Response<crate::Body>, hold: Hold) -> http::Response<ResponseBody> {
+/// A mocked response as hyper sends it on a connection of `version`.
+fn mocked(
+    response: http::Response<crate::Body>,
+    version: Version,
+    hold: Hold,
+) -> http::Response<ResponseBody> {
     let (mut parts, body) = response.into_parts();
     // HTTP/1.1 sends the status text as the reason phrase; `into_http` sets
     // one only when it is not the status's own, which hyper writes itself.
@@ -784,6 +861,8 @@ fn mocked(response: http::Response<crate::Body>, hold: Hold) -> http::Response<R
     // (ending the stream) when the client goes away. Only a stream can fail.
     let body = if body.is_stream() {
         ResponseBody::boxed(HoldError::new(body, hold))
+    } else if body.has_trailers() && version >= Version::HTTP_2 {
+        ResponseBody::Trailed(body)
     } else {
         ResponseBody::Mocked(body)
     };

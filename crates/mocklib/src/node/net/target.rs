@@ -89,6 +89,18 @@ pub(super) fn request_url(
             target_under(&shared.origin, parts, path),
             Some(shared.origin.clone()),
         )),
+        // So is HTTP/2's `:authority` (every HTTP/2 request has one).
+        Entry::Direct { .. }
+            if parts
+                .uri
+                .authority()
+                .is_some_and(|authority| authority.as_str() == &*shared.authority) =>
+        {
+            Ok((
+                target_under(&shared.origin, parts, path),
+                Some(shared.origin.clone()),
+            ))
+        }
         Entry::Direct { .. } => {
             let authority = match parts.uri.authority() {
                 Some(authority) => authority.clone(),
