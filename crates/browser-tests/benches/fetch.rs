@@ -6,6 +6,9 @@
 //! - the floor of Service Worker interception in this browser, with no
 //!   mocklib code (`reference-worker.js`): a worker answering by itself, and one
 //!   asking the page over a `MessagePort` as mocklib does, in plain JS;
+//! - mocklib's own worker script answered by plain JS in the page instead of
+//!   the page's wasm: what the worker script costs beside the reference's,
+//!   apart from the page's work;
 //! - Mock Service Worker itself (2.x and 3.x, Service Worker mode), when
 //!   `./scripts/bench` has downloaded it next to this crate's manifest.
 //!
@@ -63,6 +66,37 @@ async function controlledBy(script) {
   }
 }
 
+// Answers mocklib's own worker script (left registered and in control by
+// the Service Worker mode) from a few lines of JavaScript over its protocol,
+// instead of the page's wasm.
+export async function useMocklibScriptPageEcho() {
+  await controlledBy('/mocklib-worker.js');
+  const worker = navigator.serviceWorker.controller;
+  const requests = new MessageChannel();
+  const body = new TextEncoder().encode('{"name":"John"}');
+  requests.port1.onmessage = ({ data }) => {
+    const answer = body.slice().buffer;
+    requests.port1.postMessage(
+      { id: data.id, kind: 'mocked', status: 200, statusText: 'OK', headers: ['content-type', 'application/json'], body: answer, streamed: false },
+      [answer],
+    );
+  };
+  const reply = new MessageChannel();
+  const { protocol } = await new Promise((resolve) => {
+    reply.port1.onmessage = (event) => resolve(event.data);
+    worker.postMessage({ type: 'mocklib:activate', protocol: 3 }, [requests.port2, reply.port2]);
+  });
+  if (protocol !== 3) throw new Error(`mocklib-worker.js speaks protocol ${protocol}, this echo 3`);
+  globalThis.benchScriptEcho = worker;
+}
+
+export async function stopMocklibScriptPageEcho() {
+  const ack = new MessageChannel();
+  const acknowledged = new Promise((resolve) => (ack.port1.onmessage = resolve));
+  globalThis.benchScriptEcho.postMessage({ type: 'mocklib:deactivate' }, [ack.port2]);
+  await acknowledged;
+}
+
 // Replaces the Service Worker of this page with reference-worker.js and
 // connects its echo port.
 export async function useReferenceWorker() {
@@ -118,6 +152,10 @@ extern "C" {
     fn time_fetches(url: &str, samples: usize, batch: usize) -> js_sys::Promise;
     #[wasm_bindgen(js_name = warmUp)]
     fn warm_up(url: &str, milliseconds: u32) -> js_sys::Promise;
+    #[wasm_bindgen(js_name = useMocklibScriptPageEcho)]
+    fn use_mocklib_script_page_echo() -> js_sys::Promise;
+    #[wasm_bindgen(js_name = stopMocklibScriptPageEcho)]
+    fn stop_mocklib_script_page_echo() -> js_sys::Promise;
     #[wasm_bindgen(js_name = useReferenceWorker)]
     fn use_reference_worker() -> js_sys::Promise;
     #[wasm_bindgen(js_name = startMsw)]
@@ -183,6 +221,18 @@ async fn mocked_fetch_round_trip() {
         report(name, measure("/api/user", batch).await, real);
         worker.stop();
     }
+
+    JsFuture::from(use_mocklib_script_page_echo())
+        .await
+        .unwrap();
+    report(
+        "mocklib_script_page_echo",
+        measure("/api/user", 1).await,
+        real,
+    );
+    JsFuture::from(stop_mocklib_script_page_echo())
+        .await
+        .unwrap();
 
     JsFuture::from(use_reference_worker()).await.unwrap();
     report(

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use url::Url;
 
-use super::convert::{BrowserRequest, MockedResponse, header_map};
+use super::convert::{BrowserRequest, MockedResponse, header_map, is_common_asset};
 use crate::engine::{Engine, Outcome, Passthrough};
 
 /// What the page does with an intercepted request.
@@ -27,8 +27,9 @@ pub(super) async fn answer(
 ) -> Result<Answer, String> {
     let (method, url) = (&request.method, &request.url);
     let base_url = page_url(&request.page).map(std::sync::Arc::new);
-    let asset = request.asset;
+    let loaded_by_document = request.loaded_by_document;
     let request = request.to_core()?;
+    let asset = loaded_by_document || is_common_asset(request.url());
     let outcome = if asset {
         engine.handle_asset(request, base_url).await
     } else {

@@ -5,7 +5,7 @@ use http::{HeaderMap, HeaderName, HeaderValue, Method, header};
 use url::Url;
 use wasm_bindgen::{JsCast, JsValue};
 
-use super::glue::{self, RequestDescription};
+use super::glue;
 use crate::body::Body;
 use crate::request::Request;
 use crate::response::StatusText;
@@ -22,23 +22,38 @@ pub(super) struct BrowserRequest {
     pub cookie: String,
     /// The page's URL, against which relative predicates match.
     pub page: String,
-    /// A navigation or a static asset: unhandled, it goes to the network
-    /// without the unhandled-request strategy's warning or error, as MSW's
-    /// common assets do.
-    pub asset: bool,
+    /// What the browser loads for a document (a navigation or a static
+    /// asset by its destination); with the URLs of [`is_common_asset`], an
+    /// asset: unhandled, it goes to the network without the
+    /// unhandled-request strategy's warning or error, as MSW's common
+    /// assets do.
+    pub loaded_by_document: bool,
 }
 
 impl BrowserRequest {
-    /// A request as `glue.js` described it, with `body`.
-    pub(super) fn new(description: &RequestDescription, body: Bytes) -> Self {
+    /// A request as `describe` in `glue.js` packs it (one string crosses,
+    /// not a string per field): lines method, URL, page URL, "1" when the
+    /// document loads it, the number of headers, then each header's name
+    /// and value, and all the rest is the cookie.
+    pub(super) fn unpack(packed: &str, body: Bytes) -> Self {
+        let mut rest = packed;
+        let mut line = || {
+            let (line, tail) = rest.split_once('\n').unwrap_or((rest, ""));
+            rest = tail;
+            line.to_owned()
+        };
+        let (method, url, page) = (line(), line(), line());
+        let loaded_by_document = line() == "1";
+        let count = line().parse().unwrap_or(0);
+        let headers = (0..count).map(|_| (line(), line())).collect();
         BrowserRequest {
-            method: description.method(),
-            url: description.url(),
-            headers: pairs(description.headers()),
+            method,
+            url,
+            headers,
             body,
-            cookie: description.cookie(),
-            page: description.page(),
-            asset: description.asset(),
+            cookie: rest.to_owned(),
+            page,
+            loaded_by_document,
         }
     }
 
@@ -83,12 +98,29 @@ pub(super) fn pairs(flat: Vec<String>) -> Vec<(String, String)> {
     pairs
 }
 
-/// Pairs as `[name, value, name, value, ...]`.
-fn flat(pairs: &[(String, String)]) -> Vec<String> {
-    pairs
-        .iter()
-        .flat_map(|(name, value)| [name.clone(), value.clone()])
-        .collect()
+/// Whether `url` is one MSW counts as a common asset (its
+/// `isCommonAssetRequest`): a file a page loads (a script, style, font,
+/// image, media, document or archive, by its extension, which also covers
+/// `fetch`es of such files) or a dev server's module.
+pub(super) fn is_common_asset(url: &Url) -> bool {
+    const EXTENSIONS: &[&str] = &[
+        "css", "scss", "less", "js", "jsx", "mjs", "mjsx", "ts", "tsx", "mts", "mtsx", "html",
+        "ttf", "otf", "woff", "woff2", "eot", "gif", "jpg", "jpeg", "png", "avif", "webp", "ico",
+        "svg", "mp4", "webm", "ogg", "mov", "mp3", "wav", "flac", "aac", "pdf", "txt", "csv",
+        "json", "xml", "md", "zip", "tar", "gz", "rar", "7z", "wasm",
+    ];
+    let path = url.path();
+    url.scheme() == "file"
+        || url
+            .host_str()
+            .is_some_and(|host| host.contains("fonts.googleapis.com"))
+        || path.contains("node_modules")
+        || path.contains("@vite")
+        || path.rsplit_once('.').is_some_and(|(_, extension)| {
+            EXTENSIONS
+                .iter()
+                .any(|known| extension.eq_ignore_ascii_case(known))
+        })
 }
 
 /// A `Headers` object as name/value pairs.
@@ -220,9 +252,20 @@ impl MockedResponse {
         }
     }
 
-    /// The headers as `[name, value, name, value, ...]`.
-    pub(super) fn flat_headers(&self) -> Vec<String> {
-        flat(&self.headers)
+    /// The headers as one string, `name\nvalue\n...` (a header value holds
+    /// no line break): one string crosses to JavaScript, not one per name
+    /// and value.
+    pub(super) fn joined_headers(&self) -> String {
+        let mut joined = String::new();
+        for (name, value) in &self.headers {
+            if !joined.is_empty() {
+                joined.push('\n');
+            }
+            joined.push_str(name);
+            joined.push('\n');
+            joined.push_str(value);
+        }
+        joined
     }
 
     /// The body as the browser gets it: `None` for the statuses that may
@@ -247,7 +290,8 @@ impl MockedResponse {
             )));
         }
         let body = self.take_body();
-        let (status, status_text, headers) = (self.status, &self.status_text, self.flat_headers());
+        let (status, status_text) = (self.status, &self.status_text);
+        let headers = &self.joined_headers();
         Ok(match body {
             Some(MockedBody::Stream(body)) => {
                 let (pull, cancel) = super::stream::readable_source(body);

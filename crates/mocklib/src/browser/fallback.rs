@@ -68,8 +68,11 @@ fn intercept(
         Ok(original) => original,
         Err(error) => return settle(&resolve, &reject, Err(error)),
     };
+    // Described now: the answer to a panic needs the URL, which is then
+    // already in Rust (no crossing of its own).
+    let browser = describe(&request);
     let on_panic = {
-        let (resolve, reject, url) = (resolve.clone(), reject.clone(), request.url());
+        let (resolve, reject, url) = (resolve.clone(), reject.clone(), browser.url.clone());
         move |message: String| {
             let response = MockedResponse::handler_panicked(&message).into_js(&url, false);
             settle(&resolve, &reject, response.map(JsValue::from));
@@ -77,7 +80,7 @@ fn intercept(
     };
     task::spawn(
         async move {
-            let response = respond(&engine, &original, quiet, request).await;
+            let response = respond(&engine, &original, quiet, request, browser).await;
             settle(&resolve, &reject, response);
         },
         on_panic,
@@ -91,16 +94,18 @@ fn settle(resolve: &Function, reject: &Function, result: Result<JsValue, JsValue
     };
 }
 
-/// Answers one `fetch`, following mocked redirects as the browser would.
+/// Answers one `fetch` (`browser` describes `request`), following mocked
+/// redirects as the browser would.
 async fn respond(
     engine: &Arc<Engine>,
     original: &Function,
     quiet: bool,
     mut request: web_sys::Request,
+    mut browser: BrowserRequest,
 ) -> Result<JsValue, JsValue> {
     let mut redirects = 0;
     loop {
-        let (browser, unread) = read_request(&request).await?;
+        let unread = read_body(&mut browser, &request).await?;
         let answer = answer(engine, &browser, quiet)
             .await
             .map_err(|message| glue::type_error(&message))?;
@@ -108,6 +113,7 @@ async fn respond(
             Answer::Mocked(mocked) => {
                 mocked.store_cookies();
                 if let Some(next) = redirect(&browser, &request, &mocked, &mut redirects)? {
+                    browser = describe(&next);
                     request = next;
                     continue;
                 }
@@ -123,20 +129,25 @@ async fn respond(
     }
 }
 
-/// The request as the engine sees it, and an unread copy of it for a
-/// passthrough: reading the body consumes it (`Request.clone()` of the
-/// Fetch API).
-async fn read_request(
+/// The request as the engine sees it, all but its body.
+fn describe(request: &web_sys::Request) -> BrowserRequest {
+    BrowserRequest::unpack(&glue::describe_request(request), Bytes::new())
+}
+
+/// Reads `request`'s body into `browser`; returns an unread copy of the
+/// request for a passthrough: reading the body consumes it
+/// (`Request.clone()` of the Fetch API).
+async fn read_body(
+    browser: &mut BrowserRequest,
     request: &web_sys::Request,
-) -> Result<(BrowserRequest, web_sys::Request), JsValue> {
-    let mut browser = BrowserRequest::new(&glue::describe_request(request), Bytes::new());
+) -> Result<web_sys::Request, JsValue> {
     if !browser.may_have_body() {
-        return Ok((browser, Clone::clone(request)));
+        return Ok(Clone::clone(request));
     }
     let unread = request.clone()?;
     let buffer = JsFuture::from(request.array_buffer()?).await?;
     browser.body = Bytes::from(Uint8Array::new(&buffer).to_vec());
-    Ok((browser, unread))
+    Ok(unread)
 }
 
 /// The request a mocked redirect leads to, by the request's redirect mode;

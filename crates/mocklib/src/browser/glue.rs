@@ -8,23 +8,27 @@ extern "C" {
     #[wasm_bindgen(js_name = schedulePoll)]
     pub(super) fn schedule_poll(poll: &JsValue, failed: &JsValue, id: u32);
 
+    #[wasm_bindgen(js_name = pollNow)]
+    pub(super) fn poll_now(poll: &JsValue, failed: &JsValue, id: u32);
+
     #[wasm_bindgen(js_name = patchFetch)]
     pub(super) fn patch_fetch(target: &Object, handler: &JsValue) -> Function;
 
     #[wasm_bindgen(js_name = flatHeaders)]
     pub(super) fn flat_headers(headers: &JsValue) -> Vec<String>;
 
+    /// The request packed as `BrowserRequest::unpack` reads it.
     #[wasm_bindgen(js_name = describeRequest)]
-    pub(super) fn describe_request(request: &web_sys::Request) -> RequestDescription;
+    pub(super) fn describe_request(request: &web_sys::Request) -> String;
 
     #[wasm_bindgen(js_name = describeUpgrade)]
-    pub(super) fn describe_upgrade(url: &str, headers: Vec<String>) -> RequestDescription;
+    pub(super) fn describe_upgrade(url: &str, headers: Vec<String>) -> String;
 
     #[wasm_bindgen(js_name = mockedResponse)]
     pub(super) fn mocked_response(
         status: u16,
         status_text: &str,
-        headers: Vec<String>,
+        headers: &str,
         body: Option<&[u8]>,
         url: &str,
         redirected: bool,
@@ -34,7 +38,7 @@ extern "C" {
     pub(super) fn streamed_response(
         status: u16,
         status_text: &str,
-        headers: Vec<String>,
+        headers: &str,
         pull: &JsValue,
         cancel: &JsValue,
         url: &str,
@@ -82,7 +86,7 @@ extern "C" {
         id: u32,
         status: u16,
         status_text: &str,
-        headers: Vec<String>,
+        headers: &str,
         body: Option<&[u8]>,
         streamed: bool,
     );
@@ -104,37 +108,4 @@ extern "C" {
 
     #[wasm_bindgen(js_name = postOutcome)]
     pub(super) fn post_outcome(port: &JsValue, id: u32, kind: &str);
-}
-
-#[wasm_bindgen]
-extern "C" {
-    /// A request as `glue.js` describes it (`describe` there), read field
-    /// by field without looking names up at run time.
-    pub(super) type RequestDescription;
-
-    #[wasm_bindgen(method, getter)]
-    pub(super) fn method(this: &RequestDescription) -> String;
-
-    #[wasm_bindgen(method, getter)]
-    pub(super) fn url(this: &RequestDescription) -> String;
-
-    /// `[name, value, name, value, ...]`.
-    #[wasm_bindgen(method, getter)]
-    pub(super) fn headers(this: &RequestDescription) -> Vec<String>;
-
-    /// The body, when the description carries one (Service Worker mode).
-    #[wasm_bindgen(method, getter)]
-    pub(super) fn body(this: &RequestDescription) -> Option<Vec<u8>>;
-
-    /// What the browser sends as `Cookie`; empty when nothing.
-    #[wasm_bindgen(method, getter)]
-    pub(super) fn cookie(this: &RequestDescription) -> String;
-
-    /// The page's URL.
-    #[wasm_bindgen(method, getter)]
-    pub(super) fn page(this: &RequestDescription) -> String;
-
-    /// A navigation or a static asset (`isAsset` in glue.js).
-    #[wasm_bindgen(method, getter)]
-    pub(super) fn asset(this: &RequestDescription) -> bool;
 }

@@ -21,7 +21,6 @@ use wasm_bindgen_futures::JsFuture;
 
 use super::answer::{Answer, answer, report_passthrough};
 use super::convert::{BrowserRequest, MockedBody, MockedResponse, pairs};
-use super::glue::RequestDescription;
 use super::perform::js_message;
 use super::stream::{self, Flows};
 use super::{StartError, glue, task};
@@ -38,8 +37,12 @@ pub(super) struct Connection {
     flows: Rc<Flows>,
 }
 
+/// Gets a request packed as `BrowserRequest::unpack` reads it, its body,
+/// its id and the port its answer goes back on.
+type OnRequest = Closure<dyn Fn(String, Option<Vec<u8>>, u32, JsValue)>;
+
 struct Callbacks {
-    on_request: Closure<dyn Fn(RequestDescription, u32, JsValue)>,
+    on_request: OnRequest,
     on_response: Closure<dyn Fn(u32, u16, Vec<String>)>,
     on_flow: Closure<dyn Fn(u32, u32, bool)>,
 }
@@ -99,7 +102,9 @@ pub(super) async fn connect(
     let callbacks = Callbacks {
         on_request: Closure::new({
             let flows = Rc::clone(&flows);
-            move |request, id, port| {
+            move |request: String, body: Option<Vec<u8>>, id, port| {
+                let body = body.map(Bytes::from).unwrap_or_default();
+                let request = BrowserRequest::unpack(&request, body);
                 on_request(Arc::clone(&engine), &flows, quiet, request, id, port);
             }
         }),
@@ -178,15 +183,13 @@ fn on_request(
     engine: Arc<Engine>,
     flows: &Rc<Flows>,
     quiet: bool,
-    description: RequestDescription,
+    request: BrowserRequest,
     id: u32,
     port: JsValue,
 ) {
-    let body = description.body().map(Bytes::from).unwrap_or_default();
-    let request = BrowserRequest::new(&description, body);
     let (panic_port, panic_flows) = (port.clone(), Rc::clone(flows));
     let flows = Rc::clone(flows);
-    task::spawn(
+    task::spawn_now(
         async move {
             match answer(&engine, &request, quiet).await {
                 Ok(Answer::Mocked(mocked)) if !mocked.has_browser_status() => {
@@ -236,7 +239,7 @@ fn post_mocked(port: &JsValue, id: u32, mut mocked: MockedResponse, flows: &Rc<F
         id,
         mocked.status,
         &mocked.status_text,
-        mocked.flat_headers(),
+        &mocked.joined_headers(),
         body.as_ref().and_then(MockedBody::bytes),
         streamed,
     );

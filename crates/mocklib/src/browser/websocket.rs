@@ -264,7 +264,7 @@ fn upgrade_request(url: &str, protocols: &[String]) -> Result<(Request, Option<u
         headers.extend(["sec-websocket-protocol".to_owned(), protocols.join(", ")]);
     }
     let description = glue::describe_upgrade(http_url.as_str(), headers);
-    let browser = BrowserRequest::new(&description, Bytes::new());
+    let browser = BrowserRequest::unpack(&description, Bytes::new());
     Ok((browser.to_core()?, page_url(&browser.page)))
 }
 
