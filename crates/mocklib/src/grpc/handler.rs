@@ -147,7 +147,7 @@ fn grpc_response(body: Body, headers: HeaderMap) -> HttpResponse {
 pub(super) fn reply_response(reply: &impl prost::Message, record: CallRecord) -> HttpResponse {
     let ok = Status::new(Code::Ok, "");
     let framed = frame::encode(reply);
-    record.replies_framed([framed.slice(5..)]);
+    record.replies_framed(&framed, std::iter::once(5..framed.len()));
     record.finish(&ok);
     grpc_response(
         Body::from(framed).with_trailers(ok.to_headers()),
@@ -209,9 +209,8 @@ impl<S> Replies<S> {
     fn send(&mut self) -> Bytes {
         let batch = self.buffer.split().freeze();
         self.record.replies_framed(
-            self.framed
-                .drain(..)
-                .map(|(start, end)| batch.slice(start + 5..end)),
+            &batch,
+            self.framed.drain(..).map(|(start, end)| start + 5..end),
         );
         batch
     }
