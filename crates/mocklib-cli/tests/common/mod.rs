@@ -69,12 +69,17 @@ impl Serve {
 
     /// Sends SIGTERM and waits for the exit.
     pub fn terminate(mut self) -> ExitStatus {
-        let status = Command::new("kill")
+        assert!(self.send_term(), "kill -TERM failed");
+        self.child.wait().unwrap()
+    }
+
+    /// Sends SIGTERM (with the `kill` command: no signal API in `std`);
+    /// whether it was sent.
+    fn send_term(&self) -> bool {
+        Command::new("kill")
             .args(["-TERM", &self.child.id().to_string()])
             .status()
-            .unwrap();
-        assert!(status.success());
-        self.child.wait().unwrap()
+            .is_ok_and(|status| status.success())
     }
 }
 
@@ -82,11 +87,7 @@ impl Drop for Serve {
     /// SIGTERM first, as a harness should: a killed server cannot remove its
     /// CA bundle directory (the next one sweeps it after an hour).
     fn drop(&mut self) {
-        let terminated = Command::new("kill")
-            .args(["-TERM", &self.child.id().to_string()])
-            .status()
-            .is_ok_and(|status| status.success());
-        if terminated {
+        if self.send_term() {
             let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
             while std::time::Instant::now() < deadline {
                 if let Ok(Some(_)) = self.child.try_wait() {
