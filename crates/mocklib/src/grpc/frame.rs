@@ -27,7 +27,11 @@ pub(super) fn encode(message: &impl prost::Message) -> Bytes {
 
 /// Appends `message`, framed, to `out`.
 pub(super) fn encode_into(message: &impl prost::Message, out: &mut BytesMut) {
-    let length = message.encoded_len();
+    encode_sized(message, message.encoded_len(), out);
+}
+
+/// Appends `message`, framed, to `out`, given its `encoded_len()`.
+pub(super) fn encode_sized(message: &impl prost::Message, length: usize, out: &mut BytesMut) {
     if out.capacity() - out.len() < 5 + length {
         // A buffer that frames message after message grows by a useful
         // step, not by each small message's size.

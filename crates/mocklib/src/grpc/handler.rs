@@ -147,7 +147,7 @@ fn grpc_response(body: Body, headers: HeaderMap) -> HttpResponse {
 pub(super) fn reply_response(reply: &impl prost::Message, record: CallRecord) -> HttpResponse {
     let ok = Status::new(Code::Ok, "");
     let framed = frame::encode(reply);
-    record.replies_framed(&framed, std::iter::once(5..framed.len()));
+    record.replies_framed(&framed, 1);
     record.finish(&ok);
     grpc_response(
         Body::from(framed).with_trailers(ok.to_headers()),
@@ -180,8 +180,9 @@ where
         replies: Some(Box::pin(replies)),
         trailers: Arc::clone(&trailers),
         record: record.clone(),
-        framed: Vec::new(),
+        framed: 0,
         buffer: BytesMut::new(),
+        allocation: FIRST_ALLOCATION,
     };
     grpc_response(
         Body::from_try_stream(frames).with_trailers_from(trailers),
@@ -196,22 +197,23 @@ struct Replies<S> {
     replies: Option<Pin<Box<S>>>,
     trailers: Arc<Mutex<Option<HeaderMap>>>,
     record: CallRecord,
-    /// Where each reply of the batch being framed starts and ends.
-    framed: Vec<(usize, usize)>,
+    /// How many replies the batch being framed holds.
+    framed: usize,
     /// Where replies are framed: a batch is split off it, and what is left
     /// of its allocation frames the next (no allocation per reply).
     buffer: BytesMut,
+    /// The size of the buffer's next allocation: it doubles each time
+    /// replies fill one, up to a batch's worth.
+    allocation: usize,
 }
 
 impl<S> Replies<S> {
-    /// The batch framed in `buffer`, its replies recorded (slices of it:
-    /// no copies).
+    /// The batch framed in `buffer`, its replies recorded (the batch
+    /// itself: no copies).
     fn send(&mut self) -> Bytes {
         let batch = self.buffer.split().freeze();
-        self.record.replies_framed(
-            &batch,
-            self.framed.drain(..).map(|(start, end)| start + 5..end),
-        );
+        self.record
+            .replies_framed(&batch, std::mem::take(&mut self.framed));
         batch
     }
 }
@@ -233,10 +235,22 @@ where
             };
             match replies.as_mut().poll_next(cx) {
                 Poll::Ready(Some(Ok(reply))) => {
-                    let start = self.buffer.len();
-                    frame::encode_into(&reply, &mut self.buffer);
-                    let end = self.buffer.len();
-                    self.framed.push((start, end));
+                    let length = reply.encoded_len();
+                    let size = 5 + length;
+                    // A reply that does not fit the rest of the allocation
+                    // goes in the next batch, in an allocation of its own:
+                    // growing this one would copy the batch framed so far.
+                    let full = self.buffer.capacity() - self.buffer.len() < size;
+                    let sent = (full && !self.buffer.is_empty()).then(|| self.send());
+                    if full {
+                        self.buffer = BytesMut::with_capacity(size.max(self.allocation));
+                        self.allocation = (self.allocation * 2).min(BATCH + BATCH_SLACK);
+                    }
+                    frame::encode_sized(&reply, length, &mut self.buffer);
+                    self.framed += 1;
+                    if let Some(batch) = sent {
+                        return Poll::Ready(Some(Ok(batch)));
+                    }
                     if self.buffer.len() >= BATCH {
                         return Poll::Ready(Some(Ok(self.send())));
                     }
@@ -258,8 +272,17 @@ where
     }
 }
 
-/// The most bytes of framed replies sent as one chunk.
+/// The most bytes of framed replies sent as one chunk (but for the reply
+/// that crosses it).
 const BATCH: usize = 32 * 1024;
+
+/// Room past [`BATCH`] in a full-size allocation, for the reply that
+/// crosses it: replies that fit are framed with no copy.
+const BATCH_SLACK: usize = 4 * 1024;
+
+/// The first allocation of a call's replies: a stream of a few small
+/// replies (whose slices the journal keeps) holds no more.
+const FIRST_ALLOCATION: usize = 1024;
 
 impl<S> Unpin for Replies<S> {}
 

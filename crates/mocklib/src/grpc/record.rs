@@ -83,27 +83,71 @@ struct Shared {
 
 #[derive(Default)]
 struct Log {
-    requests: Direction,
-    replies: Direction,
+    requests: Requests,
+    replies: Replies,
     status: Option<Status>,
 }
 
+/// The request messages: each kept on its own (they arrive one by one,
+/// cut from the connection's read buffer).
 #[derive(Default)]
-struct Direction {
+struct Requests {
     /// A unary call's one message stays inline: no allocation for it.
     kept: smallvec::SmallVec<[Bytes; 1]>,
     total: usize,
 }
 
-impl Direction {
-    /// Counts a message, keeping the one `message` makes while fewer than
-    /// [`MAX_RECORDED_MESSAGES`] are kept.
-    fn push_with(&mut self, message: impl FnOnce() -> Bytes) {
-        self.total += 1;
-        if self.kept.len() < MAX_RECORDED_MESSAGES {
-            self.kept.push(message());
+/// The replies: kept as the batches of framed replies they were sent in
+/// (a handle per batch, not per reply: a 10,000-reply stream's record
+/// held 1,000 handles, 32 KB, in a vector grown five times, per call).
+#[derive(Default)]
+struct Replies {
+    /// Whole frames each; a unary call's one batch stays inline.
+    batches: smallvec::SmallVec<[Bytes; 1]>,
+    kept: usize,
+    total: usize,
+}
+
+impl Replies {
+    /// Counts the `count` replies framed in `batch`, keeping those that
+    /// fit under [`MAX_RECORDED_MESSAGES`].
+    fn push(&mut self, batch: &Bytes, count: usize) {
+        self.total += count;
+        let room = MAX_RECORDED_MESSAGES - self.kept;
+        if count <= room {
+            self.batches.push(batch.clone());
+            self.kept += count;
+        } else if room > 0 {
+            let end = frames(batch).take(room).last().map_or(0, |(_, end)| end);
+            // A slice would keep the whole batch alive for a few replies.
+            self.batches.push(if end * 2 < batch.len() {
+                Bytes::copy_from_slice(&batch[..end])
+            } else {
+                batch.slice(..end)
+            });
+            self.kept += room;
         }
     }
+
+    /// The messages kept, without their frame headers.
+    fn messages(&self) -> impl Iterator<Item = Bytes> + '_ {
+        self.batches
+            .iter()
+            .flat_map(|batch| frames(batch).map(|(start, end)| batch.slice(start..end)))
+    }
+}
+
+/// Where each message of `framed` (whole gRPC frames) starts and ends,
+/// without its 5-byte header.
+fn frames(framed: &[u8]) -> impl Iterator<Item = (usize, usize)> + '_ {
+    let mut at = 0;
+    std::iter::from_fn(move || {
+        let header = framed.get(at..at + 5)?;
+        let length = u32::from_be_bytes([header[1], header[2], header[3], header[4]]) as usize;
+        let start = at + 5;
+        at = (start + length).min(framed.len());
+        Some((start, at))
+    })
 }
 
 impl CallRecord {
@@ -153,9 +197,8 @@ impl CallRecord {
         let show = self.shared.show_reply;
         let log = self.log();
         log.replies
-            .kept
-            .iter()
-            .map(|bytes| RecordedMessage::new(bytes, show))
+            .messages()
+            .map(|bytes| RecordedMessage { bytes, show })
             .collect()
     }
 
@@ -179,25 +222,16 @@ impl CallRecord {
     /// a chunk of the connection's read buffer, which the journal would
     /// otherwise keep alive whole.
     pub(super) fn request(&self, message: &Bytes) {
-        self.log()
-            .requests
-            .push_with(|| Bytes::copy_from_slice(message));
+        let requests = &mut self.log().requests;
+        requests.total += 1;
+        if requests.kept.len() < MAX_RECORDED_MESSAGES {
+            requests.kept.push(Bytes::copy_from_slice(message));
+        }
     }
 
-    /// Records the replies framed in `batch` at `ranges` (each a message
-    /// without its 5-byte frame header). A reply past those kept is only
-    /// counted, never sliced: a slice of a shared batch is an atomic
-    /// increment now and a decrement when the journal drops the call, which
-    /// a 10,000-reply stream measured (the bench's server stream).
-    pub(super) fn replies_framed(
-        &self,
-        batch: &Bytes,
-        ranges: impl IntoIterator<Item = std::ops::Range<usize>>,
-    ) {
-        let mut log = self.log();
-        for range in ranges {
-            log.replies.push_with(|| batch.slice(range));
-        }
+    /// Records the `count` replies framed in `batch` (whole frames).
+    pub(super) fn replies_framed(&self, batch: &Bytes, count: usize) {
+        self.log().replies.push(batch, count);
     }
 
     pub(super) fn finish(&self, status: &Status) {
@@ -255,5 +289,60 @@ pub(super) fn show<M: prost::Message + Default + std::fmt::Debug>(bytes: &Bytes)
     match M::decode(bytes.clone()) {
         Ok(message) => format!("{message:?}"),
         Err(error) => format!("<{} bytes that do not decode: {error}>", bytes.len()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `count` one-byte messages (their index), framed into one batch.
+    fn batch(first: usize, count: usize) -> Bytes {
+        let mut framed = Vec::new();
+        for index in first..first + count {
+            framed.extend([0, 0, 0, 0, 1, index as u8]);
+        }
+        Bytes::from(framed)
+    }
+
+    #[test]
+    fn replies_are_kept_by_batch_up_to_the_limit_and_counted_past_it() {
+        let mut replies = Replies::default();
+        let full = batch(0, 600);
+        replies.push(&full, 600);
+        // The first batch is kept as it is: a handle, no copy.
+        assert_eq!(replies.batches[0].as_ptr(), full.as_ptr());
+        // 400 of these fit, most of the batch: a slice of it.
+        let most = batch(600, 500);
+        replies.push(&most, 500);
+        assert_eq!(replies.batches[1].as_ptr(), most.as_ptr());
+        assert_eq!(replies.batches[1].len(), 400 * 6);
+        replies.push(&batch(1100, 10), 10);
+        assert_eq!((replies.kept, replies.total), (MAX_RECORDED_MESSAGES, 1110));
+        assert_eq!(replies.batches.len(), 2);
+        let messages: Vec<Bytes> = replies.messages().collect();
+        assert_eq!(messages.len(), MAX_RECORDED_MESSAGES);
+        assert!(messages.iter().enumerate().all(|(i, m)| m[..] == [i as u8]));
+    }
+
+    #[test]
+    fn a_few_kept_replies_of_a_large_batch_are_copied_out_of_it() {
+        let mut replies = Replies::default();
+        replies.push(&batch(0, 998), 998);
+        let large = batch(998, 100);
+        replies.push(&large, 100);
+        // Two replies of a hundred: a slice would keep the whole batch alive.
+        assert_ne!(replies.batches[1].as_ptr(), large.as_ptr());
+        assert_eq!(&replies.batches[1][..], &large[..12]);
+        assert_eq!((replies.kept, replies.total), (1000, 1098));
+    }
+
+    #[test]
+    fn frames_are_read_by_their_headers_and_a_cut_one_ends_at_the_data() {
+        let framed = [0, 0, 0, 0, 2, 7, 8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 9, 1];
+        assert_eq!(
+            frames(&framed).collect::<Vec<_>>(),
+            [(5, 7), (12, 12), (17, 18)]
+        );
     }
 }
