@@ -203,7 +203,7 @@ struct Replies<S> {
     /// of its allocation frames the next (no allocation per reply).
     buffer: BytesMut,
     /// The size of the buffer's next allocation: it doubles each time
-    /// replies fill one, up to a batch's worth.
+    /// replies fill one, up to a batch's worth and its slack.
     allocation: usize,
 }
 
@@ -237,14 +237,25 @@ where
                 Poll::Ready(Some(Ok(reply))) => {
                     let length = reply.encoded_len();
                     let size = 5 + length;
-                    // A reply that does not fit the rest of the allocation
-                    // goes in the next batch, in an allocation of its own:
-                    // growing this one would copy the batch framed so far.
-                    let full = self.buffer.capacity() - self.buffer.len() < size;
-                    let sent = (full && !self.buffer.is_empty()).then(|| self.send());
-                    if full {
-                        self.buffer = BytesMut::with_capacity(size.max(self.allocation));
+                    let mut sent = None;
+                    if self.buffer.capacity() - self.buffer.len() < size {
+                        // The allocation is full. Growing it would copy the
+                        // batch framed so far: a batch of half a `BATCH` or
+                        // more is sent as it is, and the reply starts the
+                        // next in an allocation of its own; a smaller one (a
+                        // stream's first, from `FIRST_ALLOCATION` up) moves
+                        // to a larger, copying what little it holds, so that
+                        // batches stay large (a write each).
+                        let capacity = (self.buffer.len() + size).max(self.allocation);
                         self.allocation = (self.allocation * 2).min(BATCH + BATCH_SLACK);
+                        if self.buffer.len() >= BATCH / 2 {
+                            sent = Some(self.send());
+                            self.buffer = BytesMut::with_capacity(size.max(self.allocation));
+                        } else {
+                            let mut larger = BytesMut::with_capacity(capacity);
+                            larger.extend_from_slice(&self.buffer);
+                            self.buffer = larger;
+                        }
                     }
                     frame::encode_sized(&reply, length, &mut self.buffer);
                     self.framed += 1;
@@ -281,7 +292,7 @@ const BATCH: usize = 32 * 1024;
 const BATCH_SLACK: usize = 4 * 1024;
 
 /// The first allocation of a call's replies: a stream of a few small
-/// replies (whose slices the journal keeps) holds no more.
+/// replies (whose batch the journal keeps) holds no more.
 const FIRST_ALLOCATION: usize = 1024;
 
 impl<S> Unpin for Replies<S> {}
@@ -325,5 +336,86 @@ mod tests {
                 "{other}"
             );
         }
+    }
+
+    /// A stream of `replies` that is pending once, before reply `pause`.
+    struct PausingOnce {
+        replies: std::vec::IntoIter<Vec<u8>>,
+        pause: Option<usize>,
+        given: usize,
+    }
+
+    impl Stream for PausingOnce {
+        type Item = Result<Vec<u8>, Status>;
+        fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+            if self.pause == Some(self.given) {
+                self.pause = None;
+                cx.waker().wake_by_ref();
+                return Poll::Pending;
+            }
+            self.given += 1;
+            Poll::Ready(self.replies.next().map(Ok))
+        }
+    }
+
+    #[test]
+    fn replies_go_in_large_batches_of_whole_frames_and_the_record_keeps_them() {
+        let mut sent: Vec<Vec<u8>> = (0..3000).map(|i| vec![i as u8; 32]).collect();
+        // One reply larger than a batch, then a few small ones.
+        sent.push(vec![7; 50_000]);
+        sent.extend((0..10).map(|i| vec![i; 3]));
+        let record = CallRecord::new("/a.B/C".into(), |_| String::new(), |_| String::new());
+        let mut frames = Replies {
+            replies: Some(Box::pin(PausingOnce {
+                replies: sent.clone().into_iter(),
+                pause: Some(2000),
+                given: 0,
+            })),
+            trailers: Arc::new(Mutex::new(None)),
+            record: record.clone(),
+            framed: 0,
+            buffer: BytesMut::new(),
+            allocation: FIRST_ALLOCATION,
+        };
+        let mut cx = Context::from_waker(std::task::Waker::noop());
+        let mut batches = Vec::new();
+        loop {
+            match Pin::new(&mut frames).poll_next(&mut cx) {
+                Poll::Ready(Some(batch)) => batches.push(batch.unwrap()),
+                Poll::Ready(None) => break,
+                Poll::Pending => {}
+            }
+        }
+        // Every reply, in order, each framed whole inside one batch.
+        let mut received = Vec::new();
+        for batch in &batches {
+            let mut rest = &batch[..];
+            while !rest.is_empty() {
+                let length = u32::from_be_bytes(rest[1..5].try_into().unwrap()) as usize;
+                let message: Vec<u8> = prost::Message::decode(&rest[5..5 + length]).unwrap();
+                received.push(message);
+                rest = &rest[5 + length..];
+            }
+        }
+        assert_eq!(received, sent);
+        // Batches are large: the first from its small start up, one cut
+        // short by the pause, the large reply's, and the last.
+        let sizes: Vec<usize> = batches.iter().map(Bytes::len).collect();
+        let small = sizes.iter().filter(|size| **size < BATCH / 2).count();
+        assert!(small <= 2, "{sizes:?}");
+        assert!(
+            sizes.iter().all(|size| *size <= BATCH + 50_010),
+            "{sizes:?}"
+        );
+        assert!(sizes.len() <= 8, "{sizes:?}");
+        let status = frames.trailers.lock().unwrap().take().unwrap();
+        assert_eq!(status["grpc-status"], "0");
+        assert_eq!(record.replies_sent(), sent.len());
+        let kept: Vec<Vec<u8>> = record
+            .replies()
+            .iter()
+            .map(|message| prost::Message::decode(&message.bytes()[..]).unwrap())
+            .collect();
+        assert_eq!(kept, sent[..crate::grpc::MAX_RECORDED_MESSAGES]);
     }
 }
