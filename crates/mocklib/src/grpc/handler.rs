@@ -263,7 +263,11 @@ where
                         return Poll::Ready(Some(Ok(batch)));
                     }
                     if self.buffer.len() >= BATCH {
-                        return Poll::Ready(Some(Ok(self.send())));
+                        let batch = self.send();
+                        // The next batch starts in an allocation of its own,
+                        // not in this one's slack (it would be copied out).
+                        self.buffer = BytesMut::new();
+                        return Poll::Ready(Some(Ok(batch)));
                     }
                 }
                 Poll::Ready(Some(Err(status))) => break status,
@@ -279,6 +283,7 @@ where
         let batch = (!self.buffer.is_empty()).then(|| self.send());
         self.buffer = BytesMut::new();
         self.record.finish(&status);
+        self.record.compact_replies();
         Poll::Ready(batch.map(Ok))
     }
 }

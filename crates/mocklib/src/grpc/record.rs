@@ -129,6 +129,21 @@ impl Replies {
         }
     }
 
+    /// The kept batches copied into one allocation of their size, made
+    /// now: the batches they were cut from go, and an allocation made
+    /// after them (at the end of a stream) leaves the memory they free
+    /// for the next call's batches rather than for the allocator to give
+    /// back, page by page, to be faulted in again.
+    fn compact(&mut self) {
+        if self.batches.len() > 1 {
+            let mut all = Vec::with_capacity(self.batches.iter().map(Bytes::len).sum());
+            for batch in &self.batches {
+                all.extend_from_slice(batch);
+            }
+            self.batches = smallvec::smallvec![Bytes::from(all)];
+        }
+    }
+
     /// The messages kept, without their frame headers.
     fn messages(&self) -> impl Iterator<Item = Bytes> + '_ {
         self.batches
@@ -234,6 +249,12 @@ impl CallRecord {
         self.log().replies.push(batch, count);
     }
 
+    /// Compacts the kept replies (see `Replies::compact`): at the end of
+    /// a stream.
+    pub(super) fn compact_replies(&self) {
+        self.log().replies.compact();
+    }
+
     pub(super) fn finish(&self, status: &Status) {
         self.log().status.get_or_insert_with(|| status.clone());
     }
@@ -323,6 +344,10 @@ mod tests {
         let messages: Vec<Bytes> = replies.messages().collect();
         assert_eq!(messages.len(), MAX_RECORDED_MESSAGES);
         assert!(messages.iter().enumerate().all(|(i, m)| m[..] == [i as u8]));
+        // Compacted at the call's end: one allocation, the same messages.
+        replies.compact();
+        assert_eq!(replies.batches.len(), 1);
+        assert_eq!(replies.messages().collect::<Vec<_>>(), messages);
     }
 
     #[test]
