@@ -5,10 +5,13 @@
 //!
 //! The socket and streams benches of `mocklib-tests` measure the same
 //! servers (as a library, this package), so the counted code and the timed
-//! code are one. The binary: `mocklib-counted SERVER` (see `main.rs`).
+//! code are one (and the grpc bench the `grpc` module's, feature `grpc`).
+//! The binary: `mocklib-counted SERVER` (see `main.rs`).
 
 pub mod announce;
 #[cfg(feature = "axum")]
 pub mod axum_user;
 pub mod events;
+#[cfg(feature = "grpc")]
+pub mod grpc;
 pub mod user;

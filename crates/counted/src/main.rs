@@ -5,7 +5,12 @@
 //!
 //! SERVER is `mocklib` or `bare` (`GET /user`, the `user` module) or
 //! `sse-mocklib` or `sse-bare` (`GET /events/{count}`, the `events` module);
-//! with the feature `axum`, also `axum` (one route, the `axum_user` module).
+//! with the feature `axum`, also `axum` (one route, the `axum_user` module);
+//! with the feature `grpc`, also `grpc-mocklib` or `grpc-bare` (the `grpc`
+//! module), and that module's clients, which print how many calls (or
+//! messages) they made: `grpc-client URL N` (unary calls),
+//! `grpc-client-bidi URL N` (messages echoed in one call) and
+//! `grpc-client-stream URL N` (10,000-reply server streams).
 
 use mocklib_counted::announce::announce_and_wait;
 use mocklib_counted::{events, user};
@@ -27,6 +32,18 @@ fn main() {
             announce_and_wait(axum.url());
         }
         Some(name @ ("sse-mocklib" | "sse-bare")) => serve_events(name),
+        #[cfg(feature = "grpc")]
+        Some(name @ ("grpc-mocklib" | "grpc-bare")) => mocklib_counted::grpc::serve(name),
+        #[cfg(feature = "grpc")]
+        Some(mode @ ("grpc-client" | "grpc-client-bidi" | "grpc-client-stream")) => {
+            let usage = "usage: mocklib-counted grpc-client[-bidi|-stream] URL N";
+            let url = std::env::args().nth(2).expect(usage);
+            let count = std::env::args()
+                .nth(3)
+                .and_then(|n| n.parse().ok())
+                .expect(usage);
+            println!("{}", mocklib_counted::grpc::client(mode, &url, count));
+        }
         other => {
             eprintln!("usage: mocklib-counted mocklib|bare|sse-mocklib|sse-bare (got {other:?})");
             std::process::exit(2);

@@ -3,7 +3,7 @@
 
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use bytes::Bytes;
+use bytes::{BufMut, Bytes, BytesMut};
 
 use super::Status;
 use crate::journal::RecordedRequest;
@@ -88,13 +88,46 @@ struct Log {
     status: Option<Status>,
 }
 
-/// The request messages: each kept on its own (they arrive one by one,
-/// cut from the connection's read buffer).
+/// The request messages, copied (each is a slice of a chunk of the
+/// connection's read buffer, which the journal would otherwise keep alive
+/// whole) and framed one after the other into a buffer of the record's
+/// own: no allocation per message (a bidirectional call's record made one
+/// for each of its first 1,000).
 #[derive(Default)]
 struct Requests {
-    /// A unary call's one message stays inline: no allocation for it.
-    kept: smallvec::SmallVec<[Bytes; 1]>,
+    /// Runs of whole frames, frozen when read; a unary call's one stays
+    /// inline.
+    frozen: smallvec::SmallVec<[Bytes; 1]>,
+    /// The frames appended since the last read.
+    growing: BytesMut,
+    kept: usize,
     total: usize,
+}
+
+impl Requests {
+    /// Counts `message`, keeping a copy while fewer than
+    /// [`MAX_RECORDED_MESSAGES`] are kept.
+    fn push(&mut self, message: &[u8]) {
+        self.total += 1;
+        if self.kept < MAX_RECORDED_MESSAGES {
+            self.growing.reserve(5 + message.len());
+            self.growing.put_u8(0);
+            self.growing
+                .put_u32(u32::try_from(message.len()).unwrap_or(u32::MAX));
+            self.growing.extend_from_slice(message);
+            self.kept += 1;
+        }
+    }
+
+    /// The messages kept, without their frame headers.
+    fn messages(&mut self) -> impl Iterator<Item = Bytes> + '_ {
+        if !self.growing.is_empty() {
+            self.frozen.push(self.growing.split().freeze());
+        }
+        self.frozen
+            .iter()
+            .flat_map(|run| frames(run).map(|(start, end)| run.slice(start..end)))
+    }
 }
 
 /// The replies: kept as the batches of framed replies they were sent in
@@ -199,11 +232,10 @@ impl CallRecord {
     /// first [`MAX_RECORDED_MESSAGES`]).
     pub fn requests(&self) -> Vec<RecordedMessage> {
         let show = self.shared.show_request;
-        let log = self.log();
+        let mut log = self.log();
         log.requests
-            .kept
-            .iter()
-            .map(|bytes| RecordedMessage::new(bytes, show))
+            .messages()
+            .map(|bytes| RecordedMessage { bytes, show })
             .collect()
     }
 
@@ -233,15 +265,9 @@ impl CallRecord {
         self.log().status.clone()
     }
 
-    /// A request message read, kept as a copy: the message is a slice of
-    /// a chunk of the connection's read buffer, which the journal would
-    /// otherwise keep alive whole.
+    /// A request message read (kept as a copy, see `Requests`).
     pub(super) fn request(&self, message: &Bytes) {
-        let requests = &mut self.log().requests;
-        requests.total += 1;
-        if requests.kept.len() < MAX_RECORDED_MESSAGES {
-            requests.kept.push(Bytes::copy_from_slice(message));
-        }
+        self.log().requests.push(message);
     }
 
     /// Records the `count` replies framed in `batch` (whole frames).
@@ -280,13 +306,6 @@ pub struct RecordedMessage {
 }
 
 impl RecordedMessage {
-    fn new(bytes: &Bytes, show: Show) -> Self {
-        RecordedMessage {
-            bytes: bytes.clone(),
-            show,
-        }
-    }
-
     /// The message's protobuf encoding (without gRPC's 5-byte prefix).
     pub fn bytes(&self) -> &Bytes {
         &self.bytes
@@ -360,6 +379,32 @@ mod tests {
         assert_ne!(replies.batches[1].as_ptr(), large.as_ptr());
         assert_eq!(&replies.batches[1][..], &large[..12]);
         assert_eq!((replies.kept, replies.total), (1000, 1098));
+    }
+
+    #[test]
+    fn requests_are_copied_into_one_buffer_up_to_the_limit_and_read_back_between_pushes() {
+        let mut requests = Requests::default();
+        let read_buffer = Bytes::from(vec![1u8, 2, 3, 4]);
+        requests.push(&read_buffer.slice(1..3));
+        // A read freezes what was kept so far; pushes go on after it.
+        assert_eq!(requests.messages().collect::<Vec<_>>(), [&[2u8, 3][..]]);
+        for index in 1..1100 {
+            requests.push(&[index as u8]);
+        }
+        assert_eq!(
+            (requests.kept, requests.total),
+            (MAX_RECORDED_MESSAGES, 1100)
+        );
+        let messages: Vec<Bytes> = requests.messages().collect();
+        assert_eq!(messages.len(), MAX_RECORDED_MESSAGES);
+        assert!(
+            messages[1..]
+                .iter()
+                .enumerate()
+                .all(|(i, m)| m[..] == [(i + 1) as u8])
+        );
+        // Copies: nothing keeps the connection's read buffer alive.
+        assert!(read_buffer.is_unique());
     }
 
     #[test]
