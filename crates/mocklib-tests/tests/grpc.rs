@@ -922,6 +922,67 @@ async fn the_journal_shows_every_message_both_ways_and_the_status() {
     );
 }
 
+#[tokio::test]
+async fn the_journal_keeps_large_messages_up_to_its_byte_limit_and_counts_the_rest() {
+    use mocklib::grpc::{CallRecord, MAX_RECORDED_BYTES};
+    #[derive(Clone, PartialEq, prost::Message)]
+    struct Chunk {
+        #[prost(bytes = "vec", tag = "1")]
+        data: Vec<u8>,
+    }
+    // A file sent in chunks of 300 KB: all ten reach the client, the
+    // journal keeps the first three (900 KB, within 1 MiB) and counts ten.
+    let size = 300_000;
+    let server = setup_server([grpc::server_streaming(
+        "files.Files/Download",
+        move |_: GrpcArgs<Chunk>| {
+            Ok(futures_util::stream::iter((0..10u8).map(move |index| {
+                Ok(Chunk {
+                    data: vec![index; size],
+                })
+            })))
+        },
+    )]);
+    server.listen();
+    let mut grpc = client(&server).await;
+    grpc.ready().await.unwrap();
+    let mut replies = grpc
+        .server_streaming::<_, Chunk, _>(
+            tonic::Request::new(Chunk::default()),
+            PathAndQuery::from_static("/files.Files/Download"),
+            tonic_prost::ProstCodec::default(),
+        )
+        .await
+        .unwrap()
+        .into_inner();
+    let mut received = Vec::new();
+    while let Some(chunk) = tokio::time::timeout(GUARD, replies.message())
+        .await
+        .expect("the stream hung")
+        .unwrap()
+    {
+        received.push(chunk.data);
+    }
+    assert_eq!(received.len(), 10);
+    assert!(
+        received
+            .iter()
+            .enumerate()
+            .all(|(i, data)| data.len() == size && data[0] == i as u8)
+    );
+
+    let [request] = server.requests().try_into().unwrap();
+    let call = CallRecord::of(&request).unwrap();
+    assert_eq!(call.replies_sent(), 10);
+    let kept = call.replies();
+    assert_eq!(kept.len(), MAX_RECORDED_BYTES / (size + 4));
+    for (index, reply) in kept.iter().enumerate() {
+        let chunk: Chunk = prost::Message::decode(&reply.bytes()[..]).unwrap();
+        assert_eq!((chunk.data.len(), chunk.data[0]), (size, index as u8));
+    }
+    assert_eq!(call.status().unwrap().code(), Code::Ok);
+}
+
 /// A channel to the real server at `real`, through `server`'s listener as
 /// an h2c forward proxy.
 async fn through_proxy(

@@ -112,7 +112,7 @@ use crate::request::Request;
 use crate::resolver::{CallContext, Resolution, ResolverCall, marker};
 pub use raw::RawMessage;
 pub use real::RealReplies;
-pub use record::{CallRecord, MAX_RECORDED_MESSAGES, RecordedMessage};
+pub use record::{CallRecord, MAX_RECORDED_BYTES, MAX_RECORDED_MESSAGES, RecordedMessage};
 pub use service::{service, try_service};
 
 use handler::{reply_response, status_only, status_response, stream_response};

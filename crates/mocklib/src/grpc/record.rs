@@ -12,6 +12,13 @@ use crate::journal::RecordedRequest;
 /// counted ([`CallRecord::requests_received`], [`CallRecord::replies_sent`]).
 pub const MAX_RECORDED_MESSAGES: usize = 1000;
 
+/// How many bytes of messages of each direction a call's record keeps
+/// (1 MiB): a message that would go past it is counted, not kept, and so
+/// is every message after it. A stream of large messages (a file sent in
+/// chunks, say) would otherwise keep up to a thousand of them alive per
+/// journal entry.
+pub const MAX_RECORDED_BYTES: usize = 1024 * 1024;
+
 /// How a recorded message is shown: its type decoding it, `Debug`-printed.
 type Show = fn(&Bytes) -> String;
 
@@ -20,7 +27,7 @@ type Show = fn(&Bytes) -> String;
 /// of the `grpc` namespace puts it in the journal entry of each call it
 /// answers ([`CallRecord::of`]). WireMock's gRPC extension journals only a
 /// stream's first message; this keeps up to [`MAX_RECORDED_MESSAGES`] each
-/// way and counts the rest.
+/// way (within [`MAX_RECORDED_BYTES`]) and counts the rest.
 ///
 /// The record is shared with the call while it runs: a stream's messages
 /// appear as they pass, and [`status`](Self::status) is `None` until the
@@ -100,22 +107,44 @@ struct Requests {
     frozen: smallvec::SmallVec<[Bytes; 1]>,
     /// The frames appended since the last read.
     growing: BytesMut,
-    kept: usize,
+    kept: Kept,
     total: usize,
 }
 
+/// How much of a direction is kept: the first messages, up to
+/// [`MAX_RECORDED_MESSAGES`] and [`MAX_RECORDED_BYTES`].
+#[derive(Default)]
+struct Kept {
+    messages: usize,
+    bytes: usize,
+    /// A message did not fit: none after it is kept either.
+    full: bool,
+}
+
+impl Kept {
+    /// Takes a message of `length` bytes if it fits.
+    fn take(&mut self, length: usize) -> bool {
+        self.full = self.full
+            || self.messages == MAX_RECORDED_MESSAGES
+            || self.bytes + length > MAX_RECORDED_BYTES;
+        if !self.full {
+            self.messages += 1;
+            self.bytes += length;
+        }
+        !self.full
+    }
+}
+
 impl Requests {
-    /// Counts `message`, keeping a copy while fewer than
-    /// [`MAX_RECORDED_MESSAGES`] are kept.
+    /// Counts `message`, keeping a copy if it fits (see [`Kept`]).
     fn push(&mut self, message: &[u8]) {
         self.total += 1;
-        if self.kept < MAX_RECORDED_MESSAGES {
+        if self.kept.take(message.len()) {
             self.growing.reserve(5 + message.len());
             self.growing.put_u8(0);
             self.growing
                 .put_u32(u32::try_from(message.len()).unwrap_or(u32::MAX));
             self.growing.extend_from_slice(message);
-            self.kept += 1;
         }
     }
 
@@ -137,28 +166,41 @@ impl Requests {
 struct Replies {
     /// Whole frames each; a unary call's one batch stays inline.
     batches: smallvec::SmallVec<[Bytes; 1]>,
-    kept: usize,
+    kept: Kept,
     total: usize,
 }
 
 impl Replies {
     /// Counts the `count` replies framed in `batch`, keeping those that
-    /// fit under [`MAX_RECORDED_MESSAGES`].
+    /// fit (see [`Kept`]).
     fn push(&mut self, batch: &Bytes, count: usize) {
         self.total += count;
-        let room = MAX_RECORDED_MESSAGES - self.kept;
-        if count <= room {
+        if self.kept.full {
+            return;
+        }
+        // Most batches fit whole: no need to read their frames.
+        let fits = self.kept.messages + count <= MAX_RECORDED_MESSAGES
+            && self.kept.bytes + (batch.len() - 5 * count) <= MAX_RECORDED_BYTES;
+        if fits {
+            self.kept.messages += count;
+            self.kept.bytes += batch.len() - 5 * count;
             self.batches.push(batch.clone());
-            self.kept += count;
-        } else if room > 0 {
-            let end = frames(batch).take(room).last().map_or(0, |(_, end)| end);
+            return;
+        }
+        let mut end = 0;
+        for (start, stop) in frames(batch) {
+            if !self.kept.take(stop - start) {
+                break;
+            }
+            end = stop;
+        }
+        if end > 0 {
             // A slice would keep the whole batch alive for a few replies.
             self.batches.push(if end * 2 < batch.len() {
                 Bytes::copy_from_slice(&batch[..end])
             } else {
                 batch.slice(..end)
             });
-            self.kept += room;
         }
     }
 
@@ -229,7 +271,7 @@ impl CallRecord {
     }
 
     /// The messages the client sent that the handler read, in order (the
-    /// first [`MAX_RECORDED_MESSAGES`]).
+    /// first [`MAX_RECORDED_MESSAGES`], within [`MAX_RECORDED_BYTES`]).
     pub fn requests(&self) -> Vec<RecordedMessage> {
         let show = self.shared.show_request;
         let mut log = self.log();
@@ -239,7 +281,8 @@ impl CallRecord {
             .collect()
     }
 
-    /// The replies sent, in order (the first [`MAX_RECORDED_MESSAGES`]).
+    /// The replies sent, in order (the first [`MAX_RECORDED_MESSAGES`],
+    /// within [`MAX_RECORDED_BYTES`]).
     pub fn replies(&self) -> Vec<RecordedMessage> {
         let show = self.shared.show_reply;
         let log = self.log();
@@ -358,7 +401,10 @@ mod tests {
         assert_eq!(replies.batches[1].as_ptr(), most.as_ptr());
         assert_eq!(replies.batches[1].len(), 400 * 6);
         replies.push(&batch(1100, 10), 10);
-        assert_eq!((replies.kept, replies.total), (MAX_RECORDED_MESSAGES, 1110));
+        assert_eq!(
+            (replies.kept.messages, replies.total),
+            (MAX_RECORDED_MESSAGES, 1110)
+        );
         assert_eq!(replies.batches.len(), 2);
         let messages: Vec<Bytes> = replies.messages().collect();
         assert_eq!(messages.len(), MAX_RECORDED_MESSAGES);
@@ -378,7 +424,7 @@ mod tests {
         // Two replies of a hundred: a slice would keep the whole batch alive.
         assert_ne!(replies.batches[1].as_ptr(), large.as_ptr());
         assert_eq!(&replies.batches[1][..], &large[..12]);
-        assert_eq!((replies.kept, replies.total), (1000, 1098));
+        assert_eq!((replies.kept.messages, replies.total), (1000, 1098));
     }
 
     #[test]
@@ -392,7 +438,7 @@ mod tests {
             requests.push(&[index as u8]);
         }
         assert_eq!(
-            (requests.kept, requests.total),
+            (requests.kept.messages, requests.total),
             (MAX_RECORDED_MESSAGES, 1100)
         );
         let messages: Vec<Bytes> = requests.messages().collect();
@@ -405,6 +451,36 @@ mod tests {
         );
         // Copies: nothing keeps the connection's read buffer alive.
         assert!(read_buffer.is_unique());
+    }
+
+    #[test]
+    fn large_messages_are_kept_up_to_the_byte_limit_then_only_counted() {
+        let quarter = MAX_RECORDED_BYTES / 4;
+        let mut requests = Requests::default();
+        for size in [quarter, quarter, quarter, quarter + 1, 10, 10] {
+            requests.push(&vec![1; size]);
+        }
+        // The fourth would pass the limit: it and every one after it are
+        // counted, not kept (the kept messages stay the first ones).
+        let sizes: Vec<usize> = requests.messages().map(|m| m.len()).collect();
+        assert_eq!((sizes, requests.total), (vec![quarter; 3], 6));
+
+        let mut replies = Replies::default();
+        let framed = |sizes: &[usize]| {
+            let mut batch = Vec::new();
+            for size in sizes {
+                batch.push(0);
+                batch.extend((*size as u32).to_be_bytes());
+                batch.extend(vec![2; *size]);
+            }
+            Bytes::from(batch)
+        };
+        replies.push(&framed(&[quarter, quarter]), 2);
+        replies.push(&framed(&[quarter, quarter + 1, 10]), 3);
+        replies.push(&framed(&[10]), 1);
+        let sizes: Vec<usize> = replies.messages().map(|m| m.len()).collect();
+        assert_eq!((sizes, replies.total), (vec![quarter; 3], 6));
+        assert!(replies.kept.bytes <= MAX_RECORDED_BYTES);
     }
 
     #[test]
