@@ -71,7 +71,9 @@
 //!   `bypass` strategies, and ends with `UNIMPLEMENTED` naming the closest
 //!   handlers under `error` and `strict`.
 //! - The journal entry of every call answered here holds a [`CallRecord`]:
-//!   the messages both ways and the status the call ended with.
+//!   the messages both ways (the first [`MAX_RECORDED_MESSAGES`] each way,
+//!   within [`MAX_RECORDED_BYTES`]; the rest are counted) and the status
+//!   the call ended with.
 //! - [`RawMessage`] is a message kept as its bytes, for types known only at
 //!   run time.
 //!
