@@ -923,6 +923,43 @@ async fn the_journal_shows_every_message_both_ways_and_the_status() {
 }
 
 #[tokio::test]
+async fn a_reply_stream_that_panics_ends_with_internal_after_its_replies() {
+    use futures_util::StreamExt;
+    let server = setup_server([grpc::server_streaming(
+        "numbers.Counter/Count",
+        |_: GrpcArgs<Number>| {
+            Ok(futures_util::stream::iter(1..).map(|value| {
+                assert!(value < 3, "the handler's stream has a bug");
+                Ok(Number { value })
+            }))
+        },
+    )]);
+    server.listen();
+    let mut grpc = client(&server).await;
+    for _ in 0..2 {
+        // Twice on one connection: the listener keeps serving it.
+        grpc.ready().await.unwrap();
+        let response = grpc
+            .server_streaming(
+                tonic::Request::new(Number { value: 0 }),
+                PathAndQuery::from_static(COUNT),
+                tonic_prost::ProstCodec::default(),
+            )
+            .await;
+        let (values, status) = streamed_replies(response).await;
+        assert_eq!(values, [1, 2]);
+        let status = status.expect("a status after the replies");
+        assert_eq!(status.code(), tonic::Code::Internal);
+        assert!(
+            status
+                .message()
+                .contains("reply stream panicked: the handler's stream has a bug"),
+            "{status:?}"
+        );
+    }
+}
+
+#[tokio::test]
 async fn the_journal_keeps_large_messages_up_to_its_byte_limit_and_counts_the_rest() {
     use mocklib::grpc::{CallRecord, MAX_RECORDED_BYTES};
     #[derive(Clone, PartialEq, prost::Message)]

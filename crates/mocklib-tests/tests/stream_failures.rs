@@ -56,6 +56,18 @@ fn failing_server() -> Server {
         http::get("/at-once", |_| failing(Vec::new())),
         http::get("/after-one", |_| failing(vec!["intact;".to_owned()])),
         http::get("/after-many", |_| failing(many())),
+        // A stream whose code panics after one chunk, as a bug in a
+        // handler's stream would: a failure like an error, not a lost
+        // connection or a server that stops answering.
+        http::get("/panics-after-one", |_| {
+            let mut sent = false;
+            let chunks = futures_util::stream::poll_fn(move |_| {
+                assert!(!sent, "the handler's stream has a bug");
+                sent = true;
+                std::task::Poll::Ready(Some(Ok::<_, std::io::Error>("intact;")))
+            });
+            HttpResponse::try_stream(chunks).header("content-type", "text/plain")
+        }),
     ]);
     server.listen();
     server
@@ -247,6 +259,23 @@ async fn an_error_right_after_a_chunk_sends_the_chunk_first() {
         body: b"intact;",
     };
     assert_every_door_fails_after(&server, "/after-one", expected).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stream_that_panics_fails_like_an_error_and_the_server_keeps_serving() {
+    let server = failing_server();
+    let expected = Expected {
+        content_type: TEXT,
+        body: b"intact;",
+    };
+    assert_every_door_fails_after(&server, "/panics-after-one", expected).await;
+    // The listener still answers, on a connection of its own.
+    let after = reqwest::Client::new()
+        .get(format!("{}after-one", server.url()))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(after.status(), 200);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -253,7 +253,24 @@ impl Body {
                 }
                 Inner::Owned(stream) => {
                     let stream = stream.get_mut().unwrap_or_else(PoisonError::into_inner);
-                    let next = std::task::ready!(stream.as_mut().poll_next(cx));
+                    // A panic in the stream's code (a handler's bug) fails
+                    // the body as an error would, whoever polls it: the
+                    // listener's connection task, or a test's own task in
+                    // process.
+                    let polled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        stream.as_mut().poll_next(cx)
+                    }));
+                    let next = match polled {
+                        Ok(polled) => std::task::ready!(polled),
+                        Err(panic) => {
+                            let message = format!(
+                                "the response body's stream panicked: {}",
+                                crate::log::panic_message(&*panic)
+                            );
+                            crate::log::error(&message);
+                            Some(Err(StreamError::new(message)))
+                        }
+                    };
                     if !matches!(next, Some(Ok(_))) {
                         // Ended or failed: drop the stream (and what it holds) now.
                         self.inner = Inner::Done;

@@ -233,7 +233,12 @@ where
             let Some(replies) = self.replies.as_mut() else {
                 return Poll::Ready(None);
             };
-            match replies.as_mut().poll_next(cx) {
+            // A panic in the stream's code (a handler's bug) ends the call
+            // with INTERNAL after the replies sent, as an `Err` would.
+            let polled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                replies.as_mut().poll_next(cx)
+            }));
+            match polled.unwrap_or_else(|panic| Poll::Ready(Some(Err(panicked(&*panic))))) {
                 Poll::Ready(Some(Ok(reply))) => {
                     let length = reply.encoded_len();
                     let size = 5 + length;
@@ -286,6 +291,16 @@ where
         self.record.compact_replies();
         Poll::Ready(batch.map(Ok))
     }
+}
+
+/// The status a call ends with when its reply stream panicked (logged).
+fn panicked(panic: &(dyn std::any::Any + Send)) -> Status {
+    let message = format!(
+        "the handler's reply stream panicked: {}",
+        crate::log::panic_message(panic)
+    );
+    crate::log::error(&message);
+    Status::new(Code::Internal, message)
 }
 
 /// The most bytes of framed replies sent as one chunk (but for the reply
