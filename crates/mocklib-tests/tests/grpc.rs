@@ -923,6 +923,42 @@ async fn the_journal_shows_every_message_both_ways_and_the_status() {
 }
 
 #[tokio::test]
+async fn a_resolver_that_panics_answers_internal_naming_the_panic() {
+    let server = setup_server([grpc::unary(
+        "numbers.Counter/Count",
+        |_: GrpcArgs<Number>| -> Result<Number, Status> { panic!("the handler has a bug") },
+    )]);
+    server.listen();
+    let mut grpc = client(&server).await;
+    for _ in 0..2 {
+        // Twice on one connection: the listener keeps serving it.
+        let status = call::<_, Number>(&mut grpc, COUNT, Number { value: 1 })
+            .await
+            .unwrap_err();
+        assert_eq!(status.code(), tonic::Code::Internal, "{status:?}");
+        assert!(
+            status.message().contains("the handler has a bug"),
+            "{status:?}"
+        );
+    }
+    // In process too (the tower front door).
+    let mut in_process = tonic::client::Grpc::with_origin(
+        server.service(),
+        "http://numbers.internal".parse().unwrap(),
+    );
+    in_process.ready().await.unwrap();
+    let status = in_process
+        .unary::<_, Number, _>(
+            tonic::Request::new(Number { value: 1 }),
+            PathAndQuery::from_static(COUNT),
+            tonic_prost::ProstCodec::default(),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(status.code(), tonic::Code::Internal, "{status:?}");
+}
+
+#[tokio::test]
 async fn a_reply_stream_that_panics_ends_with_internal_after_its_replies() {
     use futures_util::StreamExt;
     let server = setup_server([grpc::server_streaming(

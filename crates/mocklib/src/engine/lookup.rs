@@ -382,7 +382,8 @@ impl Lookup {
         }
     }
 
-    /// A resolver failed: 500 "Unhandled Exception" with `{name, message}`.
+    /// A resolver failed: 500 "Unhandled Exception" with `{name, message}`
+    /// (a gRPC call: `INTERNAL`, with the same words).
     fn fail(
         self,
         request: Request,
@@ -390,11 +391,20 @@ impl Lookup {
         handler: &Handler,
         error: ResolverError,
     ) -> Outcome {
+        #[cfg(feature = "grpc")]
+        let grpc = crate::grpc::is_call(&request);
+        #[cfg(not(feature = "grpc"))]
+        let grpc = false;
         crate::log::error(&format!(
-            "the resolver of {} failed for {} {}: {error}. The request gets a 500 response.",
+            "the resolver of {} failed for {} {}: {error}. The request gets {}.",
             handler.header(),
             request.method(),
-            request.url()
+            request.url(),
+            if grpc {
+                "an INTERNAL status"
+            } else {
+                "a 500 response"
+            }
         ));
         self.events
             .emit(EventKind::UnhandledException, || LifeCycleEvent {
@@ -404,11 +414,17 @@ impl Lookup {
                 response: None,
                 error: Some(error.clone()),
             });
-        let response = HttpResponse::json(&error)
-            .status(500)
-            .status_text("Unhandled Exception")
-            .into_http()
-            .expect("a ResolverError always serializes");
+        #[cfg(feature = "grpc")]
+        let response = if grpc {
+            crate::grpc::internal(&format!(
+                "the resolver of {} failed: {error}",
+                handler.header()
+            ))
+        } else {
+            unhandled_exception(&error)
+        };
+        #[cfg(not(feature = "grpc"))]
+        let response = unhandled_exception(&error);
         self.record(&request, Some(handler), Answer::Mocked(response.status()));
         self.emit_response(EventKind::ResponseMocked, &request, request_id, &response);
         Outcome::Mocked(response)
@@ -569,6 +585,16 @@ struct Resume {
     resolution: Resolution,
     finalize: FinalizeGuard,
     found: Found,
+}
+
+/// MSW's answer to a resolver that failed: 500 "Unhandled Exception" with
+/// `{name, message}`.
+fn unhandled_exception(error: &ResolverError) -> http::Response<Body> {
+    HttpResponse::json(error)
+        .status(500)
+        .status_text("Unhandled Exception")
+        .into_http()
+        .expect("a ResolverError always serializes")
 }
 
 fn panicked(panic: &(dyn std::any::Any + Send)) -> Resolution {

@@ -413,6 +413,15 @@ pub(crate) fn unimplemented(message: &str) -> http::Response<crate::Body> {
         .expect("a status-only response is valid")
 }
 
+/// The answer to a call whose resolver failed (panicked): `INTERNAL`,
+/// saying why, where an HTTP request gets a `500` (which a gRPC client
+/// reads as a garbled message).
+pub(crate) fn internal(message: &str) -> http::Response<crate::Body> {
+    status_only(&Status::new(Code::Internal, message))
+        .into_http()
+        .expect("a status-only response is valid")
+}
+
 /// The answer to a call that could not be performed for real (the real
 /// server refused, failed or is unknown): `UNAVAILABLE`, saying why.
 #[cfg(feature = "net")]
