@@ -229,16 +229,30 @@ where
     /// bytes (as tonic's encoder does): one HTTP/2 DATA frame per reply
     /// would cost a write per message.
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let this = &mut *self;
+        // A panic in the stream's code (a handler's bug) ends the call with
+        // INTERNAL after the replies framed before it, as an `Err` would.
+        // Caught around a whole batch, not each reply: the replies framed
+        // so far are whole, since a reply is framed only once polled.
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| this.poll_batch(cx))) {
+            Ok(polled) => polled,
+            Err(panic) => Poll::Ready(this.end(panicked(&*panic)).map(Ok)),
+        }
+    }
+}
+
+impl<R, S> Replies<S>
+where
+    R: prost::Message,
+    S: Stream<Item = Result<R, Status>>,
+{
+    /// [`Stream::poll_next`], but for a panic of the replies' stream.
+    fn poll_batch(&mut self, cx: &mut Context<'_>) -> Poll<Option<Result<Bytes, StreamError>>> {
         let status = loop {
             let Some(replies) = self.replies.as_mut() else {
                 return Poll::Ready(None);
             };
-            // A panic in the stream's code (a handler's bug) ends the call
-            // with INTERNAL after the replies sent, as an `Err` would.
-            let polled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                replies.as_mut().poll_next(cx)
-            }));
-            match polled.unwrap_or_else(|panic| Poll::Ready(Some(Err(panicked(&*panic))))) {
+            match replies.as_mut().poll_next(cx) {
                 Poll::Ready(Some(Ok(reply))) => {
                     let length = reply.encoded_len();
                     let size = 5 + length;
@@ -281,15 +295,20 @@ where
                 Poll::Pending => return Poll::Ready(Some(Ok(self.send()))),
             }
         };
-        // Ended: the stream (and what it holds) goes now; the status waits
-        // in the trailers slot for the replies framed before it.
+        Poll::Ready(self.end(status).map(Ok))
+    }
+
+    /// Ends the call with `status`: the stream (and what it holds) goes
+    /// now; the status waits in the trailers slot for the replies framed
+    /// before it, the last batch of which this returns.
+    fn end(&mut self, status: Status) -> Option<Bytes> {
         self.replies = None;
         *self.trailers.lock().unwrap_or_else(PoisonError::into_inner) = Some(status.to_headers());
         let batch = (!self.buffer.is_empty()).then(|| self.send());
         self.buffer = BytesMut::new();
         self.record.finish(&status);
         self.record.compact_replies();
-        Poll::Ready(batch.map(Ok))
+        batch
     }
 }
 
