@@ -36,7 +36,18 @@ use crate::finalize::FinalizeGuard;
 
 /// A boxed stream of chunks. `Send` on every target, even in the browser,
 /// so that a response stays `Send + Sync` and can be captured by any handler.
-type ChunkStream = Pin<Box<dyn Stream<Item = Result<Bytes, StreamError>> + Send>>;
+pub(crate) type ChunkStream = Pin<Box<dyn Stream<Item = Result<Bytes, StreamError>> + Send>>;
+
+/// `stream`'s chunks as bytes and its errors as [`StreamError`]s, boxed: a
+/// response body's stream, or a request's (`LiveBody`).
+pub(crate) fn chunk_stream<S, B, E>(stream: S) -> ChunkStream
+where
+    S: Stream<Item = Result<B, E>> + Send + 'static,
+    B: Into<Bytes>,
+    E: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    Box::pin(stream.map(|chunk| chunk.map(Into::into).map_err(StreamError::new)))
+}
 
 /// The body of a mocked response: buffered bytes or a stream of chunks.
 ///
@@ -142,9 +153,7 @@ impl Body {
         B: Into<Bytes>,
         E: Into<Box<dyn std::error::Error + Send + Sync>>,
     {
-        Self::boxed(Box::pin(
-            stream.map(|chunk| chunk.map(Into::into).map_err(StreamError::new)),
-        ))
+        Self::boxed(chunk_stream(stream))
     }
 
     /// A body that sends `body`'s data as it comes, then its trailers (a

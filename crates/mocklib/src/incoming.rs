@@ -21,18 +21,7 @@ use smallvec::SmallVec;
 
 use crate::body::StreamError;
 
-type Source = Pin<Box<dyn Stream<Item = Result<Bytes, StreamError>> + Send>>;
-
-/// `stream` as the source of a [`LiveBody`].
-pub(crate) fn source<S, B, E>(stream: S) -> Source
-where
-    S: Stream<Item = Result<B, E>> + Send + 'static,
-    B: Into<Bytes>,
-    E: Into<Box<dyn std::error::Error + Send + Sync>>,
-{
-    use futures_util::StreamExt;
-    Box::pin(stream.map(|chunk| chunk.map(Into::into).map_err(StreamError::new)))
-}
+type Source = crate::body::ChunkStream;
 
 /// The chunks received so far and the stream the rest comes from, shared
 /// by every reader of one request.

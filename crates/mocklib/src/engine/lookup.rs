@@ -391,20 +391,12 @@ impl Lookup {
         handler: &Handler,
         error: ResolverError,
     ) -> Outcome {
-        #[cfg(feature = "grpc")]
-        let grpc = crate::grpc::is_call(&request);
-        #[cfg(not(feature = "grpc"))]
-        let grpc = false;
+        let (response, answered) = failure_answer(&request, handler, &error);
         crate::log::error(&format!(
-            "the resolver of {} failed for {} {}: {error}. The request gets {}.",
+            "the resolver of {} failed for {} {}: {error}. The request gets {answered}.",
             handler.header(),
             request.method(),
             request.url(),
-            if grpc {
-                "an INTERNAL status"
-            } else {
-                "a 500 response"
-            }
         ));
         self.events
             .emit(EventKind::UnhandledException, || LifeCycleEvent {
@@ -414,17 +406,6 @@ impl Lookup {
                 response: None,
                 error: Some(error.clone()),
             });
-        #[cfg(feature = "grpc")]
-        let response = if grpc {
-            crate::grpc::internal(&format!(
-                "the resolver of {} failed: {error}",
-                handler.header()
-            ))
-        } else {
-            unhandled_exception(&error)
-        };
-        #[cfg(not(feature = "grpc"))]
-        let response = unhandled_exception(&error);
         self.record(&request, Some(handler), Answer::Mocked(response.status()));
         self.emit_response(EventKind::ResponseMocked, &request, request_id, &response);
         Outcome::Mocked(response)
@@ -587,14 +568,27 @@ struct Resume {
     found: Found,
 }
 
-/// MSW's answer to a resolver that failed: 500 "Unhandled Exception" with
-/// `{name, message}`.
-fn unhandled_exception(error: &ResolverError) -> http::Response<Body> {
-    HttpResponse::json(error)
+/// The answer to a request whose resolver failed, and what to call it in
+/// the log: MSW's 500 "Unhandled Exception" with `{name, message}`, or for
+/// a gRPC call (whose client would read that body as a garbled message)
+/// `INTERNAL` with the same words.
+#[cfg_attr(not(feature = "grpc"), allow(unused_variables))]
+fn failure_answer(
+    request: &Request,
+    handler: &Handler,
+    error: &ResolverError,
+) -> (http::Response<Body>, &'static str) {
+    #[cfg(feature = "grpc")]
+    if crate::grpc::is_call(request) {
+        let message = format!("the resolver of {} failed: {error}", handler.header());
+        return (crate::grpc::internal(&message), "an INTERNAL status");
+    }
+    let response = HttpResponse::json(error)
         .status(500)
         .status_text("Unhandled Exception")
         .into_http()
-        .expect("a ResolverError always serializes")
+        .expect("a ResolverError always serializes");
+    (response, "a 500 response")
 }
 
 fn panicked(panic: &(dyn std::any::Any + Send)) -> Resolution {

@@ -307,7 +307,6 @@ where
         let batch = (!self.buffer.is_empty()).then(|| self.send());
         self.buffer = BytesMut::new();
         self.record.finish(&status);
-        self.record.compact_replies();
         batch
     }
 }

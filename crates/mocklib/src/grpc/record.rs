@@ -3,9 +3,10 @@
 
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use bytes::{BufMut, Bytes, BytesMut};
+use bytes::{Bytes, BytesMut};
 
 use super::Status;
+use super::frame::{put_header, whole_frames};
 use crate::journal::RecordedRequest;
 
 /// How many messages of each direction a call's record keeps; the rest are
@@ -122,6 +123,19 @@ struct Kept {
 }
 
 impl Kept {
+    /// Takes `count` messages of `bytes` in all if they all fit (and
+    /// nothing otherwise).
+    fn take_all(&mut self, count: usize, bytes: usize) -> bool {
+        let fits = !self.full
+            && self.messages + count <= MAX_RECORDED_MESSAGES
+            && self.bytes + bytes <= MAX_RECORDED_BYTES;
+        if fits {
+            self.messages += count;
+            self.bytes += bytes;
+        }
+        fits
+    }
+
     /// Takes a message of `length` bytes if it fits.
     fn take(&mut self, length: usize) -> bool {
         self.full = self.full
@@ -141,9 +155,7 @@ impl Requests {
         self.total += 1;
         if self.kept.take(message.len()) {
             self.growing.reserve(5 + message.len());
-            self.growing.put_u8(0);
-            self.growing
-                .put_u32(u32::try_from(message.len()).unwrap_or(u32::MAX));
+            put_header(message.len(), &mut self.growing);
             self.growing.extend_from_slice(message);
         }
     }
@@ -153,9 +165,7 @@ impl Requests {
         if !self.growing.is_empty() {
             self.frozen.push(self.growing.split().freeze());
         }
-        self.frozen
-            .iter()
-            .flat_map(|run| frames(run).map(|(start, end)| run.slice(start..end)))
+        messages_in(&self.frozen)
     }
 }
 
@@ -175,20 +185,13 @@ impl Replies {
     /// fit (see [`Kept`]).
     fn push(&mut self, batch: &Bytes, count: usize) {
         self.total += count;
-        if self.kept.full {
-            return;
-        }
         // Most batches fit whole: no need to read their frames.
-        let fits = self.kept.messages + count <= MAX_RECORDED_MESSAGES
-            && self.kept.bytes + (batch.len() - 5 * count) <= MAX_RECORDED_BYTES;
-        if fits {
-            self.kept.messages += count;
-            self.kept.bytes += batch.len() - 5 * count;
+        if self.kept.take_all(count, batch.len() - 5 * count) {
             self.batches.push(batch.clone());
             return;
         }
         let mut end = 0;
-        for (start, stop) in frames(batch) {
+        for (start, stop) in whole_frames(batch) {
             if !self.kept.take(stop - start) {
                 break;
             }
@@ -221,23 +224,14 @@ impl Replies {
 
     /// The messages kept, without their frame headers.
     fn messages(&self) -> impl Iterator<Item = Bytes> + '_ {
-        self.batches
-            .iter()
-            .flat_map(|batch| frames(batch).map(|(start, end)| batch.slice(start..end)))
+        messages_in(&self.batches)
     }
 }
 
-/// Where each message of `framed` (whole gRPC frames) starts and ends,
-/// without its 5-byte header.
-fn frames(framed: &[u8]) -> impl Iterator<Item = (usize, usize)> + '_ {
-    let mut at = 0;
-    std::iter::from_fn(move || {
-        let header = framed.get(at..at + 5)?;
-        let length = u32::from_be_bytes([header[1], header[2], header[3], header[4]]) as usize;
-        let start = at + 5;
-        at = (start + length).min(framed.len());
-        Some((start, at))
-    })
+/// The messages framed in `runs` (whole frames each), without their headers.
+fn messages_in(runs: &[Bytes]) -> impl Iterator<Item = Bytes> + '_ {
+    runs.iter()
+        .flat_map(|run| whole_frames(run).map(|(start, end)| run.slice(start..end)))
 }
 
 impl CallRecord {
@@ -318,14 +312,12 @@ impl CallRecord {
         self.log().replies.push(batch, count);
     }
 
-    /// Compacts the kept replies (see `Replies::compact`): at the end of
-    /// a stream.
-    pub(super) fn compact_replies(&self) {
-        self.log().replies.compact();
-    }
-
+    /// The call ended with `status`: its kept replies are compacted (see
+    /// `Replies::compact`; at the end of a stream).
     pub(super) fn finish(&self, status: &Status) {
-        self.log().status.get_or_insert_with(|| status.clone());
+        let mut log = self.log();
+        log.status.get_or_insert_with(|| status.clone());
+        log.replies.compact();
     }
 }
 
@@ -487,7 +479,7 @@ mod tests {
     fn frames_are_read_by_their_headers_and_a_cut_one_ends_at_the_data() {
         let framed = [0, 0, 0, 0, 2, 7, 8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 9, 1];
         assert_eq!(
-            frames(&framed).collect::<Vec<_>>(),
+            whole_frames(&framed).collect::<Vec<_>>(),
             [(5, 7), (12, 12), (17, 18)]
         );
     }

@@ -246,7 +246,7 @@ impl Request {
         B: Into<Bytes>,
         E: Into<Box<dyn std::error::Error + Send + Sync>>,
     {
-        let source = crate::incoming::source(stream);
+        let source = crate::body::chunk_stream(stream);
         self.with_live_body(LiveBody::new(smallvec::SmallVec::new(), source))
     }
 

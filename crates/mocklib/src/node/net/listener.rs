@@ -590,7 +590,7 @@ async fn arriving(mut body: Incoming) -> LiveBody {
             }
         }
     }
-    LiveBody::new(received, crate::incoming::source(body.into_data_stream()))
+    LiveBody::new(received, crate::body::chunk_stream(body.into_data_stream()))
 }
 
 /// The most frames of a call's body [`arriving`] takes in before the call
