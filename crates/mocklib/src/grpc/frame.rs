@@ -5,10 +5,11 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use bytes::{Buf, BufMut, Bytes, BytesMut};
+use bytes::{Buf, Bytes, BytesMut};
 use futures_util::{Stream, StreamExt};
 use http::HeaderName;
 
+use super::wire::put_header;
 use super::{CallRecord, Code, Status};
 use crate::request::{BodyChunks, Request};
 
@@ -41,26 +42,6 @@ pub(super) fn encode_sized(message: &impl prost::Message, length: usize, out: &m
     message
         .encode(out)
         .expect("the buffer was reserved for encoded_len");
-}
-
-/// Appends the 5-byte header of an uncompressed message of `length` bytes.
-#[inline] // once per reply framed
-pub(super) fn put_header(length: usize, out: &mut BytesMut) {
-    out.put_u8(0);
-    out.put_u32(u32::try_from(length).unwrap_or(u32::MAX));
-}
-
-/// Where each message of `framed` (whole frames, as this module writes
-/// them) starts and ends, without its 5-byte header.
-pub(super) fn whole_frames(framed: &[u8]) -> impl Iterator<Item = (usize, usize)> + '_ {
-    let mut at = 0;
-    std::iter::from_fn(move || {
-        let header = framed.get(at..at + 5)?;
-        let length = u32::from_be_bytes([header[1], header[2], header[3], header[4]]) as usize;
-        let start = at + 5;
-        at = (start + length).min(framed.len());
-        Some((start, at))
-    })
 }
 
 /// The one message of a unary call, or the status a gRPC server answers

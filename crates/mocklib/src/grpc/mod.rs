@@ -94,6 +94,7 @@ mod real;
 mod record;
 mod service;
 mod status;
+mod wire;
 
 use std::fmt::Debug;
 use std::future::Future;

@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use bytes::{Bytes, BytesMut};
 
 use super::Status;
-use super::frame::{put_header, whole_frames};
+use super::wire::{put_header, whole_frames};
 use crate::journal::RecordedRequest;
 
 /// How many messages of each direction a call's record keeps; the rest are
