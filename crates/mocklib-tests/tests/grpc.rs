@@ -864,7 +864,7 @@ async fn an_unhandled_bidirectional_call_streams_both_ways_with_the_real_server(
 
 #[tokio::test]
 async fn the_journal_shows_every_message_both_ways_and_the_status() {
-    use mocklib::grpc::CallRecord;
+    use mocklib::{RecordedRequest, grpc::CallRecord};
     let server = setup_server(counter());
     server.listen();
     let mut grpc = client(&server).await;
@@ -883,7 +883,10 @@ async fn the_journal_shows_every_message_both_ways_and_the_status() {
     assert_eq!(status.unwrap().code(), tonic::Code::OutOfRange);
 
     let journal = server.requests();
-    let calls: Vec<&CallRecord> = journal.iter().filter_map(CallRecord::of).collect();
+    let calls: Vec<&CallRecord> = journal
+        .iter()
+        .filter_map(RecordedRequest::grpc_call)
+        .collect();
     assert_eq!(calls.len(), 2, "{journal:?}");
 
     let bidi = calls[0];
@@ -1045,7 +1048,7 @@ async fn the_journal_keeps_large_messages_up_to_its_byte_limit_and_counts_the_re
     );
 
     let [request] = server.requests().try_into().unwrap();
-    let call = CallRecord::of(&request).unwrap();
+    let call = request.grpc_call().unwrap();
     assert_eq!(call.replies_sent(), 10);
     let kept = call.replies();
     assert_eq!(kept.len(), MAX_RECORDED_BYTES / (size + 4));

@@ -138,67 +138,35 @@
 // docs.rs (which sets `docsrs`) marks items that need a cargo feature.
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
-mod base64;
-mod body;
-pub mod boundary;
+// The folders are the layers (docs/ARCHITECTURE.md; scripts/check-layers
+// refuses an import of a higher layer). Public modules keep their paths
+// through the re-exports below.
 pub mod browser;
-mod bypass;
-pub mod contract;
-mod cookies;
-#[cfg(any(
-    all(feature = "net", not(target_arch = "wasm32")),
-    feature = "har",
-    feature = "openapi"
-))]
-mod date;
-mod delay;
 mod engine;
-pub mod events;
-pub mod exchange;
-mod fault;
-mod finalize;
-mod form_data;
 pub mod front_door;
-#[cfg(feature = "graphql")]
-#[cfg_attr(docsrs, doc(cfg(feature = "graphql")))]
-pub mod graphql;
-#[cfg(feature = "grpc")]
-#[cfg_attr(docsrs, doc(cfg(feature = "grpc")))]
-pub mod grpc;
-pub mod handler;
-mod handlers;
-#[cfg(feature = "har")]
-#[cfg_attr(docsrs, doc(cfg(feature = "har")))]
-pub mod har;
-pub mod http;
-mod incoming;
-mod index;
-pub mod journal;
-mod log;
+mod handling;
 pub mod matching;
-pub use matching::matchers;
-mod maybe_send;
+mod message;
+mod namespace;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod node;
+mod support;
+
+pub use engine::{boundary, events, journal};
+pub use handling::{contract, handler, resolver};
+pub use matching::matchers;
+pub use message::exchange;
+#[cfg(feature = "graphql")]
+pub use namespace::graphql;
+#[cfg(feature = "grpc")]
+pub use namespace::grpc;
+#[cfg(feature = "har")]
+pub use namespace::har;
 #[cfg(feature = "openapi")]
-#[cfg_attr(docsrs, doc(cfg(feature = "openapi")))]
-pub mod openapi;
-mod params;
-mod request;
-pub mod resolver;
-mod response;
-pub mod rest;
-mod scope_local;
-mod setup_api;
-pub mod sse;
-mod suggest;
-mod times;
+pub use namespace::openapi;
 #[cfg(feature = "ws")]
-mod upgrade;
-mod verify;
-#[cfg(feature = "ws")]
-#[cfg_attr(docsrs, doc(cfg(feature = "ws")))]
-pub mod ws;
+pub use namespace::ws;
+pub use namespace::{http, rest, sse};
 
 /// The README's code blocks compile as doctests, so the quick start a user
 /// copies keeps working.
@@ -206,40 +174,32 @@ pub mod ws;
 #[doc = include_str!("../../../README.md")]
 struct ReadmeDoctests;
 
-pub use body::{Body, StreamError};
 #[cfg(not(target_arch = "wasm32"))]
-pub use boundary::Boundary;
-pub use boundary::{BoundaryExt, Scoped};
-pub use bypass::{BypassError, bypass};
-pub use cookies::Cookies;
-pub use delay::{Delay, delay};
+pub use engine::boundary::Boundary;
+pub use engine::boundary::{BoundaryExt, Scoped};
+pub use engine::events::{EventKind, Events, LifeCycleEvent};
+pub use engine::journal::{Answer, RecordedRequest};
+pub use engine::verify::{ContractBreach, UnmetExpectation, VerificationError};
 pub use engine::{NetworkError, NetworkErrorKind, Outcome, Passthrough, UnhandledRequest};
-pub use events::{EventKind, Events, LifeCycleEvent};
-pub use fault::Fault;
-pub use form_data::{FormData, FormError, FormValue};
-pub use handler::Handler;
-pub use journal::{Answer, RecordedRequest};
-pub use matching::{IntoPredicate, PatternError, Predicate};
-pub use maybe_send::MaybeSend;
-#[cfg(not(target_arch = "wasm32"))]
-pub use node::ListenOptions;
-pub use params::{ParamValue, Params};
-pub use request::{BodyChunks, BodyError, InvalidRequestError, Request, UnsendableRequestError};
-
-/// The old name of [`InvalidRequestError`] (every error type's name ends in
-/// `Error`).
-#[deprecated(since = "0.1.0", note = "renamed `InvalidRequestError`")]
-pub type InvalidRequest = InvalidRequestError;
-
-/// The old name of [`UnsendableRequestError`] (every error type's name ends
-/// in `Error`).
-#[deprecated(since = "0.1.0", note = "renamed `UnsendableRequestError`")]
-pub type UnsendableRequest = UnsendableRequestError;
-pub use resolver::{
+pub use handling::handler::Handler;
+pub use handling::resolver::{
     CallHistory, IntoResolution, RequestId, Resolution, ResolverArgs, ResolverError, sequence,
     sequence_once,
 };
-pub use response::{HttpResponse, ResponseBodyError, StatusText, passthrough};
-pub use scope_local::ScopeLocal;
-pub use times::Times;
-pub use verify::{ContractBreach, UnmetExpectation, VerificationError};
+pub use handling::scope_local::ScopeLocal;
+pub use handling::times::Times;
+pub use matching::{IntoPredicate, PatternError, Predicate};
+pub use message::body::{Body, StreamError};
+pub use message::bypass::{BypassError, bypass};
+pub use message::cookies::Cookies;
+pub use message::delay::{Delay, delay};
+pub use message::fault::Fault;
+pub use message::form_data::{FormData, FormError, FormValue};
+pub use message::params::{ParamValue, Params};
+pub use message::request::{
+    BodyChunks, BodyError, InvalidRequestError, Request, UnsendableRequestError,
+};
+pub use message::response::{HttpResponse, ResponseBodyError, StatusText, passthrough};
+#[cfg(not(target_arch = "wasm32"))]
+pub use node::ListenOptions;
+pub use support::maybe_send::MaybeSend;

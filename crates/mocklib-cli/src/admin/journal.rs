@@ -151,7 +151,7 @@ pub(crate) fn journal_entry(
         "handler": entry.handler().map(Handler::header),
         "answer": answer,
         "status": status,
-        "grpc": mocklib::grpc::CallRecord::of(entry).map(|call| proto::call_json(pool, call)),
+        "grpc": entry.grpc_call().map(|call| proto::call_json(pool, call)),
         "contract_findings": entry.contract_findings(),
     })
 }

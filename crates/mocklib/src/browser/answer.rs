@@ -41,7 +41,7 @@ pub(super) async fn answer(
             // on as they come (see `stream.rs`).
             let response = MockedResponse::new(response);
             if !quiet {
-                crate::log::info(&format!(
+                crate::support::log::info(&format!(
                     "{method} {url} ({} {})",
                     response.status, response.status_text
                 ));
@@ -54,7 +54,7 @@ pub(super) async fn answer(
         // not even send `Upgrade`).
         #[cfg(feature = "ws")]
         Outcome::WebSocket(_) => {
-            crate::log::error(&format!(
+            crate::support::log::error(&format!(
                 "a WebSocket handler matched {method} {url}, but fetch cannot carry a WebSocket; \
                  open it with the page's WebSocket class"
             ));

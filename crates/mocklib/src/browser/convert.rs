@@ -6,9 +6,9 @@ use url::Url;
 use wasm_bindgen::{JsCast, JsValue};
 
 use super::glue;
-use crate::body::Body;
-use crate::request::Request;
-use crate::response::StatusText;
+use crate::message::body::Body;
+use crate::message::request::Request;
+use crate::message::response::StatusText;
 
 /// The fields of a browser request the engine needs.
 pub(super) struct BrowserRequest {

@@ -1,4 +1,4 @@
-//! Performing a request for real from the page, for [`bypass`](crate::bypass)
+//! Performing a request for real from the page, for [`bypass`](crate::message::bypass)
 //! and `sse`'s `server.connect()` (whose body streams).
 
 use std::cell::RefCell;
@@ -14,10 +14,10 @@ use wasm_bindgen_futures::JsFuture;
 use super::convert::{header_map, header_pairs};
 use super::glue;
 use super::local::{self, Local};
-use crate::body::Body;
-use crate::request::Request;
-use crate::request::{PerformError, PerformFuture, Performer};
-use crate::response::HttpResponse;
+use crate::message::body::Body;
+use crate::message::request::Request;
+use crate::message::request::{PerformError, PerformFuture, Performer};
+use crate::message::response::HttpResponse;
 
 /// The header that tells our Service Worker to let a request through.
 pub(super) const BYPASS_HEADER: &str = "x-mocklib-intention";

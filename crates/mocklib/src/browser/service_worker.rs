@@ -93,7 +93,7 @@ pub(super) async fn connect(
     let worker = get(&registered, "worker");
     let scope = get(&registered, "scope").as_string().unwrap_or_default();
     if get(&registered, "controlled").is_falsy() {
-        crate::log::warn(&format!(
+        crate::support::log::warn(&format!(
             "this page is outside the Service Worker's scope {scope}; only requests of pages \
              under it (and their frames and Web Workers) are intercepted"
         ));
@@ -124,7 +124,7 @@ pub(super) async fn connect(
     .map_err(classify)?;
     let version = get(&connection, "version").as_string().unwrap_or_default();
     if version != env!("CARGO_PKG_VERSION") {
-        crate::log::warn(&format!(
+        crate::support::log::warn(&format!(
             "the Service Worker script at {script_url} is from mocklib {version}, this page runs \
              mocklib {}; write it again (`mocklib init <public-dir>`) so both speak the same protocol",
             env!("CARGO_PKG_VERSION")
@@ -193,7 +193,7 @@ fn on_request(
         async move {
             match answer(&engine, &request, quiet).await {
                 Ok(Answer::Mocked(mocked)) if !mocked.has_browser_status() => {
-                    crate::log::error(&format!(
+                    crate::support::log::error(&format!(
                         "a browser response cannot have status {} (allowed: 200-599); the request fails",
                         mocked.status
                     ));
@@ -210,7 +210,7 @@ fn on_request(
                 }
                 Ok(Answer::NetworkError) => glue::post_outcome(&port, id, "network-error"),
                 Err(message) => {
-                    crate::log::error(&message);
+                    crate::support::log::error(&message);
                     glue::post_outcome(&port, id, "network-error");
                 }
             }

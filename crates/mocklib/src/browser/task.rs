@@ -165,7 +165,7 @@ fn install_panic_hook() {
     INSTALLED.call_once(|| {
         let previous = std::panic::take_hook();
         std::panic::set_hook(Box::new(move |info| {
-            let message = crate::log::panic_message(info.payload());
+            let message = crate::support::log::panic_message(info.payload());
             LAST_PANIC.with(|last| last.set(Some(message)));
             previous(info);
         }));

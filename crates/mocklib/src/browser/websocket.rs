@@ -25,8 +25,8 @@ use super::local;
 use super::perform::js_message;
 use super::{glue, task};
 use crate::engine::{Engine, Outcome, Passthrough};
-use crate::request::Request;
-use crate::upgrade::{
+use crate::message::request::Request;
+use crate::message::upgrade::{
     CloseFrame, ConnectFuture, Connected, Connector, Frame, Message, Peer, Services,
     WebSocketUpgrade,
 };
@@ -187,7 +187,7 @@ fn intercept(
     let on_panic = {
         let page = page.clone();
         move |message: String| {
-            crate::log::error(&format!("the WebSocket upgrade panicked: {message}"));
+            crate::support::log::error(&format!("the WebSocket upgrade panicked: {message}"));
             forget(id);
             page.fail();
         }
@@ -201,7 +201,9 @@ fn intercept(
                         .await
                 }
                 Err(message) => {
-                    crate::log::error(&format!("the WebSocket to {url} failed: {message}"));
+                    crate::support::log::error(&format!(
+                        "the WebSocket to {url} failed: {message}"
+                    ));
                     forget(id);
                     return page.fail();
                 }
@@ -222,7 +224,7 @@ fn intercept(
                 Outcome::Mocked(response) => {
                     // As from a real server that answers the handshake
                     // without upgrading.
-                    crate::log::error(&format!(
+                    crate::support::log::error(&format!(
                         "a handler answered the WebSocket upgrade of {url} with {} instead of \
                          accepting it (ws.link(..).on_connection does); the connection fails",
                         response.status()
@@ -271,10 +273,10 @@ fn upgrade_request(url: &str, protocols: &[String]) -> Result<(Request, Option<u
 /// Accepts a mocked connection: the page's socket opens, its handler runs,
 /// and what the handler sends reaches the page until either side closes.
 fn serve(id: u32, page: Endpoint, upgrade: WebSocketUpgrade, offered: &[String], quiet: bool) {
-    let url = crate::ws::ws_url(upgrade.request().url());
+    let url = crate::namespace::ws::ws_url(upgrade.request().url());
     let protocol = upgrade.protocol().map(str::to_owned);
     if protocol.is_none() && !offered.is_empty() {
-        crate::log::error(&format!(
+        crate::support::log::error(&format!(
             "the WebSocket handler for {url} accepts none of the sub-protocols the page offered \
              ({}); the browser fails such a connection",
             offered.join(", ")
@@ -288,14 +290,14 @@ fn serve(id: u32, page: Endpoint, upgrade: WebSocketUpgrade, offered: &[String],
     let (peer, handler) = upgrade.accept(services);
     PEERS.with(|peers| peers.borrow_mut().insert(id, peer.clone()));
     if !quiet {
-        crate::log::info(&format!("{url} connected (101 Switching Protocols)"));
+        crate::support::log::info(&format!("{url} connected (101 Switching Protocols)"));
     }
     page.open(protocol.as_deref().unwrap_or_default(), "");
     let (handler, stop) = futures_util::future::abortable(handler);
     let on_panic = {
         let peer = peer.clone();
         move |message: String| {
-            crate::log::error(&format!(
+            crate::support::log::error(&format!(
                 "the WebSocket handler for {url} panicked: {message}. The connection closes \
                  with 1011."
             ));
@@ -315,7 +317,7 @@ fn serve(id: u32, page: Endpoint, upgrade: WebSocketUpgrade, offered: &[String],
         async move {
             pump(&peer, &page).await;
             forget(id);
-            crate::delay(CLOSE_GRACE).await;
+            crate::message::delay::delay(CLOSE_GRACE).await;
             stop.abort();
         },
         |_| {},
@@ -378,7 +380,7 @@ struct PageConnector;
 
 impl Connector for PageConnector {
     fn connect(&self, request: &Request, protocols: Option<String>) -> ConnectFuture {
-        let url = crate::ws::ws_url(request.url()).to_string();
+        let url = crate::namespace::ws::ws_url(request.url()).to_string();
         let protocols = protocols
             .iter()
             .flat_map(|offered| offered.split(','))

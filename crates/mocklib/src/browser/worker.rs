@@ -11,8 +11,8 @@ use super::service_worker::{self, Connection, RegisterFailure};
 use super::websocket::WebSocketPatch;
 use super::{Mode, StartError, StartOptions};
 use crate::engine::{Engine, InterceptOptions};
-use crate::handler::Handler;
-use crate::setup_api::SetupApi;
+use crate::front_door::setup_api::SetupApi;
+use crate::handling::handler::Handler;
 
 /// Creates a worker with `handlers` as its initial handlers (MSW:
 /// [`setupWorker(...handlers)`](https://mswjs.io/docs/api/setup-worker)). Nothing is intercepted
@@ -79,14 +79,14 @@ impl Worker {
     pub async fn start_with(&self, options: StartOptions) -> Result<Mode, StartError> {
         match &*self.state.borrow() {
             State::Running { mode, .. } => {
-                crate::log::warn(
+                crate::support::log::warn(
                     "start() was called on a worker that is already started; it keeps its current \
                      activation (call stop() first to start with other options)",
                 );
                 return Ok(*mode);
             }
             State::Starting => {
-                crate::log::warn("start() was called while the worker is starting");
+                crate::support::log::warn("start() was called while the worker is starting");
                 return Err(StartError::AlreadyStarting);
             }
             State::Stopped => {}
@@ -108,7 +108,7 @@ impl Worker {
                     through_service_worker: mode == Mode::ServiceWorker,
                 }));
                 if !options.quiet {
-                    crate::log::info(&format!("Mocking enabled ({mode})."));
+                    crate::support::log::info(&format!("Mocking enabled ({mode})."));
                 }
                 *self.state.borrow_mut() = State::Running {
                     mode,
@@ -151,7 +151,7 @@ impl Worker {
                     return Err(failure.into_start_error(url));
                 }
                 Err(RegisterFailure::Unsupported(reason) | RegisterFailure::Failed(reason)) => {
-                    crate::log::warn(&format!(
+                    crate::support::log::warn(&format!(
                         "the Service Worker could not start ({reason}); patching fetch instead: \
                          requests made with fetch are intercepted, XHR and <img> are not"
                     ));
@@ -173,14 +173,16 @@ impl Worker {
             State::Running { quiet, .. } => {
                 self.engine.close();
                 if !quiet {
-                    crate::log::info("Mocking disabled.");
+                    crate::support::log::info("Mocking disabled.");
                 }
             }
             State::Starting => {
-                crate::log::warn("stop() was called while the worker is starting; ignored");
+                crate::support::log::warn(
+                    "stop() was called while the worker is starting; ignored",
+                );
                 *self.state.borrow_mut() = State::Starting;
             }
-            State::Stopped => crate::log::warn(
+            State::Stopped => crate::support::log::warn(
                 "stop() was called on a worker that is not started; nothing to stop",
             ),
         }
@@ -196,7 +198,7 @@ impl Worker {
 }
 
 impl Worker {
-    crate::setup_api::shared_api!();
+    crate::front_door::setup_api::shared_api!();
 }
 
 impl std::fmt::Debug for Worker {

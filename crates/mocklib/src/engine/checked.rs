@@ -4,15 +4,15 @@
 use std::fmt;
 use std::sync::Arc;
 
-use crate::contract::{Answered, Attached, check};
+use crate::handling::contract::{Answered, Attached, check};
 
 /// Checks a request performed for real once its answer is whole, adding
 /// the findings to its journal entry, then hands the exchange on (to a
 /// HAR recording, if one is on).
 pub(crate) struct CheckedSink {
     pub(crate) contracts: Arc<[Attached]>,
-    pub(crate) inner: Option<Arc<dyn crate::exchange::ExchangeSink>>,
-    pub(crate) scope: Arc<crate::handlers::Scope>,
+    pub(crate) inner: Option<Arc<dyn crate::message::exchange::ExchangeSink>>,
+    pub(crate) scope: Arc<crate::engine::list::Scope>,
     /// The request's journal entry.
     pub(crate) sequence: u64,
     pub(crate) base_url: Option<std::sync::Arc<url::Url>>,
@@ -26,8 +26,8 @@ impl fmt::Debug for CheckedSink {
     }
 }
 
-impl crate::exchange::ExchangeSink for CheckedSink {
-    fn record(&self, exchange: crate::exchange::Exchange) {
+impl crate::message::exchange::ExchangeSink for CheckedSink {
+    fn record(&self, exchange: crate::message::exchange::Exchange) {
         let answered = Answered {
             request: exchange.request(),
             status: exchange.status(),
@@ -40,7 +40,7 @@ impl crate::exchange::ExchangeSink for CheckedSink {
         let (findings, _) = check(&self.contracts, &answered);
         if !findings.is_empty() {
             for finding in &findings {
-                crate::log::warn(&format!(
+                crate::support::log::warn(&format!(
                     "{} {} (performed for real) breaks a contract: {finding}",
                     exchange.request().method(),
                     exchange.request().url()

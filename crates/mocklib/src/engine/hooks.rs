@@ -4,9 +4,9 @@
 use std::sync::Arc;
 
 use super::options::InterceptOptions;
-use crate::contract;
-use crate::exchange::ExchangeSink;
-use crate::request::Performer;
+use crate::handling::contract;
+use crate::message::exchange::ExchangeSink;
+use crate::message::request::Performer;
 
 /// What requests are resolved with besides their scope. Changed rarely
 /// (listen, close, record, attach a contract) and read once per request:

@@ -7,24 +7,24 @@ use std::task::{Context, Poll};
 
 use url::Url;
 
-use crate::body::Body;
-use crate::events::{EventKind, Events, LifeCycleEvent, ObservedResponse};
-use crate::exchange::ExchangeSink;
-use crate::finalize::{FinalizeGuard, Finalizers};
-use crate::handler::{Found, Handler, MatchContext, Matched};
-use crate::handlers::HandlerChain;
-use crate::handlers::Scope;
-use crate::index::RequestKeys;
-use crate::journal::{Answer, DEFAULT_CAPACITY};
-use crate::maybe_send::BoxFuture;
-use crate::request::Request;
-use crate::resolver::{CallContext, CallState, RequestId, Resolution, ResolverError};
-use crate::response::{HttpResponse, Kind};
+use crate::engine::events::{EventKind, Events, LifeCycleEvent, ObservedResponse};
+use crate::engine::index::RequestKeys;
+use crate::engine::journal::{Answer, DEFAULT_CAPACITY};
+use crate::engine::list::HandlerChain;
+use crate::engine::list::Scope;
+use crate::handling::handler::{Found, Handler, MatchContext, Matched};
+use crate::handling::resolver::{CallContext, CallState, RequestId, Resolution, ResolverError};
+use crate::message::body::Body;
+use crate::message::exchange::ExchangeSink;
+use crate::message::finalize::{FinalizeGuard, Finalizers};
+use crate::message::request::Request;
+use crate::message::response::{HttpResponse, Kind};
+use crate::support::maybe_send::BoxFuture;
 use std::time::{Instant, SystemTime};
 
 use super::options::{InterceptOptions, UnhandledRequest};
 use super::outcome::{NetworkError, NetworkErrorKind, Outcome, Passthrough};
-use crate::log::panic_message;
+use crate::support::log::panic_message;
 
 /// One resolution: the scope, the events and the options it runs with.
 pub(super) struct Lookup {
@@ -94,19 +94,19 @@ impl Lookup {
         handler: &Handler,
         mut response: http::Response<Body>,
     ) -> http::Response<Body> {
-        let answered = crate::contract::Answered {
+        let answered = crate::handling::contract::Answered {
             request,
             status: response.status(),
             headers: response.headers(),
             body: response.body().as_bytes().map(|bytes| &bytes[..]),
             base_url: self.base_url.as_deref(),
         };
-        let (findings, strict) = crate::contract::check(&self.hooks.contracts, &answered);
+        let (findings, strict) = crate::handling::contract::check(&self.hooks.contracts, &answered);
         if findings.is_empty() {
             return response;
         }
         for finding in &findings {
-            crate::log::warn(&format!(
+            crate::support::log::warn(&format!(
                 "{} {} (answered by {}) breaks a contract: {finding}",
                 request.method(),
                 request.url(),
@@ -117,9 +117,9 @@ impl Lookup {
         // invalid requests) come first, then the contracts'.
         let earlier = response
             .extensions_mut()
-            .remove::<crate::contract::Findings>();
+            .remove::<crate::handling::contract::Findings>();
         if strict {
-            response = crate::contract::strict_answer(&findings);
+            response = crate::handling::contract::strict_answer(&findings);
         }
         let all = match earlier {
             Some(earlier) => earlier.0.iter().cloned().chain(findings).collect(),
@@ -127,7 +127,7 @@ impl Lookup {
         };
         response
             .extensions_mut()
-            .insert(crate::contract::Findings(Arc::new(all)));
+            .insert(crate::handling::contract::Findings(Arc::new(all)));
         response
     }
 
@@ -307,7 +307,7 @@ impl Lookup {
         handlers: HandlerChain,
         wait: Wait,
     ) -> Outcome {
-        let resolution = match crate::log::catch_unwind(wait.future).await {
+        let resolution = match crate::support::log::catch_unwind(wait.future).await {
             Ok(resolution) => resolution,
             Err(panic) => panicked(&*panic),
         };
@@ -392,7 +392,7 @@ impl Lookup {
         error: ResolverError,
     ) -> Outcome {
         let (response, answered) = failure_answer(&request, handler, &error);
-        crate::log::error(&format!(
+        crate::support::log::error(&format!(
             "the resolver of {} failed for {} {}: {error}. The request gets {answered}.",
             handler.header(),
             request.method(),
@@ -436,15 +436,15 @@ impl Lookup {
     fn record_strict_failure(
         &self,
         request: &Request,
-        handlers: &crate::handlers::HandlerChain,
+        handlers: &crate::engine::list::HandlerChain,
         message: &str,
     ) {
-        let closest = crate::suggest::closest_handlers(request, handlers.iter());
+        let closest = crate::engine::suggest::closest_handlers(request, handlers.iter());
         let mut failure = message.to_owned();
         if !closest.is_empty() {
             let base_url = self.options.base_url.as_deref();
             failure.push_str("\n\n");
-            failure.push_str(&crate::verify::closest_handler_differences(
+            failure.push_str(&crate::engine::verify::closest_handler_differences(
                 request, &closest, base_url,
             ));
         }
@@ -457,7 +457,7 @@ impl Lookup {
         self,
         request: Request,
         request_id: RequestId,
-        handlers: &crate::handlers::HandlerChain,
+        handlers: &crate::engine::list::HandlerChain,
         matched: bool,
     ) -> Outcome {
         self.record(&request, None, Answer::Unhandled);
@@ -470,7 +470,7 @@ impl Lookup {
         let failure = match &self.options.on_unhandled_request {
             UnhandledRequest::Bypass => None,
             UnhandledRequest::Warn => {
-                crate::log::warn(&unhandled_message(
+                crate::support::log::warn(&unhandled_message(
                     &request,
                     handlers,
                     matched,
@@ -481,13 +481,13 @@ impl Lookup {
             UnhandledRequest::Error => {
                 let message =
                     unhandled_message(&request, handlers, matched, self.base_url.as_deref());
-                crate::log::error(&message);
+                crate::support::log::error(&message);
                 Some(message)
             }
             UnhandledRequest::Strict => {
                 let message =
                     unhandled_message(&request, handlers, matched, self.base_url.as_deref());
-                crate::log::error(&message);
+                crate::support::log::error(&message);
                 self.record_strict_failure(&request, handlers, &message);
                 Some(message)
             }
@@ -510,8 +510,8 @@ impl Lookup {
             // A gRPC client expects what a gRPC server answers a method it
             // does not serve, not a broken connection.
             #[cfg(feature = "grpc")]
-            Some(message) if crate::grpc::is_call(&request) => {
-                Outcome::Mocked(crate::grpc::unimplemented(&message))
+            Some(message) if crate::namespace::grpc::is_call(&request) => {
+                Outcome::Mocked(crate::namespace::grpc::unimplemented(&message))
             }
             Some(message) => Outcome::NetworkError(NetworkError {
                 kind: NetworkErrorKind::Unhandled,
@@ -534,7 +534,7 @@ fn start_resolver(matched: Matched, call: CallContext) -> CallState {
 /// Polls a resolver's future, a panic in it making a failure (as
 /// [`Lookup::wait`] does).
 fn poll_resolver(
-    future: &mut crate::resolver::BoxResolution,
+    future: &mut crate::handling::resolver::BoxResolution,
     cx: &mut Context<'_>,
 ) -> Poll<Resolution> {
     match std::panic::catch_unwind(AssertUnwindSafe(|| future.as_mut().poll(cx))) {
@@ -554,7 +554,7 @@ pub(crate) enum Step {
 struct Wait {
     position: usize,
     matched: bool,
-    future: crate::resolver::BoxResolution,
+    future: crate::handling::resolver::BoxResolution,
     finalize: FinalizeGuard,
     found: Found,
 }
@@ -579,9 +579,12 @@ fn failure_answer(
     error: &ResolverError,
 ) -> (http::Response<Body>, &'static str) {
     #[cfg(feature = "grpc")]
-    if crate::grpc::is_call(request) {
+    if crate::namespace::grpc::is_call(request) {
         let message = format!("the resolver of {} failed: {error}", handler.header());
-        return (crate::grpc::internal(&message), "an INTERNAL status");
+        return (
+            crate::namespace::grpc::internal(&message),
+            "an INTERNAL status",
+        );
     }
     let response = HttpResponse::json(error)
         .status(500)
@@ -615,7 +618,7 @@ fn push_conditions_failed(
 
 fn unhandled_message(
     request: &Request,
-    handlers: &crate::handlers::HandlerChain,
+    handlers: &crate::engine::list::HandlerChain,
     matched: bool,
     base_url: Option<&Url>,
 ) -> String {
@@ -645,7 +648,7 @@ fn unhandled_message(
         let text = String::from_utf8_lossy(shown);
         message.push_str(&format!("\n  body: {text}{ellipsis}\n"));
     }
-    let closest = crate::suggest::closest_handlers(request, handlers.iter());
+    let closest = crate::engine::suggest::closest_handlers(request, handlers.iter());
     match closest.as_slice() {
         [] => {}
         [only] => {

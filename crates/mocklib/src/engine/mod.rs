@@ -15,7 +15,17 @@
 //!    is and counts as handled;
 //! 5. if none matched, the unhandled-request strategy decides.
 
+// Layer 6, the handler list: scopes, the index, the journal, verification.
+pub mod boundary;
+pub(crate) mod index;
+pub mod journal;
+pub(crate) mod list;
+pub(crate) mod suggest;
+pub(crate) mod verify;
+
+// Layer 7, the lookup and what observes it.
 mod checked;
+pub mod events;
 mod hooks;
 mod lookup;
 mod options;
@@ -29,16 +39,16 @@ pub use outcome::{NetworkError, NetworkErrorKind, Outcome, Passthrough};
 
 use std::sync::{Arc, PoisonError, RwLock};
 
-use crate::maybe_send::MaybeSend;
+use crate::support::maybe_send::MaybeSend;
 use url::Url;
 
-use crate::boundary::{self, Scoped};
-use crate::contract;
-use crate::events::Events;
-use crate::exchange::ExchangeSink;
-use crate::handler::Handler;
-use crate::handlers::Scope;
-use crate::request::Request;
+use crate::engine::events::Events;
+use crate::engine::list::Scope;
+use crate::handling::contract;
+use crate::handling::handler::Handler;
+use crate::message::exchange::ExchangeSink;
+use crate::message::request::Request;
+use boundary::Scoped;
 
 /// One server's (or worker's) state: handler lists, events, options.
 pub(crate) struct Engine {
@@ -80,7 +90,7 @@ impl Engine {
 
     /// Sets how `bypass()` performs requests for this engine.
     #[cfg(any(feature = "net", target_arch = "wasm32"))]
-    pub(crate) fn set_performer(&self, performer: Arc<dyn crate::request::Performer>) {
+    pub(crate) fn set_performer(&self, performer: Arc<dyn crate::message::request::Performer>) {
         self.change_hooks(|hooks| hooks.performer = Some(performer));
     }
 
@@ -108,7 +118,7 @@ impl Engine {
     pub(crate) fn listen(&self, mut options: InterceptOptions) {
         // The caller's subscriber (a test's scoped one, say), for messages
         // about requests resolved on threads without one: the listener's.
-        options.log_dispatch = crate::log::current_dispatch();
+        options.log_dispatch = crate::support::log::current_dispatch();
         self.change_hooks(|hooks| hooks.listening = Some(Arc::new(options)));
         self.events.set_enabled(true);
     }
@@ -251,7 +261,7 @@ impl Engine {
 /// once; only an async resolver leaves a future to poll on.
 enum Handling {
     Start(Option<Start>),
-    Waiting(crate::maybe_send::BoxFuture<Outcome>),
+    Waiting(crate::support::maybe_send::BoxFuture<Outcome>),
     Done(Option<Outcome>),
 }
 
@@ -285,7 +295,7 @@ impl std::future::Future for Handling {
                     // A thread with no subscriber of its own (the listener's)
                     // logs to the one `listen` was called under, so its
                     // messages reach the test that caused them.
-                    let dispatch = dispatch.filter(|_| !crate::log::has_subscriber());
+                    let dispatch = dispatch.filter(|_| !crate::support::log::has_subscriber());
                     let step = match &dispatch {
                         Some(dispatch) => tracing::dispatcher::with_default(dispatch, || {
                             lookup.start(request, base_url, cx)

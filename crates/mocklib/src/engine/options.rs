@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use url::Url;
 
-use crate::request::Request;
+use crate::message::request::Request;
 
 /// What the engine needs of a front door's options while intercepting: the
 /// front door's own options (the listener's port, say) stay with it.

@@ -5,14 +5,14 @@ use std::sync::Arc;
 
 use http::HeaderMap;
 
-use crate::body::Body;
-use crate::events::{EventKind, Events, LifeCycleEvent, ObservedResponse};
-use crate::exchange::{Capture, ExchangeSink};
-use crate::fault::Fault;
-use crate::request::Request;
-use crate::resolver::RequestId;
+use crate::engine::events::{EventKind, Events, LifeCycleEvent, ObservedResponse};
+use crate::handling::resolver::RequestId;
+use crate::message::body::Body;
+use crate::message::exchange::{Capture, ExchangeSink};
+use crate::message::fault::Fault;
+use crate::message::request::Request;
 #[cfg(feature = "ws")]
-use crate::upgrade::WebSocketUpgrade;
+use crate::message::upgrade::WebSocketUpgrade;
 use std::time::{Instant, SystemTime};
 
 /// How the engine answered a request.
@@ -143,7 +143,7 @@ impl NetworkError {
     #[cfg(feature = "ws")]
     #[cfg_attr(docsrs, doc(cfg(feature = "ws")))]
     pub fn cannot_upgrade(upgrade: &WebSocketUpgrade, front_door: &str) -> Self {
-        crate::log::error(&format!(
+        crate::support::log::error(&format!(
             "a WebSocket handler matched {}, but {front_door} cannot carry a WebSocket; \
              connect through the listener (server.url() or the proxy) instead",
             upgrade.request().url()

@@ -60,8 +60,8 @@ use std::sync::{Arc, OnceLock};
 
 use serde_json::Value;
 
-use crate::cookies::Cookies;
-use crate::request::Request;
+use crate::message::cookies::Cookies;
+use crate::message::request::Request;
 
 /// A condition on a request, made by the functions of the
 /// [module](self) and added to a handler with
@@ -207,7 +207,7 @@ pub fn bearer(token: impl Into<String>) -> Matcher {
 /// `Authorization: Basic` with `user` and `password`.
 pub fn basic(user: &str, password: &str) -> Matcher {
     matcher(Kind::Authorization(
-        crate::base64::encode(format!("{user}:{password}").as_bytes()),
+        crate::support::base64::encode(format!("{user}:{password}").as_bytes()),
         "Basic",
     ))
 }
@@ -724,7 +724,7 @@ mod tests {
 
     #[test]
     fn credentials_never_print_a_password() {
-        let basic_ok = format!("Basic {}", crate::base64::encode(b"kate:pw"));
+        let basic_ok = format!("Basic {}", crate::support::base64::encode(b"kate:pw"));
         let r = request(&[("authorization", &basic_ok)], "");
         assert!(basic("kate", "pw").check(&r).is_ok());
         let wrong = says(&basic("kate", "nope"), &r);

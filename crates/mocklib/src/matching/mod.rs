@@ -76,8 +76,8 @@ use url::Url;
 use pattern::PathPattern;
 pub use pattern::PatternError;
 
-use crate::params::{ParamValue, Params};
-use crate::request::Request;
+use crate::message::params::{ParamValue, Params};
+use crate::message::request::Request;
 
 /// A compiled request predicate. Usually built implicitly from a `&str`, a
 /// `String` or a `Regex` by [`IntoPredicate`]; build one explicitly for a
@@ -105,7 +105,7 @@ impl Predicate {
     pub fn path(pattern: &str) -> Result<Self, PatternError> {
         let compiled = PathPattern::parse(pattern)?;
         if compiled.had_query_or_hash() {
-            crate::log::warn(&format!(
+            crate::support::log::warn(&format!(
                 "Found a redundant query or hash in the request predicate {pattern:?}. \
                  Match against the path only and read query parameters with \
                  `args.request.url().query_pairs()` instead."

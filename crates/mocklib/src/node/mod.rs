@@ -26,11 +26,11 @@ use std::sync::Arc;
 
 use url::Url;
 
-use crate::boundary::{BoundaryCallback, Scoped};
+use crate::engine::boundary::{BoundaryCallback, Scoped};
 use crate::engine::{Engine, InterceptOptions, Outcome, UnhandledRequest};
-use crate::handler::Handler;
-use crate::request::Request;
-use crate::setup_api::SetupApi;
+use crate::front_door::setup_api::SetupApi;
+use crate::handling::handler::Handler;
+use crate::message::request::Request;
 
 #[cfg(feature = "net")]
 #[cfg_attr(docsrs, doc(cfg(feature = "net")))]
@@ -238,7 +238,7 @@ pub struct Server {
 }
 
 impl Server {
-    crate::setup_api::shared_api!();
+    crate::front_door::setup_api::shared_api!();
 }
 
 impl Server {
@@ -381,7 +381,7 @@ impl Server {
     /// assert_eq!(server.list_handlers().len(), 1);
     /// ```
     pub fn at_root<T>(&self, f: impl FnOnce() -> T) -> T {
-        crate::boundary::outside(self.engine.id(), f)
+        crate::engine::boundary::outside(self.engine.id(), f)
     }
 
     /// Runs `future` in a new boundary: a shorthand for a one-off boundary

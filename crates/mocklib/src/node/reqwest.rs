@@ -41,7 +41,7 @@ use http_body_util::BodyExt;
 // the same way (see `crate::front_door`).
 use super::Server;
 use crate::front_door::{FrontDoor, Outcome};
-use crate::request::Request;
+use crate::message::request::Request;
 
 #[cfg_attr(docsrs, doc(cfg(any(feature = "reqwest", feature = "reqwest-0-12"))))]
 impl Server {
@@ -161,12 +161,12 @@ macro_rules! reqwest_front_door {
         /// A real response whose body is recorded as the client reads it.
         fn tapped(
             response: $reqwest::Response,
-            capture: crate::exchange::Capture,
+            capture: crate::message::exchange::Capture,
         ) -> $middleware::Result<$reqwest::Response> {
             let url = response.url().clone();
             let (mut parts, body) = http::Response::<$reqwest::Body>::from(response).into_parts();
             with_url(&mut parts, &url)?;
-            let body = $reqwest::Body::wrap(crate::exchange::Tap::new(body, Some(capture)));
+            let body = $reqwest::Body::wrap(crate::message::exchange::Tap::new(body, Some(capture)));
             Ok($reqwest::Response::from(http::Response::from_parts(
                 parts, body,
             )))

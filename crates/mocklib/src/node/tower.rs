@@ -49,9 +49,9 @@ use tower_service::Service;
 // Only mocklib's public surface: a front door outside the crate is written
 // the same way (see `crate::front_door`).
 use super::Server;
-use crate::exchange::Tap;
 use crate::front_door::{FrontDoor, Outcome};
-use crate::request::Request;
+use crate::message::exchange::Tap;
+use crate::message::request::Request;
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
@@ -174,7 +174,7 @@ where
     B::Error: Into<BoxError>,
 {
     let (parts, body) = request.into_parts();
-    if crate::request::is_grpc_content(&parts.headers) {
+    if crate::message::request::is_grpc_content(&parts.headers) {
         let head = Request::from_http(http::Request::from_parts(parts, Bytes::new()), "http")?;
         let chunks = body.into_data_stream().map(|data| {
             data.map(|mut data| data.copy_to_bytes(data.remaining()))

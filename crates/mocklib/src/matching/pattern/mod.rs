@@ -120,7 +120,7 @@ mod tokenizer;
 
 use std::borrow::Cow;
 
-use crate::request::UrlParts;
+use crate::message::request::UrlParts;
 use regex_lite::Regex;
 use url::Url;
 

@@ -1159,7 +1159,7 @@ fn a_wildcard_led_pattern_checks_its_longest_literal_before_matching() {
 /// `*`-led patterns look for their literal in the origin and path pieces.
 #[test]
 fn unparsed_urls_match_as_parsed_ones() {
-    use crate::request::{Request, Target};
+    use crate::message::request::{Request, Target};
     let origin = std::sync::Arc::new(url("http://127.0.0.1:4321/"));
     let base = url("http://127.0.0.1:4321/");
     let patterns = [

@@ -96,7 +96,7 @@ fn append_to_parent(name: &str, ours: &str) -> String {
         Ok(parent) if !parent.trim().is_empty() => format!("{parent} {ours}"),
         Ok(_) | Err(std::env::VarError::NotPresent) => ours.to_owned(),
         Err(std::env::VarError::NotUnicode(_)) => {
-            crate::log::warn(&format!(
+            crate::support::log::warn(&format!(
                 "{name} of this process is not UTF-8: the child process gets mocklib's options only"
             ));
             ours.to_owned()

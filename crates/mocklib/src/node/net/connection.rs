@@ -17,8 +17,8 @@ use http::{StatusCode, Version};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
 use super::held_error::Latch;
-use crate::fault::Fault;
-use crate::response::StatusText;
+use crate::message::fault::Fault;
+use crate::message::response::StatusText;
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 

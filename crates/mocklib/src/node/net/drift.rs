@@ -8,8 +8,8 @@
 use std::sync::{Arc, OnceLock};
 
 use super::{LazyUpstream, UpstreamPerformer};
-use crate::har::{Drift, DriftReport, HarError};
-use crate::request::{PerformError, Performer as _};
+use crate::message::request::{PerformError, Performer as _};
+use crate::namespace::har::{Drift, DriftReport, HarError};
 
 impl Drift {
     /// Sends each recorded request, one after the other in file order, and

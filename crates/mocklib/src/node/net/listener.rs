@@ -27,15 +27,15 @@ use super::connection::{Connection, ConnectionFault, FaultIo, inject};
 use super::held_error::{Hold, HoldError};
 use super::target::{Entry, came_through, is_own_address, request_url};
 use super::{CredentialScope, Port, Shared};
-use crate::body::StreamError;
+use crate::engine::journal::MAX_BODY;
+use crate::engine::list::Scope;
 use crate::engine::{Outcome, Passthrough};
-use crate::exchange::Tap;
-use crate::fault::Fault;
-use crate::handlers::Scope;
-use crate::incoming::LiveBody;
-use crate::journal::MAX_BODY;
-use crate::request::{Request, Target, own_values, own_values_and, url_under};
-use crate::response::StatusText;
+use crate::message::body::StreamError;
+use crate::message::exchange::Tap;
+use crate::message::fault::Fault;
+use crate::message::incoming::LiveBody;
+use crate::message::request::{Request, Target, own_values, own_values_and, url_under};
+use crate::message::response::StatusText;
 use http::header::PROXY_AUTHORIZATION;
 use http::uri::PathAndQuery;
 use std::sync::Weak;
@@ -284,7 +284,7 @@ type Answer = Result<http::Response<ResponseBody>, BoxError>;
 /// the service call: no future state to move about), or still to come.
 enum Answering {
     Ready(Option<Answer>),
-    Later(crate::maybe_send::BoxFuture<Answer>),
+    Later(crate::support::maybe_send::BoxFuture<Answer>),
 }
 
 impl Future for Answering {
@@ -438,7 +438,7 @@ impl Resolve {
             // for both would be as large as both, beyond the allocator's
             // fast sizes.
             let (head, body, asking) = self.split();
-            return Answering::Later(if crate::request::is_grpc_content(&head.headers) {
+            return Answering::Later(if crate::message::request::is_grpc_content(&head.headers) {
                 Box::pin(streamed(head, body, asking))
             } else {
                 Box::pin(read_in_full(head, body, asking))
@@ -590,7 +590,10 @@ async fn arriving(mut body: Incoming) -> LiveBody {
             }
         }
     }
-    LiveBody::new(received, crate::body::chunk_stream(body.into_data_stream()))
+    LiveBody::new(
+        received,
+        crate::message::body::chunk_stream(body.into_data_stream()),
+    )
 }
 
 /// The most frames of a call's body [`arriving`] takes in before the call
@@ -724,7 +727,7 @@ fn passing_on(
     shared: Arc<Shared>,
     passthrough: Passthrough,
     delivery: Delivery,
-) -> crate::maybe_send::BoxFuture<Answer> {
+) -> crate::support::maybe_send::BoxFuture<Answer> {
     Box::pin(async move { pass_on(&shared, passthrough, delivery).await })
 }
 
@@ -820,8 +823,8 @@ async fn perform_for_real(
         }
         // A gRPC client reads a status, not a 502 page.
         #[cfg(feature = "grpc")]
-        Err(error) if crate::grpc::is_call(request) => mocked(
-            crate::grpc::unavailable(&format!(
+        Err(error) if crate::namespace::grpc::is_call(request) => mocked(
+            crate::namespace::grpc::unavailable(&format!(
                 "mocklib could not perform the call for real: {error}"
             )),
             // A call is HTTP/2.
@@ -954,7 +957,9 @@ async fn tunnel<I>(
             Ok(ca) => ca.acceptor(authority.host()),
             Err(error) => {
                 // The client sees its handshake fail; this says why.
-                crate::log::error(&format!("cannot terminate TLS for {authority}: {error}"));
+                crate::support::log::error(&format!(
+                    "cannot terminate TLS for {authority}: {error}"
+                ));
                 return;
             }
         };

@@ -13,7 +13,7 @@ use hyper_util::rt::TokioIo;
 use tokio::io::{AsyncRead, AsyncWrite, DuplexStream, ReadBuf};
 
 use super::Shared;
-use crate::handlers::Scope;
+use crate::engine::list::Scope;
 
 /// How many bytes each direction of a pipe holds before its writer waits
 /// for the reader (the socket buffers of a loopback connection, roughly).

@@ -86,9 +86,9 @@ use std::sync::{Arc, Mutex, OnceLock, PoisonError, RwLock};
 use url::Url;
 
 use crate::engine::Engine;
-use crate::handlers::Scope;
-use crate::request::Request;
-use crate::response::HttpResponse;
+use crate::engine::list::Scope;
+use crate::message::request::Request;
+use crate::message::response::HttpResponse;
 
 use scopes::{CREDENTIAL_USER, CredentialScope, ScopeRegistry};
 
@@ -511,7 +511,7 @@ fn write_bundle(path: &Path, ca_pem: &str) -> std::io::Result<()> {
 
 /// A certificate in PEM (LF line endings, 64 characters a line, as rcgen writes it).
 fn pem_encode(der: &[u8]) -> String {
-    let encoded = crate::base64::encode(der);
+    let encoded = crate::support::base64::encode(der);
     let mut pem = String::from("-----BEGIN CERTIFICATE-----\n");
     for line in encoded.as_bytes().chunks(64) {
         pem.push_str(std::str::from_utf8(line).expect("base64 is ASCII"));
@@ -554,20 +554,20 @@ struct UpstreamPerformer {
     upstream: Arc<LazyUpstream>,
 }
 
-impl crate::request::Performer for UpstreamPerformer {
-    fn perform(&self, request: &Request) -> crate::request::PerformFuture {
+impl crate::message::request::Performer for UpstreamPerformer {
+    fn perform(&self, request: &Request) -> crate::message::request::PerformFuture {
         self.send(request, false)
     }
 
-    fn perform_streaming(&self, request: &Request) -> crate::request::PerformFuture {
+    fn perform_streaming(&self, request: &Request) -> crate::message::request::PerformFuture {
         self.send(request, true)
     }
 }
 
 impl UpstreamPerformer {
     /// The real response; its body read in full unless `streaming`.
-    fn send(&self, request: &Request, streaming: bool) -> crate::request::PerformFuture {
-        use crate::request::PerformError;
+    fn send(&self, request: &Request, streaming: bool) -> crate::message::request::PerformFuture {
+        use crate::message::request::PerformError;
         let upstream = self
             .upstream
             .get()

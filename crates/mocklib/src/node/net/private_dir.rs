@@ -122,7 +122,7 @@ fn remove_abandoned(base: &Path, now: SystemTime) {
 impl Drop for PrivateDir {
     fn drop(&mut self) {
         if let Err(error) = std::fs::remove_dir_all(&self.path) {
-            crate::log::warn(&format!(
+            crate::support::log::warn(&format!(
                 "could not remove the CA bundle directory {}: {error}",
                 self.path.display()
             ));

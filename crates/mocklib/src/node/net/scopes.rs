@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 
-use crate::handlers::Scope;
+use crate::engine::list::Scope;
 
 /// The user name of scope credentials: `mocklib:scope-N`.
 pub(super) const CREDENTIAL_USER: &str = "mocklib";
@@ -79,7 +79,7 @@ impl ScopeRegistry {
                     .strip_prefix("Basic ")
                     .or_else(|| value.strip_prefix("basic "))
             })
-            .and_then(|encoded| crate::base64::decode(encoded.trim()))
+            .and_then(|encoded| crate::support::base64::decode(encoded.trim()))
             .and_then(|decoded| String::from_utf8(decoded).ok())
         else {
             return CredentialScope::None;

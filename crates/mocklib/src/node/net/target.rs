@@ -9,8 +9,8 @@ use http::uri::Authority;
 use url::Url;
 
 use super::Shared;
-use crate::handlers::Scope;
-use crate::request::{Target, is_plain_target, url_under};
+use crate::engine::list::Scope;
+use crate::message::request::{Target, is_plain_target, url_under};
 
 /// How a connection reached the listener, which decides the request URLs
 /// and the scope.

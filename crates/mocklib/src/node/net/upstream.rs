@@ -332,7 +332,7 @@ fn client_config(roots: Arc<rustls::RootCertStore>) -> Result<rustls::ClientConf
 /// Whether `request` is a gRPC call, which only HTTP/2 carries: to a plain
 /// `http://` upstream it goes with prior knowledge (h2c).
 fn is_grpc(request: &UpstreamRequest) -> bool {
-    crate::request::is_grpc_content(request.headers())
+    crate::message::request::is_grpc_content(request.headers())
 }
 
 /// TLS (`config`, ALPN h2 and http/1.1) or plain TCP, by the URI's scheme.

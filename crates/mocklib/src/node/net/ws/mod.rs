@@ -4,7 +4,7 @@
 //! real WebSocket servers for `server.connect()`.
 //!
 //! The protocol is tungstenite's; this module only moves messages between a
-//! socket and the core's queues ([`crate::upgrade`]), in one task per
+//! socket and the core's queues ([`crate::message::upgrade`]), in one task per
 //! socket that also runs the connection's handler ([`pump`]). Every task
 //! here ends with its socket or with the server.
 
@@ -19,10 +19,10 @@ use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::{self, protocol::Role};
 
 use super::Shared;
-use crate::request::Request;
-use crate::upgrade::{CloseFrame, Connected, Connector, Peer, Services, WebSocketUpgrade};
+use crate::message::request::Request;
+use crate::message::upgrade::{CloseFrame, Connected, Connector, Peer, Services, WebSocketUpgrade};
 #[cfg(feature = "graphql")]
-use crate::upgrade::{Resolve, Resolved};
+use crate::message::upgrade::{Resolve, Resolved};
 use pump::{Handler, pump};
 
 /// How long a connection's handler may run on once its socket closed.
@@ -97,7 +97,7 @@ pub(super) fn accept(
 /// The scope (and base URL) a connection's requests resolve in.
 #[cfg(feature = "graphql")]
 pub(super) struct ResolveIn {
-    pub(super) scope: Arc<crate::handlers::Scope>,
+    pub(super) scope: Arc<crate::engine::list::Scope>,
     pub(super) base_url: Option<Arc<url::Url>>,
 }
 
@@ -111,7 +111,7 @@ struct EngineResolve {
 
 #[cfg(feature = "graphql")]
 impl Resolve for EngineResolve {
-    fn resolve(&self, request: Request) -> crate::maybe_send::BoxFuture<Resolved> {
+    fn resolve(&self, request: Request) -> crate::support::maybe_send::BoxFuture<Resolved> {
         use crate::engine::Outcome;
         let scope = Arc::clone(&self.scope.scope);
         let base_url = self.scope.base_url.clone();
@@ -152,11 +152,13 @@ impl Connector for UpstreamConnector {
         &self,
         request: &Request,
         protocol: Option<String>,
-    ) -> crate::maybe_send::BoxFuture<Result<Connected, String>> {
+    ) -> crate::support::maybe_send::BoxFuture<Result<Connected, String>> {
         // The real server of a WebSocket addressed to this listener is this
         // listener again: refuse rather than loop.
-        let own = super::target::is_own_address(&self.shared, &crate::ws::ws_url(request.url()))
-            || super::target::is_own_address(&self.shared, request.url());
+        let own = super::target::is_own_address(
+            &self.shared,
+            &crate::namespace::ws::ws_url(request.url()),
+        ) || super::target::is_own_address(&self.shared, request.url());
         let tls = self
             .shared
             .upstream
@@ -233,7 +235,7 @@ pub(super) async fn pass_through(
                 request.url()
             )
         })?;
-    let upgrade = crate::ws::passthrough_upgrade(request, connected);
+    let upgrade = crate::namespace::ws::passthrough_upgrade(request, connected);
     accept(
         shared,
         upgrade,
@@ -250,7 +252,7 @@ type Handshake = (http::Request<()>, String, u16, bool);
 
 fn handshake_request(request: &Request, protocol: Option<String>) -> Result<Handshake, String> {
     use tungstenite::client::IntoClientRequest;
-    let url = crate::ws::ws_url(request.url());
+    let url = crate::namespace::ws::ws_url(request.url());
     let host = url
         .host_str()
         .ok_or("the WebSocket URL has no host")?

@@ -9,8 +9,8 @@
 //! [`Mailbox::forget_waker`]); a handler in another task (or a peer pumped
 //! elsewhere) is woken as usual.
 //!
-//! [`Mailbox::push_polled`]: crate::upgrade::Mailbox::push_polled
-//! [`Mailbox::forget_waker`]: crate::upgrade::Mailbox::forget_waker
+//! [`Mailbox::push_polled`]: crate::message::upgrade::Mailbox::push_polled
+//! [`Mailbox::forget_waker`]: crate::message::upgrade::Mailbox::forget_waker
 
 use std::future::{Future, poll_fn};
 use std::pin::pin;
@@ -22,8 +22,8 @@ use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::Message as WireMessage;
 use tokio_tungstenite::tungstenite::protocol::CloseFrame as WireClose;
 
-use crate::maybe_send::BoxFuture;
-use crate::upgrade::{CloseFrame, Frame, Message, Peer};
+use crate::message::upgrade::{CloseFrame, Frame, Message, Peer};
+use crate::support::maybe_send::BoxFuture;
 
 /// A connection's handler, polled by the task that pumps its socket until
 /// it ends (or the task stops it).
@@ -34,9 +34,9 @@ impl Handler {
     /// handler's own task before the two shared one: the socket lives on.
     pub(super) fn new(future: BoxFuture<()>) -> Self {
         Handler(Some(Box::pin(async move {
-            if let Err(panic) = crate::log::catch_unwind(future).await {
-                let message = crate::log::panic_message(&*panic);
-                crate::log::error(&format!(
+            if let Err(panic) = crate::support::log::catch_unwind(future).await {
+                let message = crate::support::log::panic_message(&*panic);
+                crate::support::log::error(&format!(
                     "a WebSocket connection's handler panicked: {message}"
                 ));
             }

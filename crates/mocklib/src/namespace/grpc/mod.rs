@@ -1,0 +1,553 @@
+//! Handlers for gRPC methods (feature `grpc`): the calls of a tonic client,
+//! or of any gRPC client, answered with prost messages.
+//!
+//! gRPC is HTTP/2 with length-prefixed protobuf messages and a status in the
+//! trailers. A `grpc` handler sits in the same list as `http` handlers, so
+//! `use_handlers`, boundaries, `once`, `times`/`verify`, the journal and
+//! life-cycle events apply to calls as to any request:
+//!
+//! ```
+//! use mocklib::grpc::{self, Code, Status};
+//!
+//! #[derive(Clone, PartialEq, prost::Message)]
+//! struct HelloRequest {
+//!     #[prost(string, tag = "1")]
+//!     name: String,
+//! }
+//!
+//! #[derive(Clone, PartialEq, prost::Message)]
+//! struct HelloReply {
+//!     #[prost(string, tag = "1")]
+//!     message: String,
+//! }
+//!
+//! let handlers = [
+//!     grpc::unary("helloworld.Greeter/SayHello", |args: grpc::GrpcArgs<HelloRequest>| {
+//!         if args.message.name.is_empty() {
+//!             return Err(Status::new(Code::InvalidArgument, "a name, please"));
+//!         }
+//!         Ok(HelloReply { message: format!("Hello {}!", args.message.name) })
+//!     }),
+//! ];
+//! # let _ = handlers;
+//! ```
+//!
+//! A resolver receives the decoded request message, the request metadata
+//! and the client's deadline, and returns `Ok(reply)`, `Err(Status)`, or
+//! `None` (wrapped in `Option`) to fall through to the next handler — or a
+//! future of one of these. The four kinds of method:
+//!
+//! | Function | The resolver gets | and returns (`Ok` of) |
+//! |---|---|---|
+//! | [`unary`] | `GrpcArgs<Req>` | `Reply` |
+//! | [`server_streaming`] | `GrpcArgs<Req>` | a `Stream` of `Result<Reply, Status>` |
+//! | [`client_streaming`] | `GrpcArgs<Messages<Req>>` | `Reply` |
+//! | [`bidi_streaming`] | `GrpcArgs<Messages<Req>>` | a `Stream` of `Result<Reply, Status>` |
+//!
+//! A stream of replies ends the call with `OK` when it ends, or with the
+//! first `Err(status)` it yields, after the replies before it. The client's
+//! messages ([`Messages`]) reach the resolver as they arrive, so a
+//! bidirectional call can answer each message before the client sends the
+//! next, as chat-like protocols expect (mocklib buffers every other request
+//! body before resolving it; a call's body ends only with the call, see
+//! [`Request::with_body_stream`](crate::Request::with_body_stream)). Calls
+//! reach the handlers in process through the
+//! tower front door, with no socket — a generated client takes it:
+//! `GreeterClient::with_origin(server.service(), origin)` — or through the
+//! listener: h2c on the base URL ([`Server::url`](crate::node::Server::url)),
+//! or `https://real.host` through its HTTPS proxy (a tonic `Endpoint` with
+//! the server's CA, or a gRPC core client given
+//! [`Server::env`](crate::node::Server::env)).
+//!
+//! Beyond one method at a time:
+//!
+//! - [`service`] mounts a whole tonic-generated server
+//!   (`GreeterServer::new(fake)`) as one handler; single methods are
+//!   overridden per test with the functions above, ahead of it.
+//! - [`GrpcArgs::real_reply`] and [`GrpcArgs::real_replies`] perform the
+//!   call for real and let the resolver alter what the real service
+//!   answers (as [`bypass`](crate::message::bypass) does for HTTP). A call no
+//!   handler answers goes to the real service under the `warn` and
+//!   `bypass` strategies, and ends with `UNIMPLEMENTED` naming the closest
+//!   handlers under `error` and `strict`.
+//! - The journal entry of every call answered here holds a [`CallRecord`]:
+//!   the messages both ways (the first [`MAX_RECORDED_MESSAGES`] each way,
+//!   within [`MAX_RECORDED_BYTES`]; the rest are counted) and the status
+//!   the call ended with.
+//! - [`RawMessage`] is a message kept as its bytes, for types known only at
+//!   run time.
+//!
+//! A request that is not a valid call of the method is answered with the
+//! status a gRPC server gives it, with a message saying why: a malformed
+//! frame or a message that does not decode with `INTERNAL`; a compressed
+//! message (mocklib reads `identity` only) with `UNIMPLEMENTED` and
+//! `grpc-accept-encoding: identity`; no message or more than one on a unary
+//! or server-streaming method with `UNIMPLEMENTED`; a message over 4 MiB
+//! with `RESOURCE_EXHAUSTED`, as soon as its length prefix arrives. A
+//! `POST` of another content type to a method a handler serves gets HTTP
+//! 415 (it is answered by that handler, so it counts as one of its calls).
+
+mod frame;
+mod handler;
+mod raw;
+mod real;
+mod record;
+mod service;
+mod status;
+mod wire;
+
+use std::fmt::Debug;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use futures_util::future::Either;
+use futures_util::{FutureExt, Stream};
+use http::HeaderMap;
+
+pub use status::{Code, Status};
+
+use crate::handling::handler::Handler;
+use crate::handling::resolver::{CallContext, Resolution, ResolverCall, marker};
+use crate::matching::PatternError;
+use crate::message::request::Request;
+use crate::support::maybe_send::MaybeSend;
+pub use raw::RawMessage;
+pub use real::RealReplies;
+pub use record::{CallRecord, MAX_RECORDED_BYTES, MAX_RECORDED_MESSAGES, RecordedMessage};
+pub use service::{service, try_service};
+
+use handler::{reply_response, status_only, status_response, stream_response};
+
+/// What a gRPC resolver receives. Fields are public so it can be
+/// destructured: `|GrpcArgs { message, metadata, .. }|`.
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct GrpcArgs<M> {
+    /// The decoded request message.
+    pub message: M,
+    /// The request metadata (the HTTP/2 request headers).
+    pub metadata: HeaderMap,
+    /// The client's deadline (`grpc-timeout`), from when the call arrived.
+    pub deadline: Option<Duration>,
+    /// The HTTP request that carried the call.
+    pub request: Request,
+    call: CallContext,
+}
+
+impl<M> GrpcArgs<M> {
+    /// How many times this handler's resolver ran before this call, in the
+    /// current scope (see [`ResolverArgs::previous_calls`](crate::ResolverArgs::previous_calls)).
+    pub fn previous_calls(&self) -> usize {
+        self.call.previous_calls()
+    }
+
+    /// Registers `cleanup` to run once this call is answered (see
+    /// [`ResolverArgs::finalize`](crate::ResolverArgs::finalize)).
+    pub fn finalize(&self, cleanup: impl FnOnce() + Send + 'static) {
+        self.call.finalize(cleanup);
+    }
+}
+
+/// What a gRPC resolver may return for replies of type `R`: `Result<R,
+/// Status>`, `Option` of it (`None` falls through), or a future of either.
+/// `M` is a marker that is always inferred.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a gRPC resolver's result",
+    label = "the resolver returns this",
+    note = "a gRPC resolver returns `Ok(reply)`, `Err(Status)`, `None` (wrapped in `Option`: fall through), or a future of one of these"
+)]
+pub trait GrpcOutput<R, M>: MaybeSend + 'static {
+    #[doc(hidden)]
+    fn into_answer(self) -> GrpcAnswer<R>;
+}
+
+/// A gRPC resolver's answer as the handler takes it: there already (a
+/// resolver that returns a value; no future boxed for it), or to come.
+#[doc(hidden)]
+pub enum GrpcAnswer<R> {
+    /// The answer, returned directly.
+    Ready(Option<Result<R, Status>>),
+    /// The answer, once the resolver's future has it.
+    Later(crate::support::maybe_send::BoxFuture<Option<Result<R, Status>>>),
+}
+
+impl<R> std::fmt::Debug for GrpcAnswer<R> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            GrpcAnswer::Ready(_) => "GrpcAnswer::Ready",
+            GrpcAnswer::Later(_) => "GrpcAnswer::Later",
+        })
+    }
+}
+
+/// A [`GrpcAnswer`] as a future of the answer.
+type Answered<R> = Either<
+    std::future::Ready<Option<Result<R, Status>>>,
+    crate::support::maybe_send::BoxFuture<Option<Result<R, Status>>>,
+>;
+
+impl<R> GrpcAnswer<R> {
+    /// The answer as a future: there already, or awaited.
+    fn into_future(self) -> Answered<R> {
+        match self {
+            GrpcAnswer::Ready(answer) => Either::Left(std::future::ready(answer)),
+            GrpcAnswer::Later(future) => Either::Right(future),
+        }
+    }
+}
+
+/// A value a gRPC resolver may return directly (see [`GrpcOutput`]).
+pub trait IntoGrpcAnswer<R> {
+    /// The reply or status; `None` falls through.
+    fn into_grpc_answer(self) -> Option<Result<R, Status>>;
+}
+
+impl<R> IntoGrpcAnswer<R> for Result<R, Status> {
+    fn into_grpc_answer(self) -> Option<Result<R, Status>> {
+        Some(self)
+    }
+}
+
+impl<R> IntoGrpcAnswer<R> for Option<Result<R, Status>> {
+    fn into_grpc_answer(self) -> Option<Result<R, Status>> {
+        self
+    }
+}
+
+impl<R: MaybeSend + 'static, T: IntoGrpcAnswer<R> + MaybeSend + 'static> GrpcOutput<R, marker::Sync>
+    for T
+{
+    fn into_answer(self) -> GrpcAnswer<R> {
+        GrpcAnswer::Ready(self.into_grpc_answer())
+    }
+}
+
+impl<R, F> GrpcOutput<R, marker::Async> for F
+where
+    R: MaybeSend + 'static,
+    F: Future + MaybeSend + 'static,
+    F::Output: IntoGrpcAnswer<R>,
+{
+    fn into_answer(self) -> GrpcAnswer<R> {
+        // `map`: an `async` block would hold the future twice.
+        GrpcAnswer::Later(Box::pin(self.map(IntoGrpcAnswer::into_grpc_answer)))
+    }
+}
+
+/// The messages a client streams (client and bidirectional streaming): a
+/// `Stream` of each message decoded as it arrives, or the status a bad one
+/// earns (after which the stream ends).
+#[derive(Debug)]
+pub struct Messages<M> {
+    frames: frame::Frames,
+    _message: std::marker::PhantomData<fn() -> M>,
+}
+
+impl<M: prost::Message + Default> Stream for Messages<M> {
+    type Item = Result<M, Status>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        Pin::new(&mut self.frames)
+            .poll_next(cx)
+            .map(|frame| frame.map(|frame| frame.and_then(frame::decode::<M>)))
+    }
+}
+
+impl<M> Unpin for Messages<M> {}
+
+/// A handler for the unary method `method` (`"helloworld.Greeter/SayHello"`,
+/// the full service name and the method): the resolver gets the request
+/// message and returns the reply or a [`Status`]. See the [module docs](self).
+///
+/// # Panics
+/// When `method` is not `package.Service/Method`.
+#[track_caller]
+pub fn unary<Req, Reply, F, O, M>(method: &str, resolver: F) -> Handler
+where
+    Req: prost::Message + Default + Debug + 'static,
+    Reply: prost::Message + Default + Debug + MaybeSend + 'static,
+    F: Fn(GrpcArgs<Req>) -> O + Send + Sync + 'static,
+    O: GrpcOutput<Reply, M>,
+{
+    try_unary(method, resolver).unwrap_or_else(|error| panic!("{error}"))
+}
+
+/// Like [`unary`], returning an invalid method name as an error.
+pub fn try_unary<Req, Reply, F, O, M>(method: &str, resolver: F) -> Result<Handler, PatternError>
+where
+    Req: prost::Message + Default + Debug + 'static,
+    Reply: prost::Message + Default + Debug + MaybeSend + 'static,
+    F: Fn(GrpcArgs<Req>) -> O + Send + Sync + 'static,
+    O: GrpcOutput<Reply, M>,
+{
+    method_handler::<Req, Reply, _, _, _, _, _, _, _>(
+        method,
+        unary_message::<Req>,
+        resolver,
+        |reply: Reply, record| reply_response(&reply, record),
+    )
+}
+
+/// A handler for the server-streaming method `method`: the resolver gets the
+/// request message and returns a `Stream` of replies (see the [module docs](self)).
+///
+/// # Panics
+/// When `method` is not `package.Service/Method`.
+#[track_caller]
+pub fn server_streaming<Req, Reply, S, F, O, M>(method: &str, resolver: F) -> Handler
+where
+    Req: prost::Message + Default + Debug + 'static,
+    Reply: prost::Message + Default + Debug + 'static,
+    S: Stream<Item = Result<Reply, Status>> + Send + 'static,
+    F: Fn(GrpcArgs<Req>) -> O + Send + Sync + 'static,
+    O: GrpcOutput<S, M>,
+{
+    try_server_streaming(method, resolver).unwrap_or_else(|error| panic!("{error}"))
+}
+
+/// Like [`server_streaming`], returning an invalid method name as an error.
+pub fn try_server_streaming<Req, Reply, S, F, O, M>(
+    method: &str,
+    resolver: F,
+) -> Result<Handler, PatternError>
+where
+    Req: prost::Message + Default + Debug + 'static,
+    Reply: prost::Message + Default + Debug + 'static,
+    S: Stream<Item = Result<Reply, Status>> + Send + 'static,
+    F: Fn(GrpcArgs<Req>) -> O + Send + Sync + 'static,
+    O: GrpcOutput<S, M>,
+{
+    method_handler::<Req, Reply, _, _, _, _, _, _, _>(
+        method,
+        unary_message::<Req>,
+        resolver,
+        stream_response::<Reply, S>,
+    )
+}
+
+/// A handler for the client-streaming method `method`: the resolver gets
+/// the client's [`Messages`] and returns one reply (see the [module docs](self)).
+///
+/// # Panics
+/// When `method` is not `package.Service/Method`.
+#[track_caller]
+pub fn client_streaming<Req, Reply, F, O, M>(method: &str, resolver: F) -> Handler
+where
+    Req: prost::Message + Default + Debug + 'static,
+    Reply: prost::Message + Default + Debug + MaybeSend + 'static,
+    F: Fn(GrpcArgs<Messages<Req>>) -> O + Send + Sync + 'static,
+    O: GrpcOutput<Reply, M>,
+{
+    try_client_streaming(method, resolver).unwrap_or_else(|error| panic!("{error}"))
+}
+
+/// Like [`client_streaming`], returning an invalid method name as an error.
+pub fn try_client_streaming<Req, Reply, F, O, M>(
+    method: &str,
+    resolver: F,
+) -> Result<Handler, PatternError>
+where
+    Req: prost::Message + Default + Debug + 'static,
+    Reply: prost::Message + Default + Debug + MaybeSend + 'static,
+    F: Fn(GrpcArgs<Messages<Req>>) -> O + Send + Sync + 'static,
+    O: GrpcOutput<Reply, M>,
+{
+    method_handler::<Req, Reply, _, _, _, _, _, _, _>(
+        method,
+        messages::<Req>,
+        resolver,
+        |reply: Reply, record| reply_response(&reply, record),
+    )
+}
+
+/// A handler for the bidirectional-streaming method `method`: the resolver
+/// gets the client's [`Messages`] and returns a `Stream` of replies (see
+/// the [module docs](self) for when the client's messages arrive).
+///
+/// # Panics
+/// When `method` is not `package.Service/Method`.
+#[track_caller]
+pub fn bidi_streaming<Req, Reply, S, F, O, M>(method: &str, resolver: F) -> Handler
+where
+    Req: prost::Message + Default + Debug + 'static,
+    Reply: prost::Message + Default + Debug + 'static,
+    S: Stream<Item = Result<Reply, Status>> + Send + 'static,
+    F: Fn(GrpcArgs<Messages<Req>>) -> O + Send + Sync + 'static,
+    O: GrpcOutput<S, M>,
+{
+    try_bidi_streaming(method, resolver).unwrap_or_else(|error| panic!("{error}"))
+}
+
+/// Like [`bidi_streaming`], returning an invalid method name as an error.
+pub fn try_bidi_streaming<Req, Reply, S, F, O, M>(
+    method: &str,
+    resolver: F,
+) -> Result<Handler, PatternError>
+where
+    Req: prost::Message + Default + Debug + 'static,
+    Reply: prost::Message + Default + Debug + 'static,
+    S: Stream<Item = Result<Reply, Status>> + Send + 'static,
+    F: Fn(GrpcArgs<Messages<Req>>) -> O + Send + Sync + 'static,
+    O: GrpcOutput<S, M>,
+{
+    method_handler::<Req, Reply, _, _, _, _, _, _, _>(
+        method,
+        messages::<Req>,
+        resolver,
+        stream_response::<Reply, S>,
+    )
+}
+
+/// Whether `request` is a gRPC call (a `POST` of `application/grpc`).
+pub(crate) fn is_call(request: &Request) -> bool {
+    request.method() == http::Method::POST && handler::is_grpc(request)
+}
+
+/// The answer to a call no handler takes, under the `error` and `strict`
+/// strategies: `UNIMPLEMENTED`, with `message` (which names the closest
+/// handlers) as the status message.
+pub(crate) fn unimplemented(message: &str) -> http::Response<crate::Body> {
+    status_only(&Status::new(Code::Unimplemented, message))
+        .into_http()
+        .expect("a status-only response is valid")
+}
+
+/// The answer to a call whose resolver failed (panicked): `INTERNAL`,
+/// saying why, where an HTTP request gets a `500` (which a gRPC client
+/// reads as a garbled message).
+pub(crate) fn internal(message: &str) -> http::Response<crate::Body> {
+    status_only(&Status::new(Code::Internal, message))
+        .into_http()
+        .expect("a status-only response is valid")
+}
+
+/// The answer to a call that could not be performed for real (the real
+/// server refused, failed or is unknown): `UNAVAILABLE`, saying why.
+#[cfg(feature = "net")]
+pub(crate) fn unavailable(message: &str) -> http::Response<crate::Body> {
+    status_only(&Status::new(Code::Unavailable, message))
+        .into_http()
+        .expect("a status-only response is valid")
+}
+
+/// How a method kind makes the response of its resolver's `Ok` answer.
+type Respond<R> = fn(R, CallRecord) -> crate::HttpResponse;
+
+/// The handler of one method kind: `read` makes the resolver's message(s)
+/// of the request (recording each in the call's record), `respond` the
+/// response of its `Ok` answer; each call's messages are recorded as `Req`
+/// and `Reply` show them. Generic over how it reads, so that a call's
+/// reading, resolving and answering are one future (one allocation).
+fn method_handler<Req, Reply, T, R, F, O, M, Read, Reading>(
+    method: &str,
+    read: Read,
+    resolver: F,
+    respond: Respond<R>,
+) -> Result<Handler, PatternError>
+where
+    Req: prost::Message + Default + Debug + 'static,
+    Reply: prost::Message + Default + Debug + 'static,
+    T: MaybeSend + 'static,
+    R: MaybeSend + 'static,
+    F: Fn(GrpcArgs<T>) -> O + Send + Sync + 'static,
+    O: GrpcOutput<R, M>,
+    Read: Fn(Request, CallRecord) -> Reading + Send + Sync + 'static,
+    Reading: Future<Output = Result<T, Status>> + MaybeSend + 'static,
+{
+    let resolver = std::sync::Arc::new(resolver);
+    // Shared by the record of each call made to it (most are).
+    let own_path: std::sync::Arc<str> = handler::method_path(method)?.into();
+    handler::handler(method, move |request, call| {
+        let deadline = frame::header(&request, &frame::GRPC_TIMEOUT).and_then(frame::parse_timeout);
+        // The path as the URL parser writes it, without parsing a URL.
+        let path = request.url_parts().path();
+        let record = CallRecord::new(
+            if path == &*own_path {
+                std::sync::Arc::clone(&own_path)
+            } else {
+                path.into()
+            },
+            record::show::<Req>,
+            record::show::<Reply>,
+        );
+        let resolver = std::sync::Arc::clone(&resolver);
+        let reading = read(request.clone(), record.clone());
+        // Combinators, not an `async` block: one holds the future it awaits
+        // twice (as captured, and as awaited), and this one is boxed per call.
+        let answered = reading.then(move |message| match message {
+            Ok(message) => {
+                let args = GrpcArgs {
+                    message,
+                    metadata: request.headers().clone(),
+                    deadline,
+                    request,
+                    call,
+                };
+                resolver(args).into_answer().into_future()
+            }
+            Err(status) => Either::Left(std::future::ready(Some(Err(status)))),
+        });
+        Ok(answer(deadline, answered, record, respond))
+    })
+}
+
+/// The one message of a unary or server-streaming call.
+fn unary_message<M>(
+    request: Request,
+    record: CallRecord,
+) -> impl Future<Output = Result<M, Status>> + MaybeSend + 'static
+where
+    M: prost::Message + Default + 'static,
+{
+    frame::unary_message::<M>(request, record)
+}
+
+/// The client's messages, each decoded as it arrives.
+fn messages<M: 'static>(
+    request: Request,
+    record: CallRecord,
+) -> std::future::Ready<Result<Messages<M>, Status>> {
+    std::future::ready(frame::check_encoding(&request).map(|()| Messages {
+        frames: frame::Frames::of(&request, Some(record)),
+        _message: std::marker::PhantomData,
+    }))
+}
+
+/// The call that awaits the resolver's answer and makes it a response; a
+/// resolver still busy at the client's deadline is dropped and the call
+/// ends with `DEADLINE_EXCEEDED`, as a real server ends it.
+fn answer<R: 'static>(
+    deadline: Option<Duration>,
+    answer: impl Future<Output = Option<Result<R, Status>>> + MaybeSend + 'static,
+    record: CallRecord,
+    respond: Respond<R>,
+) -> ResolverCall {
+    let resolution = move |answered| match answered {
+        None => Resolution::Fallthrough,
+        Some(Ok(reply)) => Resolution::Respond(respond(reply, record)),
+        Some(Err(status)) => Resolution::Respond(status_response(&status, record)),
+    };
+    // `map`, not an `async` block, which would hold `answer` twice.
+    match deadline {
+        None => ResolverCall::new(answer.map(resolution)),
+        Some(deadline) => ResolverCall::new(within(deadline, answer).map(resolution)),
+    }
+}
+
+/// `answer`, or `DEADLINE_EXCEEDED` once `deadline` has passed.
+async fn within<R>(
+    deadline: Duration,
+    answer: impl Future<Output = Option<Result<R, Status>>>,
+) -> Option<Result<R, Status>> {
+    let answer = std::pin::pin!(answer);
+    let expired = Box::pin(crate::message::delay::delay(deadline));
+    match futures_util::future::select(answer, expired).await {
+        Either::Left((answered, _)) => answered,
+        Either::Right(((), _)) => Some(Err(Status::new(
+            Code::DeadlineExceeded,
+            format!("the resolver did not answer within the client's deadline of {deadline:?}"),
+        ))),
+    }
+}

@@ -1,0 +1,214 @@
+//! The `http` namespace: handlers for REST APIs.
+//!
+//! One function per request method, each pairing a predicate (see
+//! [`matching`](crate::matching)) with a resolver (see
+//! [`resolver`](crate::resolver)):
+//!
+//! ```
+//! use mocklib::{http, HttpResponse};
+//!
+//! let handlers = [
+//!     http::get("https://api.example.com/user", |_| HttpResponse::json(&serde_json::json!({ "name": "John" }))),
+//!     http::post("/posts", |args| async move {
+//!         let post: serde_json::Value = args.request.json()?;
+//!         Ok::<_, mocklib::BodyError>(HttpResponse::json(&post).status(201))
+//!     }),
+//!     http::delete("/posts/:id", |args| HttpResponse::text(format!("deleted {}", &args.params["id"]))),
+//!     // Parameters in the host: one label each (see `matching`).
+//!     http::get("https://:tenant.example.com/user", |args| {
+//!         HttpResponse::text(format!("tenant {}", &args.params["tenant"]))
+//!     }),
+//!     http::all("*", |args| {
+//!         println!("{} {}", args.request.method(), args.request.url());
+//!         // returning nothing lets the next matching handler answer
+//!     }),
+//! ];
+//! # let _ = handlers;
+//! ```
+//!
+//! `http::get` does not match `HEAD` requests; `http::all` matches every method.
+//! Each function panics on an invalid pattern (like an invalid axum route);
+//! its `try_` twin returns the [`PatternError`] instead.
+
+use std::sync::Arc;
+
+use http::Method;
+
+// Only mocklib's public surface: a handler kind outside the crate is
+// written the same way (see `crate::handler`).
+use crate::handling::handler::{Handler, HandlerKind, IndexHint, MatchContext, Matched};
+use crate::handling::resolver::{ResolverArgs, ResolverCall, ResolverOutput};
+use crate::matching::{IntoPredicate, PatternError, Predicate};
+
+pub(crate) type DynResolver = dyn Fn(ResolverArgs) -> ResolverCall + Send + Sync;
+
+struct HttpHandler {
+    method: Option<Method>,
+    predicate: Predicate,
+    resolver: Arc<DynResolver>,
+    header: String,
+}
+
+impl HandlerKind for HttpHandler {
+    fn header(&self) -> &str {
+        &self.header
+    }
+
+    fn method(&self) -> Option<&Method> {
+        self.method.as_ref()
+    }
+
+    fn suggestion_text(&self) -> Option<&str> {
+        self.predicate.suggestion_text()
+    }
+
+    fn index_hint(&self) -> IndexHint {
+        IndexHint::of_predicate(&self.predicate)
+    }
+
+    fn try_match(&self, context: &MatchContext<'_>) -> Option<Matched> {
+        if let Some(method) = &self.method {
+            if method != context.request().method() {
+                return None;
+            }
+        }
+        let params = self
+            .predicate
+            .matches(context.request(), context.base_url())?;
+        let request = context.request().clone();
+        let cookies = context.cookies().clone();
+        let request_id = context.request_id();
+        let resolver = Arc::clone(&self.resolver);
+        Some(Matched::new(move |call| {
+            resolver(ResolverArgs::new(
+                request, params, cookies, request_id, call,
+            ))
+        }))
+    }
+}
+
+/// Like [`on`], returning an invalid pattern as an error instead of panicking.
+pub fn try_on<P, F, R, M>(
+    method: Method,
+    predicate: P,
+    resolver: F,
+) -> Result<Handler, PatternError>
+where
+    P: IntoPredicate,
+    F: Fn(ResolverArgs) -> R + Send + Sync + 'static,
+    R: ResolverOutput<M>,
+{
+    try_with(Some(method), predicate, resolver)
+}
+
+/// A handler for requests with `method` (any method when `None`): the
+/// building block of every function here.
+fn try_with<P, F, R, M>(
+    method: Option<Method>,
+    predicate: P,
+    resolver: F,
+) -> Result<Handler, PatternError>
+where
+    P: IntoPredicate,
+    F: Fn(ResolverArgs) -> R + Send + Sync + 'static,
+    R: ResolverOutput<M>,
+{
+    let predicate = predicate.into_predicate()?;
+    let resolver = Arc::new(move |args| ResolverCall::new(resolver(args)));
+    Ok(labeled_handler("", method, predicate, resolver))
+}
+
+/// A handler for another namespace built on HTTP handlers (`sse`): its
+/// `label` starts the handler's header, as in `sse GET /stream`.
+pub(crate) fn labeled_handler(
+    label: &str,
+    method: Option<Method>,
+    predicate: Predicate,
+    resolver: Arc<DynResolver>,
+) -> Handler {
+    let header = format!(
+        "{label}{}{} {}",
+        if label.is_empty() { "" } else { " " },
+        method.as_ref().map_or("ALL", Method::as_str),
+        predicate.describe()
+    );
+    Handler::new(HttpHandler {
+        method,
+        predicate,
+        resolver,
+        header,
+    })
+}
+
+/// A handler for requests with `method`: for methods without a function of
+/// their own (`TRACE`, `PROPFIND`, …); [`all`] takes every method. The same
+/// shape as [`sse::on`](crate::sse::on).
+///
+/// ```
+/// use mocklib::{http, HttpResponse};
+///
+/// let propfind = ::http::Method::from_bytes(b"PROPFIND").unwrap();
+/// let handler = http::on(propfind, "/dav/*", |_| HttpResponse::empty().status(207));
+/// assert_eq!(handler.header(), "PROPFIND /dav/*");
+/// ```
+///
+/// # Panics
+/// When the predicate is an invalid pattern; the message names the pattern
+/// and the position.
+#[track_caller]
+pub fn on<P, F, R, M>(method: Method, predicate: P, resolver: F) -> Handler
+where
+    P: IntoPredicate,
+    F: Fn(ResolverArgs) -> R + Send + Sync + 'static,
+    R: ResolverOutput<M>,
+{
+    try_on(method, predicate, resolver).unwrap_or_else(|error| panic!("{error}"))
+}
+
+macro_rules! method_handlers {
+    ($($(#[$doc:meta])* $name:ident $try_name:ident => $method:expr;)*) => {$(
+        $(#[$doc])*
+        ///
+        /// # Panics
+        /// When the predicate is an invalid pattern; the message names the
+        /// pattern and the position.
+        #[track_caller]
+        pub fn $name<P, F, R, M>(predicate: P, resolver: F) -> Handler
+        where
+            P: IntoPredicate,
+            F: Fn(ResolverArgs) -> R + Send + Sync + 'static,
+            R: ResolverOutput<M>,
+        {
+            $try_name(predicate, resolver).unwrap_or_else(|error| panic!("{error}"))
+        }
+
+        #[doc = concat!("Like [`", stringify!($name), "`], returning an invalid pattern as an error instead of panicking.")]
+        pub fn $try_name<P, F, R, M>(predicate: P, resolver: F) -> Result<Handler, PatternError>
+        where
+            P: IntoPredicate,
+            F: Fn(ResolverArgs) -> R + Send + Sync + 'static,
+            R: ResolverOutput<M>,
+        {
+            try_with($method, predicate, resolver)
+        }
+    )*};
+}
+
+method_handlers! {
+    /// A handler for `GET` requests (not `HEAD`).
+    get try_get => Some(Method::GET);
+    /// A handler for `POST` requests.
+    post try_post => Some(Method::POST);
+    /// A handler for `PUT` requests.
+    put try_put => Some(Method::PUT);
+    /// A handler for `PATCH` requests.
+    patch try_patch => Some(Method::PATCH);
+    /// A handler for `DELETE` requests.
+    delete try_delete => Some(Method::DELETE);
+    /// A handler for `HEAD` requests.
+    head try_head => Some(Method::HEAD);
+    /// A handler for `OPTIONS` requests.
+    options try_options => Some(Method::OPTIONS);
+    /// A handler for requests of every method.
+    all try_all => None;
+}
