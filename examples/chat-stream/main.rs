@@ -31,7 +31,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                 delay(Duration::from_millis(30)).await;
             }
             args.client.send(Event::data("[DONE]"));
-            Ok::<_, mocklib::BodyError>(())
+            Ok::<_, mocklib::request::BodyError>(())
         },
     )]);
     server.listen();

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 use mocklib::node::setup_server;
-use mocklib::{EventKind, HttpResponse, http};
+use mocklib::{HttpResponse, events::EventKind, http};
 use serde_json::{Value, json};
 
 #[tokio::main]
@@ -32,7 +32,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                     let post: Value = args.request.json()?;
                     let id = post["id"].to_string().trim_matches('"').to_owned();
                     posts.lock().unwrap().insert(id, post.clone());
-                    Ok::<_, mocklib::BodyError>(HttpResponse::json(&post).status(201))
+                    Ok::<_, mocklib::request::BodyError>(HttpResponse::json(&post).status(201))
                 }
             }
         }),

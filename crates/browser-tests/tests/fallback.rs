@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 
 use common::*;
 use mocklib::browser::{Mode, setup_worker};
-use mocklib::{Delay, EventKind, HttpResponse, UnhandledRequest, delay, http};
+use mocklib::{HttpResponse, UnhandledRequest, delay, events::EventKind, http, response::Delay};
 use serde_json::{Value, json};
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
@@ -68,7 +68,7 @@ async fn reqwest_wasm_gets_and_posts() {
             user_handler(),
             http::post("/api/echo", |args| async move {
                 let body: Value = args.request.json()?;
-                Ok::<_, mocklib::BodyError>(
+                Ok::<_, mocklib::request::BodyError>(
                     HttpResponse::json(&json!({ "echo": body })).status(201),
                 )
             }),

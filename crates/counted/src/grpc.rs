@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use futures_util::Stream;
 use http::uri::PathAndQuery;
-use mocklib::grpc::{self, GrpcArgs};
+use mocklib::grpc::{self, ResolverArgs};
 
 use crate::announce::announce_and_wait;
 
@@ -257,14 +257,17 @@ where
 /// mocklib's handlers for the three methods.
 pub fn echo_handlers() -> Vec<mocklib::Handler> {
     vec![
-        grpc::unary("bench.Echo/Unary", |args: GrpcArgs<Msg>| Ok(args.message)),
-        grpc::server_streaming("bench.Echo/Stream", |_: GrpcArgs<Msg>| {
+        grpc::unary("bench.Echo/Unary", |args: ResolverArgs<Msg>| {
+            Ok(args.message)
+        }),
+        grpc::server_streaming("bench.Echo/Stream", |_: ResolverArgs<Msg>| {
             Ok(futures_util::stream::iter(
                 (0..STREAMED).map(|_| Ok(payload())),
             ))
         }),
-        grpc::bidi_streaming("bench.Echo/Bidi", |args: GrpcArgs<grpc::Messages<Msg>>| {
-            Ok(args.message)
-        }),
+        grpc::bidi_streaming(
+            "bench.Echo/Bidi",
+            |args: ResolverArgs<grpc::Messages<Msg>>| Ok(args.message),
+        ),
     ]
 }

@@ -17,7 +17,7 @@ use std::sync::{Arc, OnceLock};
 
 use mocklib::handler::{HandlerKind, IndexHint, KeySource, Keys, MatchContext, Matched};
 use mocklib::resolver::{CallContext, ResolverCall};
-use mocklib::{Handler, HttpResponse, Predicate, Request};
+use mocklib::{Handler, HttpResponse, Request, matching::Predicate};
 use serde_json::{Value, json};
 
 /// The handlers of one JSON-RPC endpoint. Cheap to clone.

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 
 use mocklib::exchange::{Exchange, ExchangeSink};
 use mocklib::node::{Server, setup_server};
-use mocklib::{Answer, HttpResponse, ListenOptions, UnhandledRequest, http};
+use mocklib::{HttpResponse, ListenOptions, UnhandledRequest, http, journal::AnswerSummary};
 use mocklib_extension_example::{jsonrpc, ureq_door::MockMiddleware};
 use serde_json::{Value, json};
 
@@ -81,7 +81,10 @@ fn a_handler_kind_from_outside_answers_and_is_journaled_and_verified() {
             .as_deref(),
         Some("jsonrpc eth_blockNumber at https://rpc.example.com/")
     );
-    assert_eq!(*journal[0].answer(), Answer::Mocked(::http::StatusCode::OK));
+    assert_eq!(
+        *journal[0].answer(),
+        AnswerSummary::Mocked(::http::StatusCode::OK)
+    );
 
     // A method no handler answers: the `error` strategy fails it at ureq.
     let error = call(&agent, "eth_chainId").unwrap_err();
@@ -224,5 +227,5 @@ fn requests_no_handler_answers_are_performed_for_real_and_recorded() {
     assert_eq!(exchanges[0].request().url().as_str(), url);
     assert_eq!(exchanges[0].status(), 200);
     assert_eq!(&exchanges[0].body()[..], b"real");
-    assert_eq!(*server.requests()[0].answer(), Answer::Unhandled);
+    assert_eq!(*server.requests()[0].answer(), AnswerSummary::Unhandled);
 }

@@ -20,7 +20,7 @@ use std::sync::Arc;
 
 use futures_util::StreamExt;
 use mocklib::Handler;
-use mocklib::grpc::{self, Code, GrpcArgs, Messages, RawMessage, Status};
+use mocklib::grpc::{self, Code, Messages, RawMessage, ResolverArgs, Status};
 use prost_reflect::{DescriptorPool, DynamicMessage, MessageDescriptor};
 
 use crate::proto;
@@ -134,14 +134,14 @@ pub(crate) fn handler(pool: Option<&DescriptorPool>, entry: GrpcEntry) -> Result
         delay_ms: entry.delay_ms,
     });
     let handler = match (method.is_client_streaming(), method.is_server_streaming()) {
-        (false, false) => grpc::try_unary(&route, move |_: GrpcArgs<RawMessage>| {
+        (false, false) => grpc::try_unary(&route, move |_: ResolverArgs<RawMessage>| {
             let answer = Arc::clone(&answer);
             async move {
                 answer.delay().await;
                 answer.one()
             }
         }),
-        (false, true) => grpc::try_server_streaming(&route, move |_: GrpcArgs<RawMessage>| {
+        (false, true) => grpc::try_server_streaming(&route, move |_: ResolverArgs<RawMessage>| {
             let answer = Arc::clone(&answer);
             async move {
                 answer.delay().await;
@@ -149,7 +149,7 @@ pub(crate) fn handler(pool: Option<&DescriptorPool>, entry: GrpcEntry) -> Result
             }
         }),
         (true, false) => {
-            grpc::try_client_streaming(&route, move |args: GrpcArgs<Messages<RawMessage>>| {
+            grpc::try_client_streaming(&route, move |args: ResolverArgs<Messages<RawMessage>>| {
                 let answer = Arc::clone(&answer);
                 async move {
                     // The reply comes after the client's last message, as
@@ -164,7 +164,7 @@ pub(crate) fn handler(pool: Option<&DescriptorPool>, entry: GrpcEntry) -> Result
         // for a reply before it sends (or before it closes its side)
         // still gets them.
         (true, true) => {
-            grpc::try_bidi_streaming(&route, move |_: GrpcArgs<Messages<RawMessage>>| {
+            grpc::try_bidi_streaming(&route, move |_: ResolverArgs<Messages<RawMessage>>| {
                 let answer = Arc::clone(&answer);
                 async move {
                     answer.delay().await;

@@ -311,9 +311,9 @@ fn sequence_handler(
                 mocklib::delay(milliseconds).await;
             }
             match response {
-                Some(response) => mocklib::Resolution::Respond(response),
+                Some(response) => mocklib::resolver::Resolution::Respond(response),
                 // Every answer given: as a used `.once()` handler.
-                None => mocklib::Resolution::Exhausted,
+                None => mocklib::resolver::Resolution::Exhausted,
             }
         }
     };

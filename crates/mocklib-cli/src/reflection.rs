@@ -12,7 +12,7 @@
 
 use futures_util::StreamExt;
 use mocklib::Handler;
-use mocklib::grpc::{self, GrpcArgs, Messages};
+use mocklib::grpc::{self, Messages, ResolverArgs};
 use prost_reflect::{DescriptorPool, FileDescriptor};
 
 /// The reflection services, in the order tools try them.
@@ -29,7 +29,7 @@ pub(crate) fn handlers(pool: &DescriptorPool) -> Vec<Handler> {
             let pool = pool.clone();
             grpc::bidi_streaming(
                 &format!("{service}/ServerReflectionInfo"),
-                move |args: GrpcArgs<Messages<Request>>| {
+                move |args: ResolverArgs<Messages<Request>>| {
                     let pool = pool.clone();
                     Ok(args
                         .message

@@ -22,7 +22,7 @@ mod common;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use mocklib::node::{Server, setup_server};
-use mocklib::{Handler, Outcome, Request, graphql};
+use mocklib::{Handler, Request, front_door::Outcome, graphql};
 use tower::ServiceExt;
 
 const WARMUP: usize = 2_000;

@@ -11,7 +11,7 @@ use std::error::Error;
 
 use futures_util::StreamExt;
 use http::uri::PathAndQuery;
-use mocklib::grpc::{self, Code, GrpcArgs, Status};
+use mocklib::grpc::{self, Code, ResolverArgs, Status};
 use mocklib::node::setup_server;
 
 #[derive(Clone, PartialEq, prost::Message)]
@@ -31,7 +31,7 @@ async fn main() -> Result<(), Box<dyn Error + Send + Sync>> {
     let server = setup_server([
         grpc::unary(
             "helloworld.Greeter/SayHello",
-            |args: GrpcArgs<HelloRequest>| {
+            |args: ResolverArgs<HelloRequest>| {
                 if args.message.name.is_empty() {
                     return Err(Status::new(Code::InvalidArgument, "a name, please"));
                 }
@@ -42,7 +42,7 @@ async fn main() -> Result<(), Box<dyn Error + Send + Sync>> {
         ),
         grpc::server_streaming(
             "helloworld.Greeter/SayHelloStream",
-            |args: GrpcArgs<HelloRequest>| {
+            |args: ResolverArgs<HelloRequest>| {
                 let name = args.message.name;
                 Ok(
                     futures_util::stream::iter(["Hello", "Hi", "Hey"]).map(move |greeting| {

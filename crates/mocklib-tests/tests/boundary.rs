@@ -773,7 +773,7 @@ async fn server_handle_called_in_a_boundary_resolves_there_wherever_its_future_i
     let pending = run().into_inner();
     let outcome = tokio::spawn(pending).await.expect("handle task");
     match outcome {
-        mocklib::Outcome::Mocked(response) => {
+        mocklib::front_door::Outcome::Mocked(response) => {
             assert_eq!(response.body().as_bytes().unwrap().as_ref(), b"boundary")
         }
         other => panic!("expected a mocked response, got {other:?}"),

@@ -101,7 +101,7 @@ async fn reqwest_middleware_04_reaches_the_handlers_and_reports_network_errors()
         .send()
         .await
         .unwrap_err();
-    assert!(mocklib::NetworkError::from_middleware_0_4_error(&error).is_some());
+    assert!(mocklib::front_door::NetworkError::from_middleware_0_4_error(&error).is_some());
 }
 
 /// The `child_fetch` example, which `cargo test` builds next to the tests.

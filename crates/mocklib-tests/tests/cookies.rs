@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 
 use http::{HeaderMap, HeaderValue};
-use mocklib::{Cookies, HttpResponse};
+use mocklib::{HttpResponse, request::Cookies};
 use proptest::prelude::*;
 use proptest::test_runner::FileFailurePersistence;
 

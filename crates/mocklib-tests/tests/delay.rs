@@ -10,7 +10,7 @@ mod common;
 use std::time::Duration;
 
 use common::serve;
-use mocklib::{Delay, HttpResponse, delay, http};
+use mocklib::{HttpResponse, delay, http, response::Delay};
 use tokio::time::Instant;
 
 #[tokio::test(start_paused = true)]

@@ -350,9 +350,12 @@ async fn the_middleware_maps_each_fault_to_the_nearest_client_error() {
         ("garbage", Fault::Garbage),
     ] {
         let error = client.get(url(path)).send().await.unwrap_err();
-        let network = mocklib::NetworkError::from_middleware_error(&error).expect(path);
+        let network = mocklib::front_door::NetworkError::from_middleware_error(&error).expect(path);
         assert_eq!(network.fault(), Some(fault), "{path}");
-        assert_eq!(network.kind(), mocklib::NetworkErrorKind::Mocked);
+        assert_eq!(
+            network.kind(),
+            mocklib::front_door::NetworkErrorKind::Mocked
+        );
         assert!(
             network.to_string().contains("HttpResponse::fault"),
             "{network}"
@@ -407,7 +410,7 @@ async fn the_reqwest_0_12_middleware_maps_faults_alike() {
         .send()
         .await
         .unwrap_err();
-    let network = mocklib::NetworkError::from_middleware_0_4_error(&error).unwrap();
+    let network = mocklib::front_door::NetworkError::from_middleware_0_4_error(&error).unwrap();
     assert_eq!(network.fault(), Some(Fault::EmptyResponse));
     let mut response = client
         .get("https://api.example.com/truncated")
@@ -430,7 +433,9 @@ async fn the_tower_service_maps_each_fault_to_the_nearest_client_error() {
     let server = server();
     let service = server.service();
     let error = service.clone().oneshot(get("reset")).await.unwrap_err();
-    let network = error.downcast_ref::<mocklib::NetworkError>().unwrap();
+    let network = error
+        .downcast_ref::<mocklib::front_door::NetworkError>()
+        .unwrap();
     assert_eq!(network.fault(), Some(Fault::ConnectionReset));
 
     let response = service.clone().oneshot(get("chunk")).await.unwrap();
@@ -467,7 +472,7 @@ async fn error_keeps_its_meaning_and_faults_on_streams_are_explained() {
         .send()
         .await
         .unwrap_err();
-    let network = mocklib::NetworkError::from_middleware_error(&error).unwrap();
+    let network = mocklib::front_door::NetworkError::from_middleware_error(&error).unwrap();
     assert_eq!(network.fault(), None);
     assert!(
         network.to_string().contains("HttpResponse::error()"),

@@ -9,9 +9,9 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use common::TestClient;
 use graphql_client::GraphQLQuery;
-use mocklib::graphql::{self, GraphqlPredicate, GraphqlResolverArgs, GraphqlUpload, OperationType};
+use mocklib::graphql::{self, OperationType, Predicate, ResolverArgs, Upload};
 use mocklib::node::{Server, setup_server};
-use mocklib::{HttpResponse, NetworkErrorKind, http, passthrough};
+use mocklib::{HttpResponse, front_door::NetworkErrorKind, http, passthrough};
 use regex::Regex;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -94,7 +94,7 @@ fn api() -> Server {
             ))
         }),
         github.mutation("Upload", |args| {
-            let upload: GraphqlUpload = serde_json::from_value(args.variables["file"].clone())
+            let upload: Upload = serde_json::from_value(args.variables["file"].clone())
                 .expect("the file is an upload description");
             graphql::data(json!({ "upload": upload }))
         }),
@@ -208,7 +208,7 @@ async fn the_resolver_sees_query_variables_name_type_cookies_and_request() {
     let record = Arc::clone(&seen);
     let server = setup_server([graphql::query(
         "GetUser",
-        move |GraphqlResolverArgs {
+        move |ResolverArgs {
                   query,
                   variables,
                   operation_name,
@@ -277,7 +277,7 @@ async fn names_regexes_closures_and_types() {
             graphql::data(json!({ "by": "regex" }))
         }),
         graphql::query(
-            GraphqlPredicate::custom(|op| op.variables().get("vip") == Some(&json!(true))),
+            Predicate::custom(|op| op.variables().get("vip") == Some(&json!(true))),
             |_| graphql::data(json!({ "by": "closure" })),
         ),
         graphql::mutation("GetUser", |_| graphql::data(json!({ "by": "mutation" }))),
@@ -351,7 +351,7 @@ async fn anonymous_operations_match_only_operation_and_warn_once_per_request() {
         graphql::query(Regex::new(".*").unwrap(), |_| {
             graphql::data(json!("any name"))
         }),
-        graphql::query(GraphqlPredicate::custom(|_| true), |_| {
+        graphql::query(Predicate::custom(|_| true), |_| {
             graphql::data(json!("closure"))
         }),
         graphql::operation(|args| {

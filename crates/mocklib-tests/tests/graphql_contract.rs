@@ -8,7 +8,7 @@
 mod common;
 
 use common::{TestClient, serve};
-use mocklib::graphql::{self, GraphqlContract, Schema};
+use mocklib::graphql::{self, Contract, Schema};
 use mocklib::{HttpResponse, http};
 use serde_json::{Value, json};
 
@@ -39,7 +39,7 @@ const SCHEMA: &str = r#"
 
 const ENDPOINT: &str = "https://api.example.com/graphql";
 
-fn contract() -> GraphqlContract {
+fn contract() -> Contract {
     Schema::from_sdl(SCHEMA)
         .unwrap()
         .contract(ENDPOINT)

@@ -4,9 +4,9 @@
 use std::time::Duration;
 
 use http::uri::PathAndQuery;
-use mocklib::grpc::{self, Code, GrpcArgs, Status};
+use mocklib::grpc::{self, Code, ResolverArgs, Status};
 use mocklib::node::{Server, setup_server};
-use mocklib::{Answer, ListenOptions, UnhandledRequest};
+use mocklib::{ListenOptions, UnhandledRequest, journal::AnswerSummary};
 
 #[derive(Clone, PartialEq, prost::Message)]
 struct HelloRequest {
@@ -94,7 +94,7 @@ where
 fn greeter() -> mocklib::Handler {
     grpc::unary(
         "helloworld.Greeter/SayHello",
-        |args: GrpcArgs<HelloRequest>| {
+        |args: ResolverArgs<HelloRequest>| {
             if args.message.name.is_empty() {
                 return Err(Status::new(Code::InvalidArgument, "a name, please")
                     .with_metadata("x-hint", "set name"));
@@ -124,7 +124,10 @@ async fn a_unary_call_is_answered_over_h2c_and_journaled() {
             .as_deref(),
         Some("grpc helloworld.Greeter/SayHello")
     );
-    assert_eq!(*journal[0].answer(), Answer::Mocked(http::StatusCode::OK));
+    assert_eq!(
+        *journal[0].answer(),
+        AnswerSummary::Mocked(http::StatusCode::OK)
+    );
 }
 
 #[tokio::test]
@@ -145,7 +148,7 @@ async fn none_falls_through_and_use_handlers_overrides_per_test() {
     let server = setup_server([
         grpc::unary(
             "helloworld.Greeter/SayHello",
-            |args: GrpcArgs<HelloRequest>| {
+            |args: ResolverArgs<HelloRequest>| {
                 if args.message.name == "skip" {
                     return None;
                 }
@@ -163,7 +166,7 @@ async fn none_falls_through_and_use_handlers_overrides_per_test() {
 
     server.use_handlers([grpc::unary(
         "helloworld.Greeter/SayHello",
-        |_: GrpcArgs<HelloRequest>| async {
+        |_: ResolverArgs<HelloRequest>| async {
             Ok(HelloReply {
                 message: "overridden".into(),
             })
@@ -200,7 +203,7 @@ async fn a_message_that_does_not_decode_is_internal_and_says_why() {
 async fn the_deadline_and_metadata_reach_the_resolver() {
     let server = setup_server([grpc::unary(
         "helloworld.Greeter/SayHello",
-        |args: GrpcArgs<HelloRequest>| {
+        |args: ResolverArgs<HelloRequest>| {
             Ok(HelloReply {
                 message: format!(
                     "{:?} {}",
@@ -234,7 +237,7 @@ async fn the_deadline_and_metadata_reach_the_resolver() {
 #[tokio::test]
 async fn an_invalid_method_name_is_refused_at_creation() {
     for method in ["SayHello", "helloworld.Greeter/", "/a/b/c", "a b/c"] {
-        let error = grpc::try_unary(method, |_: GrpcArgs<HelloRequest>| {
+        let error = grpc::try_unary(method, |_: ResolverArgs<HelloRequest>| {
             Ok::<HelloReply, Status>(HelloReply::default())
         })
         .unwrap_err();
@@ -316,7 +319,7 @@ fn counter() -> Vec<mocklib::Handler> {
     use futures_util::StreamExt;
     vec![
         // Counts up to the request's value, failing at 13 if asked to go past it.
-        grpc::server_streaming("numbers.Counter/Count", |args: GrpcArgs<Number>| {
+        grpc::server_streaming("numbers.Counter/Count", |args: ResolverArgs<Number>| {
             let up_to = args.message.value;
             Ok(futures_util::stream::iter(1..=up_to).map(|value| {
                 if value == 13 {
@@ -328,7 +331,7 @@ fn counter() -> Vec<mocklib::Handler> {
         }),
         grpc::client_streaming(
             "numbers.Counter/Sum",
-            |args: GrpcArgs<grpc::Messages<Number>>| async move {
+            |args: ResolverArgs<grpc::Messages<Number>>| async move {
                 let numbers: Vec<Result<Number, Status>> = args.message.collect().await;
                 let mut sum = 0;
                 for number in numbers {
@@ -339,7 +342,7 @@ fn counter() -> Vec<mocklib::Handler> {
         ),
         grpc::bidi_streaming(
             "numbers.Counter/Double",
-            |args: GrpcArgs<grpc::Messages<Number>>| {
+            |args: ResolverArgs<grpc::Messages<Number>>| {
                 Ok(args
                     .message
                     .map(|number| number.map(|n| Number { value: n.value * 2 })))
@@ -503,7 +506,7 @@ except grpc.RpcError as error:
 fn slow_greeter(finalized: std::sync::Arc<std::sync::atomic::AtomicBool>) -> mocklib::Handler {
     grpc::unary(
         "helloworld.Greeter/SayHello",
-        move |args: GrpcArgs<HelloRequest>| {
+        move |args: ResolverArgs<HelloRequest>| {
             let finalized = finalized.clone();
             args.finalize(move || finalized.store(true, std::sync::atomic::Ordering::SeqCst));
             async move {
@@ -653,7 +656,7 @@ async fn an_unhandled_call_goes_to_the_real_server_over_http2() {
     let real = real_greeter().await;
     let server = setup_server([grpc::unary(
         "helloworld.Greeter/SayHello",
-        |args: GrpcArgs<HelloRequest>| {
+        |args: ResolverArgs<HelloRequest>| {
             if args.message.name == "mocked" {
                 Some(Ok(HelloReply {
                     message: "mocked".into(),
@@ -864,7 +867,7 @@ async fn an_unhandled_bidirectional_call_streams_both_ways_with_the_real_server(
 
 #[tokio::test]
 async fn the_journal_shows_every_message_both_ways_and_the_status() {
-    use mocklib::{RecordedRequest, grpc::CallRecord};
+    use mocklib::{grpc::CallRecord, journal::RecordedRequest};
     let server = setup_server(counter());
     server.listen();
     let mut grpc = client(&server).await;
@@ -929,7 +932,7 @@ async fn the_journal_shows_every_message_both_ways_and_the_status() {
 async fn a_resolver_that_panics_answers_internal_naming_the_panic() {
     let server = setup_server([grpc::unary(
         "numbers.Counter/Count",
-        |_: GrpcArgs<Number>| -> Result<Number, Status> { panic!("the handler has a bug") },
+        |_: ResolverArgs<Number>| -> Result<Number, Status> { panic!("the handler has a bug") },
     )]);
     server.listen();
     let mut grpc = client(&server).await;
@@ -966,7 +969,7 @@ async fn a_reply_stream_that_panics_ends_with_internal_after_its_replies() {
     use futures_util::StreamExt;
     let server = setup_server([grpc::server_streaming(
         "numbers.Counter/Count",
-        |_: GrpcArgs<Number>| {
+        |_: ResolverArgs<Number>| {
             Ok(futures_util::stream::iter(1..).map(|value| {
                 assert!(value < 3, "the handler's stream has a bug");
                 Ok(Number { value })
@@ -1011,7 +1014,7 @@ async fn the_journal_keeps_large_messages_up_to_its_byte_limit_and_counts_the_re
     let size = 300_000;
     let server = setup_server([grpc::server_streaming(
         "files.Files/Download",
-        move |_: GrpcArgs<Chunk>| {
+        move |_: ResolverArgs<Chunk>| {
             Ok(futures_util::stream::iter((0..10u8).map(move |index| {
                 Ok(Chunk {
                     data: vec![index; size],
@@ -1078,7 +1081,7 @@ async fn a_resolver_alters_the_real_reply_and_passes_the_real_status_on() {
     let real = real_greeter().await;
     let server = setup_server([grpc::unary(
         "helloworld.Greeter/SayHello",
-        |args: GrpcArgs<HelloRequest>| async move {
+        |args: ResolverArgs<HelloRequest>| async move {
             let mut reply: HelloReply = args.real_reply().await?;
             reply.message.push_str(" (altered)");
             Ok(reply)
@@ -1103,7 +1106,7 @@ async fn a_resolver_alters_each_real_reply_of_a_bidirectional_call_as_it_comes()
     let real = real_counter().await;
     let server = setup_server([grpc::bidi_streaming(
         "numbers.Counter/Double",
-        |args: GrpcArgs<grpc::Messages<Number>>| async move {
+        |args: ResolverArgs<grpc::Messages<Number>>| async move {
             let replies = args.real_replies::<Number>().await?;
             Ok(replies.map(|number| number.map(|n| Number { value: n.value + 1 })))
         },
@@ -1123,7 +1126,7 @@ async fn a_real_call_that_cannot_be_made_is_unavailable_for_the_resolver() {
         .unwrap();
     let server = setup_server([grpc::unary(
         "helloworld.Greeter/SayHello",
-        |args: GrpcArgs<HelloRequest>| async move { args.real_reply::<HelloReply>().await },
+        |args: ResolverArgs<HelloRequest>| async move { args.real_reply::<HelloReply>().await },
     )]);
     server.listen();
     let mut grpc = through_proxy(&server, closed).await;

@@ -16,7 +16,7 @@ use http_body_util::{BodyExt, Full};
 use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
-use mocklib::grpc::{self, Code, GrpcArgs, Status};
+use mocklib::grpc::{self, Code, ResolverArgs, Status};
 use mocklib::node::{Server, setup_server};
 
 #[derive(Clone, PartialEq, prost::Message)]
@@ -45,7 +45,7 @@ fn greeter() -> Vec<mocklib::Handler> {
     vec![
         grpc::unary(
             "helloworld.Greeter/SayHello",
-            |args: GrpcArgs<HelloRequest>| {
+            |args: ResolverArgs<HelloRequest>| {
                 if args.message.name.is_empty() {
                     return Err(Status::new(Code::InvalidArgument, "a name, please"));
                 }
@@ -56,7 +56,7 @@ fn greeter() -> Vec<mocklib::Handler> {
         ),
         grpc::server_streaming(
             "helloworld.Greeter/LotsOfReplies",
-            |args: GrpcArgs<HelloRequest>| {
+            |args: ResolverArgs<HelloRequest>| {
                 let replies: Vec<Result<HelloReply, Status>> = args
                     .message
                     .name
@@ -72,7 +72,7 @@ fn greeter() -> Vec<mocklib::Handler> {
         ),
         grpc::client_streaming(
             "helloworld.Greeter/LotsOfGreetings",
-            |args: GrpcArgs<grpc::Messages<HelloRequest>>| async move {
+            |args: ResolverArgs<grpc::Messages<HelloRequest>>| async move {
                 use futures_util::StreamExt;
                 let requests: Vec<Result<HelloRequest, Status>> = args.message.collect().await;
                 let mut names = Vec::new();

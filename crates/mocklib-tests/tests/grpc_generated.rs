@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use futures_util::StreamExt;
 use mocklib::Handler;
-use mocklib::grpc::{self, Code, GrpcArgs, Messages, Status};
+use mocklib::grpc::{self, Code, Messages, ResolverArgs, Status};
 use mocklib::node::{Server, setup_server};
 
 mod helloworld {
@@ -38,18 +38,18 @@ fn handlers() -> Vec<Handler> {
     vec![
         grpc::unary(
             "helloworld.Greeter/SayHello",
-            |args: GrpcArgs<HelloRequest>| Ok(reply(format!("Hello {}!", args.message.name))),
+            |args: ResolverArgs<HelloRequest>| Ok(reply(format!("Hello {}!", args.message.name))),
         ),
         grpc::server_streaming(
             "helloworld.Greeter/SpellHello",
-            |args: GrpcArgs<HelloRequest>| {
+            |args: ResolverArgs<HelloRequest>| {
                 let letters: Vec<_> = args.message.name.chars().map(|c| Ok(reply(c))).collect();
                 Ok(futures_util::stream::iter(letters))
             },
         ),
         grpc::client_streaming(
             "helloworld.Greeter/GreetAll",
-            |args: GrpcArgs<Messages<HelloRequest>>| async move {
+            |args: ResolverArgs<Messages<HelloRequest>>| async move {
                 let names: Vec<_> = args.message.collect().await;
                 let names = names
                     .into_iter()
@@ -60,7 +60,7 @@ fn handlers() -> Vec<Handler> {
         ),
         grpc::bidi_streaming(
             "helloworld.Greeter/Chat",
-            |args: GrpcArgs<Messages<HelloRequest>>| {
+            |args: ResolverArgs<Messages<HelloRequest>>| {
                 Ok(args
                     .message
                     .map(|name| name.map(|n| reply(format!("Hi {}", n.name)))))
@@ -308,7 +308,7 @@ async fn one_test_overrides_a_method_of_the_mounted_fake_and_the_others_stay() {
     let overridden = server.boundary(|server: Server| async move {
         server.use_handlers([grpc::unary(
             "helloworld.Greeter/SayHello",
-            |_: GrpcArgs<HelloRequest>| {
+            |_: ResolverArgs<HelloRequest>| {
                 Err::<HelloReply, _>(Status::new(Code::Unavailable, "down for this test"))
             },
         )]);

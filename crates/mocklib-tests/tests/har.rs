@@ -423,9 +423,12 @@ mod recording {
         let journal = server.requests();
         assert_eq!(
             journal[0].answer(),
-            &mocklib::Answer::Mocked(::http::StatusCode::OK)
+            &mocklib::journal::AnswerSummary::Mocked(::http::StatusCode::OK)
         );
-        assert_eq!(journal[1].answer(), &mocklib::Answer::Unhandled);
+        assert_eq!(
+            journal[1].answer(),
+            &mocklib::journal::AnswerSummary::Unhandled
+        );
 
         // None: replay only; what the file lacks is unhandled.
         let (_, client) = recording_in(&path, RecordMode::None);

@@ -24,7 +24,10 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use http::{HeaderMap, HeaderValue, Method};
 use mocklib::node::{Server, setup_server};
-use mocklib::{FormData, FormError, HttpResponse, Outcome, Request, graphql, http as mhttp, ws};
+use mocklib::{
+    HttpResponse, Request, front_door::Outcome, graphql, http as mhttp, request::FormData,
+    request::FormError, ws,
+};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngAlgorithm, RngSeed, TestCaseError, TestRunner};
 use raw_connection::{Ended, read_until_closed, status_of};
@@ -176,7 +179,7 @@ fn resolve(server: &Server, request: Request) -> Result<Resolved, TestCaseError>
 #[derive(Debug)]
 enum Resolved {
     Mocked(u16, Result<Bytes, String>),
-    NetworkError(mocklib::NetworkErrorKind, String),
+    NetworkError(mocklib::front_door::NetworkErrorKind, String),
     Other(String),
 }
 
@@ -786,7 +789,10 @@ fn any_pattern_compiles_or_says_where_it_is_wrong_and_never_panics_when_matched(
                             prop_assert_eq!(response.status().as_u16(), 200)
                         }
                         Outcome::NetworkError(error) => {
-                            prop_assert_eq!(error.kind(), mocklib::NetworkErrorKind::Unhandled)
+                            prop_assert_eq!(
+                                error.kind(),
+                                mocklib::front_door::NetworkErrorKind::Unhandled
+                            )
                         }
                         other => prop_assert!(false, "unexpected outcome {:?}", other),
                     }
@@ -1605,9 +1611,10 @@ fn any_openapi_document_loads_or_is_an_openapi_error_and_its_handlers_answer() {
                                 prop_assert!(false, "unexpected outcome {}", other)
                             }
                             Resolved::Mocked(..) => reached.note("answered"),
-                            Resolved::NetworkError(mocklib::NetworkErrorKind::Unhandled, _) => {
-                                reached.note("unhandled")
-                            }
+                            Resolved::NetworkError(
+                                mocklib::front_door::NetworkErrorKind::Unhandled,
+                                _,
+                            ) => reached.note("unhandled"),
                             Resolved::NetworkError(_, message) => {
                                 prop_assert!(false, "{}", message)
                             }

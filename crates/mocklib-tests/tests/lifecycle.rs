@@ -7,7 +7,8 @@ use std::sync::{Arc, Mutex};
 use common::{TestClient, on_unhandled};
 use mocklib::node::setup_server;
 use mocklib::{
-    EventKind, HttpResponse, LifeCycleEvent, ListenOptions, UnhandledRequest, http, passthrough,
+    HttpResponse, ListenOptions, UnhandledRequest, events::EventKind, events::LifeCycleEvent, http,
+    passthrough,
 };
 
 const API: &str = "https://api.example.com";

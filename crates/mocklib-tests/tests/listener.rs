@@ -424,7 +424,7 @@ async fn events_see_requests_that_came_through_the_listener() {
     let sink = Arc::clone(&seen);
     server
         .events()
-        .on(mocklib::EventKind::RequestStart, move |event| {
+        .on(mocklib::events::EventKind::RequestStart, move |event| {
             sink.lock().unwrap().push(event.request.url().to_string());
         });
     server

@@ -992,15 +992,17 @@ async fn a_passthrough_to_the_listener_by_an_ipv4_mapped_address_is_not_looped_b
     const LOOPING: usize = 10;
     let starts = std::sync::Arc::new(AtomicUsize::new(0));
     let looping = std::sync::Arc::new(tokio::sync::Notify::new());
-    server.events().on(mocklib::EventKind::RequestStart, {
-        let starts = std::sync::Arc::clone(&starts);
-        let looping = std::sync::Arc::clone(&looping);
-        move |_| {
-            if starts.fetch_add(1, Ordering::SeqCst) + 1 == LOOPING {
-                looping.notify_one();
+    server
+        .events()
+        .on(mocklib::events::EventKind::RequestStart, {
+            let starts = std::sync::Arc::clone(&starts);
+            let looping = std::sync::Arc::clone(&looping);
+            move |_| {
+                if starts.fetch_add(1, Ordering::SeqCst) + 1 == LOOPING {
+                    looping.notify_one();
+                }
             }
-        }
-    });
+        });
     let port = address(&server).port();
     let request =
         format!("GET http://[::ffff:127.0.0.1]:{port}/x HTTP/1.1\r\nConnection: close\r\n\r\n");
@@ -1149,7 +1151,7 @@ async fn bypass_of_an_unsendable_request_is_an_error_the_resolver_sees() {
     assert_eq!(seen.len(), unsendable_targets().len() * DOORS.len());
     for error in seen.iter() {
         assert!(
-            matches!(error, mocklib::BypassError::Unsendable { .. }),
+            matches!(error, mocklib::response::BypassError::Unsendable { .. }),
             "{error:?}"
         );
     }

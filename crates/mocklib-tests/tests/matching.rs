@@ -14,7 +14,7 @@ mod common;
 
 use common::{TestResponse, listening, resolve, serve};
 use mocklib::node::{Server, setup_server};
-use mocklib::{HttpResponse, ParamValue, Predicate, ResolverArgs, http};
+use mocklib::{HttpResponse, ResolverArgs, http, matching::Predicate, request::ParamValue};
 use regex::Regex;
 use reqwest::Method;
 use serde_json::{Value, json};

@@ -10,8 +10,8 @@ use std::time::Duration;
 
 use common::{serve, spawn_upstream};
 use mocklib::{
-    BodyError, FormValue, HttpResponse, NetworkError, NetworkErrorKind, ResolverArgs, delay, http,
-    passthrough,
+    HttpResponse, ResolverArgs, delay, front_door::NetworkError, front_door::NetworkErrorKind,
+    http, passthrough, request::BodyError, request::FormValue,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};

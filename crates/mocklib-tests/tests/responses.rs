@@ -4,7 +4,10 @@
 mod common;
 
 use common::{TestClient, TestResponse, serve};
-use mocklib::{FormData, FormValue, HttpResponse, NetworkError, NetworkErrorKind, http};
+use mocklib::{
+    HttpResponse, front_door::NetworkError, front_door::NetworkErrorKind, http, request::FormData,
+    request::FormValue,
+};
 use serde_json::{Value, json};
 
 const URL: &str = "https://api.example.com/r";

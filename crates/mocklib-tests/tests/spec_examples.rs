@@ -4,7 +4,7 @@
 mod common;
 
 use common::{TestClient, serve};
-use mocklib::{HttpResponse, NetworkErrorKind, http};
+use mocklib::{HttpResponse, front_door::NetworkErrorKind, http};
 use serde_json::{Value, json};
 
 const API: &str = "https://api.example.com";

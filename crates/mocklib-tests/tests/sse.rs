@@ -130,8 +130,9 @@ async fn the_resolver_sees_last_event_id_params_and_its_previous_calls() {
     let server = setup_server([sse::get("https://api.test/feeds/:feed", |args| {
         let resumed = args.last_event_id().unwrap_or("none").to_owned();
         let text = format!("{} from {resumed}", &args.params["feed"]);
-        args.client
-            .send(Event::data(text).id(mocklib::CallHistory::previous_calls(&args).to_string()));
+        args.client.send(
+            Event::data(text).id(mocklib::resolver::CallHistory::previous_calls(&args).to_string()),
+        );
     })]);
     server.listen();
     let client = common::client(&server);

@@ -7,7 +7,7 @@ use http_body_util::{BodyExt, Full};
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
 use mocklib::node::setup_server;
-use mocklib::{HttpResponse, NetworkError, UnhandledRequest, http};
+use mocklib::{HttpResponse, UnhandledRequest, front_door::NetworkError, http};
 use tower::{Layer, ServiceExt};
 
 /// A bodiless `GET url` as an `http::Request`, for a tower service (named

@@ -8,7 +8,7 @@ use std::panic::AssertUnwindSafe;
 
 use common::{TestClient, curl, serve};
 use mocklib::node::setup_server;
-use mocklib::{Answer, HttpResponse, ListenOptions, Times, UnhandledRequest, http};
+use mocklib::{HttpResponse, ListenOptions, Times, UnhandledRequest, http, journal::AnswerSummary};
 
 const USERS: &str = "https://api.example.com/users/:id";
 
@@ -312,25 +312,25 @@ async fn the_journal_records_every_request_in_order() {
             (
                 "POST".to_owned(),
                 "https://api.example.com/posts".to_owned(),
-                Answer::Mocked(::http::StatusCode::CREATED),
+                AnswerSummary::Mocked(::http::StatusCode::CREATED),
                 Some("POST https://api.example.com/posts".to_owned())
             ),
             (
                 "GET".to_owned(),
                 "https://api.example.com/offline".to_owned(),
-                Answer::NetworkError,
+                AnswerSummary::NetworkError,
                 Some("GET https://api.example.com/offline".to_owned())
             ),
             (
                 "GET".to_owned(),
                 format!("http://{upstream}/real"),
-                Answer::Passthrough,
+                AnswerSummary::Passthrough,
                 Some(format!("GET http://{upstream}/real"))
             ),
             (
                 "GET".to_owned(),
                 format!("http://{upstream}/unknown"),
-                Answer::Unhandled,
+                AnswerSummary::Unhandled,
                 None
             ),
         ]
@@ -422,7 +422,10 @@ async fn the_listener_records_too() {
     server.verify().unwrap();
     let [request] = server.requests().try_into().unwrap();
     assert_eq!(request.headers()["x-from"], "curl");
-    assert_eq!(request.answer(), &Answer::Mocked(::http::StatusCode::OK));
+    assert_eq!(
+        request.answer(),
+        &AnswerSummary::Mocked(::http::StatusCode::OK)
+    );
 }
 
 #[tokio::test]
@@ -479,7 +482,7 @@ async fn strict_mode_counts_a_handler_that_answers_nothing_as_unhandled() {
     server.listen_with(common::on_unhandled(UnhandledRequest::Strict));
     let outcome = get_user().await;
     assert!(
-        matches!(outcome, mocklib::Outcome::Passthrough(_)),
+        matches!(outcome, mocklib::front_door::Outcome::Passthrough(_)),
         "{outcome:?}"
     );
     server.verify().unwrap();

@@ -13,7 +13,7 @@ use std::process::Command;
 use std::sync::{Arc, Mutex, mpsc};
 
 use mocklib::node::{Server, setup_server};
-use mocklib::{HttpResponse, Outcome, Request, http};
+use mocklib::{HttpResponse, Request, front_door::Outcome, http};
 
 /// The environment variable that selects the scenario the child plays.
 const SCENARIO: &str = "MOCKLIB_TEST_WARNING_SCENARIO";

@@ -279,7 +279,7 @@ async fn connect_forwards_both_ways_altering_and_dropping_on_the_way() {
                     }
                 })
                 .await;
-            Ok::<_, ws::WsError>(())
+            Ok::<_, ws::Error>(())
         },
     )]);
     server.listen();
@@ -354,8 +354,11 @@ async fn websocket_handlers_live_in_the_handler_list() {
         .header("connection", "upgrade")
         .expect_error()
         .await;
-    let network = mocklib::NetworkError::from_middleware_error(&error).unwrap();
-    assert_eq!(network.kind(), mocklib::NetworkErrorKind::CannotUpgrade);
+    let network = mocklib::front_door::NetworkError::from_middleware_error(&error).unwrap();
+    assert_eq!(
+        network.kind(),
+        mocklib::front_door::NetworkErrorKind::CannotUpgrade
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -45,10 +45,10 @@
 //! |---|---|
 //! | handlers for REST APIs | [`http`]: `get`, `post`, … `all` |
 //! | handlers for GraphQL APIs | [`graphql`]: `query`, `mutation`, `operation`, `link` |
-//! | server-sent event streams | [`sse`]: `get`, `post`, the [`sse::SseClient`] a resolver sends through |
+//! | server-sent event streams | [`sse`]: `get`, `post`, the [`sse::Client`] a resolver sends through |
 //! | streamed bodies, cleanup after them | [`HttpResponse::stream`], [`Body`], [`ResolverArgs::finalize`] |
 //! | answering in turn (retries) | [`sequence`], [`sequence_once`] |
-//! | stateful REST resources (CRUD from an in-memory collection) | [`rest`]: `resource`; state per scope in a [`ScopeLocal`] |
+//! | stateful REST resources (CRUD from an in-memory collection) | [`rest`]: `resource`; state per scope in a [`ScopeLocal`](boundary::ScopeLocal) |
 //! | WebSocket servers (feature `ws`) | `ws`: `link`, `on_connection`, `broadcast` |
 //! | which requests a handler matches | [`matching`] |
 //! | what a resolver receives and returns | [`resolver`], [`Request`], [`HttpResponse`] |
@@ -57,32 +57,23 @@
 //! | observing requests | [`events`] |
 //! | slow responses | [`delay()`] |
 //! | a handler kind of your own | [`handler`]: [`HandlerKind`](handler::HandlerKind), [`MatchContext`](handler::MatchContext), [`IndexHint`](handler::IndexHint) |
-//! | a front door of your own (another client) | [`front_door`]: [`FrontDoor`](front_door::FrontDoor), [`Outcome`] |
+//! | a front door of your own (another client) | [`front_door`]: [`FrontDoor`](front_door::FrontDoor), [`Outcome`](front_door::Outcome) |
 //! | recording what is performed for real | [`exchange`]: [`ExchangeSink`](exchange::ExchangeSink), [`Tap`](exchange::Tap) |
 //!
 //! ## Features
 //!
-//! | Feature | Default | Adds |
-//! |---|:---:|---|
-//! | `net` | ✔ | the loopback listener: [`Server::url`](node::Server::url) (base URL), [`proxy_url`](node::Server::proxy_url) and [`env`](node::Server::env) (HTTP proxy, HTTPS through `CONNECT`, child processes); the upstream client behind [`bypass`] and the listener's passthrough |
-//! | `aws-lc-rs` | ✔ | the crypto provider of `net`'s TLS: aws-lc-rs, which reqwest 0.13 compiles by default |
-//! | `ring` | | ring as `net`'s crypto provider instead (reqwest 0.12's default); `net` needs one of the two |
-//! | `ws` | | the `ws` namespace: WebSocket handlers, served by the listener (tungstenite) and, in the browser, through the page's `WebSocket` class; implies `net` |
-//! | `tower` | ✔ | [`Server::layer`](node::Server::layer) / [`service`](node::Server::service): [`node::MockLayer`], [`node::MockService`] |
-//! | `reqwest` | ✔ | [`Server::middleware`](node::Server::middleware) ([`node::MockMiddleware`]) for reqwest 0.13 with reqwest-middleware 0.5; with `net`, `Server::reqwest_client` |
-//! | `reqwest-0-12` | | the same middleware for reqwest 0.12 with reqwest-middleware 0.4; with `net`, `Server::reqwest_client_0_12` |
-//! | `tokio` | ✔ | `delay` sleeps on tokio's timer when a runtime is running (otherwise on a helper thread) |
-//! | `graphql` | ✔ | the [`graphql`] namespace and its document parser |
-//! | `regex` | | a `regex::Regex` as a handler predicate (`http` and `graphql`); path patterns, `:id(\d+)` included, need none |
-//! | `har` | | `har`: HAR files replayed as handlers, and `record` recording requests performed for real into them; with `net`, `check_drift` and `Drift`: a recording checked against the live API for drift |
-//! | `grpc` | | the [`grpc`] namespace: gRPC methods (unary and streaming) answered with prost messages or a mounted tonic-generated server, in process through the tower layer or through the listener (h2c, HTTPS proxy) |
-//! | `openapi` | | `openapi`: OpenAPI 3.0/3.1 documents answered as handlers (static or dynamic, seeded), security checked, requests optionally validated |
+//! Default features are marked; each item that needs a feature says which.
+//!
+#![cfg_attr(feature = "document-features", doc = document_features::document_features!())]
+#![cfg_attr(
+    not(feature = "document-features"),
+    doc = "(The list is made from Cargo.toml's comments when the docs are built with `--all-features`, as docs.rs builds them.)"
+)]
 //!
 //! The `mocklib` command (`mocklib serve`, `mocklib init`) is its own
 //! package: `cargo install mocklib-cli`.
 //!
-//! On docs.rs each item that needs a feature says which. With
-//! `--no-default-features` the core (handlers, matching, engine) builds for
+//! With `--no-default-features` the core (handlers, matching, engine) builds for
 //! `wasm32-unknown-unknown`.
 //!
 //! ## Minimum supported Rust version
@@ -135,7 +126,8 @@
     any(target_arch = "wasm32", not(feature = "graphql")),
     allow(rustdoc::broken_intra_doc_links)
 )]
-// docs.rs (which sets `docsrs`) marks items that need a cargo feature.
+// docs.rs (which sets `docsrs`) labels each item with the cargo features
+// and targets it needs, read from its `#[cfg]`: no label is written by hand.
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 // The folders are the layers (docs/ARCHITECTURE.md; scripts/check-layers
@@ -152,7 +144,7 @@ mod namespace;
 pub mod node;
 mod support;
 
-pub use engine::{boundary, events, journal};
+pub use engine::{boundary, events, journal, verify};
 pub use handling::{contract, handler, resolver};
 pub use matching::matchers;
 pub use message::exchange;
@@ -176,30 +168,43 @@ struct ReadmeDoctests;
 
 #[cfg(not(target_arch = "wasm32"))]
 pub use engine::boundary::Boundary;
-pub use engine::boundary::{BoundaryExt, Scoped};
-pub use engine::events::{EventKind, Events, LifeCycleEvent};
-pub use engine::journal::{Answer, RecordedRequest};
-pub use engine::verify::{ContractBreach, UnmetExpectation, VerificationError};
-pub use engine::{NetworkError, NetworkErrorKind, Outcome, Passthrough, UnhandledRequest};
+// The names a test writes; everything else is in its module.
+pub use engine::UnhandledRequest;
+pub use engine::boundary::BoundaryExt;
 pub use handling::handler::Handler;
-pub use handling::resolver::{
-    CallHistory, IntoResolution, RequestId, Resolution, ResolverArgs, ResolverError, sequence,
-    sequence_once,
-};
-pub use handling::scope_local::ScopeLocal;
+pub use handling::resolver::{ResolverArgs, sequence, sequence_once};
 pub use handling::times::Times;
-pub use matching::{IntoPredicate, PatternError, Predicate};
-pub use message::body::{Body, StreamError};
-pub use message::bypass::{BypassError, bypass};
-pub use message::cookies::Cookies;
-pub use message::delay::{Delay, delay};
+pub use message::body::Body;
+pub use message::bypass::bypass;
+pub use message::delay::delay;
 pub use message::fault::Fault;
-pub use message::form_data::{FormData, FormError, FormValue};
-pub use message::params::{ParamValue, Params};
-pub use message::request::{
-    BodyChunks, BodyError, InvalidRequestError, Request, UnsendableRequestError,
-};
-pub use message::response::{HttpResponse, ResponseBodyError, StatusText, passthrough};
+pub use message::request::Request;
+pub use message::response::{HttpResponse, passthrough};
 #[cfg(not(target_arch = "wasm32"))]
-pub use node::ListenOptions;
-pub use support::maybe_send::MaybeSend;
+pub use node::{ListenOptions, setup_server};
+
+pub mod request {
+    //! The intercepted request as a resolver sees it: a [`Request`] whose
+    //! body was read once (so every handler it falls through can read it
+    //! again), its [`Cookies`], its path [`Params`] and its form data.
+    //!
+    //! MSW: the Fetch API `Request` of a resolver's `{ request }`.
+    pub use crate::message::cookies::Cookies;
+    pub use crate::message::form_data::{FormData, FormError, FormValue};
+    pub use crate::message::params::{ParamValue, Params};
+    pub use crate::message::request::{
+        BodyChunks, BodyError, InvalidRequestError, Request, UnsendableRequestError,
+    };
+}
+
+pub mod response {
+    //! What a resolver answers with: an [`HttpResponse`] (MSW:
+    //! `HttpResponse`), its buffered or streamed [`Body`], a [`delay`], a
+    //! transport [`Fault`], or the real answer through [`passthrough`] and
+    //! [`bypass`].
+    pub use crate::message::body::{Body, StreamError};
+    pub use crate::message::bypass::{BypassError, bypass};
+    pub use crate::message::delay::{Delay, delay};
+    pub use crate::message::fault::Fault;
+    pub use crate::message::response::{HttpResponse, ResponseBodyError, StatusText, passthrough};
+}

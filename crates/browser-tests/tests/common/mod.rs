@@ -20,7 +20,7 @@ use futures_util::future::{Either, select};
 use js_sys::Promise;
 use mocklib::browser::{Mode, StartOptions, Worker, setup_worker};
 use mocklib::{
-    EventKind, Handler, HttpResponse, UnhandledRequest, bypass, delay, http, passthrough,
+    Handler, HttpResponse, UnhandledRequest, bypass, delay, events::EventKind, http, passthrough,
 };
 use serde_json::{Value, json};
 use wasm_bindgen::prelude::*;

@@ -368,7 +368,7 @@ pub async fn check_server_connect_forwards_to_the_real_server(mode: Mode) {
                 (_, binary) => Some(binary),
             })
             .await;
-        Ok::<_, ws::WsError>(())
+        Ok::<_, ws::Error>(())
     });
     let worker = started(mode, [handler]).await;
     let mut page = PageSocket::open(&format!("{url}?stream={mode:?}-forwarded"), &["chat"]);

@@ -1,7 +1,7 @@
 //! `/__mocklib/requests`: the journal of one tenant (the server's own list
 //! or a scope) as JSON, filtered; `DELETE` clears it.
 
-use mocklib::journal::Answer;
+use mocklib::journal::AnswerSummary;
 use mocklib::node::Server;
 use mocklib::{Handler, HttpResponse, Request};
 use prost_reflect::DescriptorPool;
@@ -97,13 +97,13 @@ impl JournalFilter {
         })
     }
 
-    fn keeps(&self, entry: &mocklib::RecordedRequest) -> bool {
+    fn keeps(&self, entry: &mocklib::journal::RecordedRequest) -> bool {
         let handler_ok = self.handler.as_ref().is_none_or(|text| {
             entry
                 .handler()
                 .is_some_and(|handler| handler.header().contains(text.as_str()))
         });
-        let unhandled_ok = !self.unhandled || *entry.answer() == Answer::Unhandled;
+        let unhandled_ok = !self.unhandled || *entry.answer() == AnswerSummary::Unhandled;
         handler_ok && unhandled_ok
     }
 }
@@ -113,7 +113,7 @@ impl JournalFilter {
 /// by a `grpc` handler, its messages and status (`grpc`, `null` for other
 /// requests).
 pub(crate) fn journal_entry(
-    entry: &mocklib::RecordedRequest,
+    entry: &mocklib::journal::RecordedRequest,
     pool: Option<&DescriptorPool>,
 ) -> serde_json::Value {
     let mut headers = serde_json::Map::new();
@@ -134,11 +134,11 @@ pub(crate) fn journal_entry(
         Err(_) => (base64(entry.body()), "base64"),
     };
     let (answer, status) = match entry.answer() {
-        Answer::Mocked(status) => ("mocked", Some(status.as_u16())),
-        Answer::Passthrough => ("passthrough", None),
-        Answer::NetworkError => ("network_error", None),
-        Answer::Unhandled => ("unhandled", None),
-        Answer::WebSocket => ("websocket", None),
+        AnswerSummary::Mocked(status) => ("mocked", Some(status.as_u16())),
+        AnswerSummary::Passthrough => ("passthrough", None),
+        AnswerSummary::NetworkError => ("network_error", None),
+        AnswerSummary::Unhandled => ("unhandled", None),
+        AnswerSummary::WebSocket => ("websocket", None),
         _ => ("other", None),
     };
     serde_json::json!({

@@ -35,7 +35,9 @@ use bytes::Bytes;
 use mocklib::events::ListenerId;
 use mocklib::node::Server;
 use mocklib::sse::Event;
-use mocklib::{Answer, Events, Handler, HttpResponse, RecordedRequest};
+use mocklib::{
+    Handler, HttpResponse, events::Events, journal::AnswerSummary, journal::RecordedRequest,
+};
 use url::Url;
 
 use super::origin::{PREFIX, is_admin_request, own_url};
@@ -221,7 +223,7 @@ impl Feed {
     fn is_clearing(&self, entry: &RecordedRequest) -> bool {
         entry.method() == "DELETE"
             && entry.url().path() == super::origin::JOURNAL_PATH
-            && matches!(entry.answer(), Answer::Mocked(status) if status.is_success())
+            && matches!(entry.answer(), AnswerSummary::Mocked(status) if status.is_success())
     }
 
     /// The journal endpoint's JSON for `entry`, with its `sequence` and,
@@ -230,7 +232,7 @@ impl Feed {
     fn entry_json(&self, entry: &RecordedRequest, handlers: &[Handler]) -> serde_json::Value {
         let mut json = (self.show)(entry);
         json["sequence"] = entry.sequence().into();
-        if *entry.answer() == Answer::Unhandled {
+        if *entry.answer() == AnswerSummary::Unhandled {
             let closest: Vec<serde_json::Value> = entry
                 .closest_handlers(handlers)
                 .into_iter()
@@ -284,7 +286,7 @@ mod tests {
     use std::time::Instant;
 
     use mocklib::node::setup_server;
-    use mocklib::{Outcome, Request};
+    use mocklib::{Request, front_door::Outcome};
 
     use super::*;
     use crate::admin::origin::JOURNAL_PATH;

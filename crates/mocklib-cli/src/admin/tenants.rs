@@ -17,7 +17,7 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use mocklib::node::Server;
-use mocklib::{Boundary, Handler};
+use mocklib::{Handler, boundary::Boundary};
 use url::Url;
 
 /// One handler list the admin API changes.

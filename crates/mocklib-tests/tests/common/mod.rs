@@ -46,7 +46,7 @@ pub fn on_unhandled(strategy: mocklib::UnhandledRequest) -> mocklib::ListenOptio
 
 /// Whether a request failed with a mocklib network error (not a status).
 pub fn is_network_error(error: &reqwest_middleware::Error) -> bool {
-    mocklib::NetworkError::from_middleware_error(error).is_some()
+    mocklib::front_door::NetworkError::from_middleware_error(error).is_some()
 }
 
 /// The spec's "Reference behavior of an example REST API described with
@@ -72,7 +72,9 @@ pub fn reference_api() -> Server {
                     let post: serde_json::Value = args.request.json()?;
                     let id = post["id"].to_string();
                     posts.lock().unwrap().insert(id, post.clone());
-                    Ok::<_, mocklib::BodyError>(mocklib::HttpResponse::json(&post).status(201))
+                    Ok::<_, mocklib::request::BodyError>(
+                        mocklib::HttpResponse::json(&post).status(201),
+                    )
                 }
             }
         }),
@@ -116,7 +118,7 @@ pub async fn resolve(server: &Server, method: http::Method, url: &str) -> Option
     let url: url::Url = url.parse().unwrap_or_else(|e| panic!("{what}: {e}"));
     let outcome = server.handle(mocklib::Request::new(method, url.clone()), None);
     match outcome.await {
-        mocklib::Outcome::Mocked(response) => {
+        mocklib::front_door::Outcome::Mocked(response) => {
             let (head, body) = response.into_parts();
             Some(TestResponse {
                 status: head.status.as_u16(),
@@ -125,8 +127,8 @@ pub async fn resolve(server: &Server, method: http::Method, url: &str) -> Option
                 body: body.collect().await.expect("a readable body"),
             })
         }
-        mocklib::Outcome::NetworkError(error)
-            if error.kind() == mocklib::NetworkErrorKind::Unhandled =>
+        mocklib::front_door::Outcome::NetworkError(error)
+            if error.kind() == mocklib::front_door::NetworkErrorKind::Unhandled =>
         {
             None
         }
@@ -264,7 +266,7 @@ impl TestRequest {
 
     /// Sends the request, expecting it to fail with a mocklib network error
     /// (not a status, not a transport error); returns that error.
-    pub async fn expect_network_error(self) -> mocklib::NetworkError {
+    pub async fn expect_network_error(self) -> mocklib::front_door::NetworkError {
         let what = self.what.clone();
         network_error(&self.expect_error().await, &what)
     }
@@ -370,8 +372,11 @@ impl std::fmt::Debug for TestResponse {
 
 /// The mocklib network error inside `error` (`what` names the request);
 /// panics on any other error.
-pub fn network_error(error: &reqwest_middleware::Error, what: &str) -> mocklib::NetworkError {
-    let network = mocklib::NetworkError::from_middleware_error(error);
+pub fn network_error(
+    error: &reqwest_middleware::Error,
+    what: &str,
+) -> mocklib::front_door::NetworkError {
+    let network = mocklib::front_door::NetworkError::from_middleware_error(error);
     let network =
         network.unwrap_or_else(|| panic!("{what}: expected a network error, got {error:?}"));
     network.clone()
@@ -383,7 +388,7 @@ pub fn unhandled_message(error: &reqwest_middleware::Error, what: &str) -> Strin
     let network = network_error(error, what);
     assert_eq!(
         network.kind(),
-        mocklib::NetworkErrorKind::Unhandled,
+        mocklib::front_door::NetworkErrorKind::Unhandled,
         "{what}: {network}"
     );
     network.to_string()

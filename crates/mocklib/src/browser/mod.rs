@@ -92,7 +92,7 @@
 //!   and the `fetch` and XHR interceptors it falls back to do not.
 //! - Chromium does not hand a Service Worker the `Last-Event-ID` an
 //!   `EventSource` sends when it reconnects (the header is added on the way
-//!   to the network), so [`SseArgs::last_event_id`](crate::sse::SseArgs::last_event_id)
+//!   to the network), so [`ResolverArgs::last_event_id`](crate::sse::ResolverArgs::last_event_id)
 //!   is `None` for that reconnection in Chromium; Firefox hands it on. A
 //!   client that sets the header itself (with `fetch`) is seen in both.
 //! - [`bypass`](crate::message::bypass) and `sse`'s `server.connect()` perform the

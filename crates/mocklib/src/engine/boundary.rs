@@ -32,6 +32,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use crate::engine::list::Scope;
+pub use crate::handling::scope_local::ScopeLocal;
 
 thread_local! {
     /// Scopes entered on this thread, innermost last. Several servers may

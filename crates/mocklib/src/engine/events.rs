@@ -14,7 +14,7 @@
 //! the server is not listening.
 //!
 //! ```
-//! use mocklib::{EventKind, node::setup_server};
+//! use mocklib::{events::EventKind, node::setup_server};
 //!
 //! let server = setup_server([]);
 //! let id = server.events().on(EventKind::RequestStart, |event| {
@@ -144,7 +144,7 @@ impl Events {
     ///
     /// ```
     /// use std::sync::{Arc, Mutex};
-    /// use mocklib::{http, EventKind, HttpResponse, node::setup_server};
+    /// use mocklib::{http, events::EventKind, HttpResponse, node::setup_server};
     ///
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {

@@ -28,10 +28,11 @@ pub const DEFAULT_CAPACITY: usize = 1000;
 /// How many bytes of each request body the journal keeps (64 KiB).
 pub const MAX_BODY: usize = 64 * 1024;
 
-/// How a recorded request was answered.
+/// How a recorded request was answered: the journal's summary of the answer
+/// (the status of a mocked response, not the response itself).
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
-pub enum Answer {
+pub enum AnswerSummary {
     /// A handler answered with a mocked response of this status (500 when
     /// its resolver failed or panicked).
     Mocked(StatusCode),
@@ -49,7 +50,7 @@ pub enum Answer {
 /// A request as the journal recorded it.
 ///
 /// ```
-/// use mocklib::{http, journal::Answer, HttpResponse, node::setup_server};
+/// use mocklib::{http, journal::AnswerSummary, HttpResponse, node::setup_server};
 ///
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -65,7 +66,7 @@ pub enum Answer {
 /// let [request] = server.requests().try_into().unwrap();
 /// assert_eq!(request.method(), "POST");
 /// assert_eq!(request.body(), "hello");
-/// assert_eq!(request.answer(), &Answer::Mocked(::http::StatusCode::CREATED));
+/// assert_eq!(request.answer(), &AnswerSummary::Mocked(::http::StatusCode::CREATED));
 /// assert_eq!(request.handler().unwrap().header(), "POST https://api.example.com/posts");
 /// # Ok(())
 /// # }
@@ -75,7 +76,7 @@ pub struct RecordedRequest {
     request: Request,
     body_len: usize,
     handler: Option<Handler>,
-    answer: Answer,
+    answer: AnswerSummary,
     base_url: Option<Arc<Url>>,
     /// The typed values the mocked response carried.
     extensions: http::Extensions,
@@ -139,7 +140,7 @@ impl RecordedRequest {
     }
 
     /// How the request was answered.
-    pub fn answer(&self) -> &Answer {
+    pub fn answer(&self) -> &AnswerSummary {
         &self.answer
     }
 
@@ -208,7 +209,7 @@ impl RecordedRequest {
     pub(crate) fn new(
         request: &Request,
         handler: Option<&Handler>,
-        answer: Answer,
+        answer: AnswerSummary,
         base_url: Option<&Arc<Url>>,
     ) -> Self {
         RecordedRequest {
@@ -255,7 +256,7 @@ impl Journal {
         capacity: usize,
         request: &Request,
         handler: Option<&Handler>,
-        answer: Answer,
+        answer: AnswerSummary,
         base_url: Option<&Arc<Url>>,
     ) {
         let entry = RecordedRequest::new(request, handler, answer, base_url);
@@ -349,7 +350,7 @@ mod tests {
                 3,
                 &request(&format!("/{i}"), 0),
                 None,
-                Answer::Unhandled,
+                AnswerSummary::Unhandled,
                 None,
             );
         }
@@ -363,14 +364,14 @@ mod tests {
         let numbers: Vec<_> = journal.entries().map(RecordedRequest::sequence).collect();
         assert_eq!(numbers, [2, 3, 4]);
         journal.clear();
-        journal.record(3, &request("/5", 0), None, Answer::Unhandled, None);
+        journal.record(3, &request("/5", 0), None, AnswerSummary::Unhandled, None);
         assert_eq!(journal.entries().next().unwrap().sequence(), 5);
     }
 
     #[test]
     fn capacity_zero_records_nothing() {
         let mut journal = Journal::default();
-        journal.record(0, &request("/", 0), None, Answer::Passthrough, None);
+        journal.record(0, &request("/", 0), None, AnswerSummary::Passthrough, None);
         assert_eq!(journal.entries().count(), 0);
     }
 
@@ -381,7 +382,7 @@ mod tests {
             1,
             &request("/", MAX_BODY + 10),
             None,
-            Answer::Passthrough,
+            AnswerSummary::Passthrough,
             None,
         );
         let entry = journal.entries().next().unwrap();

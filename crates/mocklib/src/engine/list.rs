@@ -27,7 +27,7 @@
 //! ([`Handler::expect`]) count per scope the same way. The request journal
 //! ([`crate::journal`]) and strict mode's failures are per scope too, but a
 //! boundary starts them empty: it records what happened inside it.
-//! Handlers' own per-scope values ([`ScopeLocal`](crate::ScopeLocal), the
+//! Handlers' own per-scope values ([`ScopeLocal`](crate::boundary::ScopeLocal), the
 //! collections of `rest` resources) start as the enclosing scope's, shared
 //! until changed.
 
@@ -36,7 +36,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use crate::engine::index::{ChunkIndex, MIN_INDEXED, RequestKeys};
-use crate::engine::journal::{Answer, Journal, RecordedRequest};
+use crate::engine::journal::{AnswerSummary, Journal, RecordedRequest};
 use crate::handling::handler::{Handler, HandlerId, Hint, MatchContext};
 use crate::handling::scope_local::ScopeValues;
 use crate::message::request::Request;
@@ -182,7 +182,7 @@ pub(crate) struct Scope {
     /// Whether `used` may hold a handler that is not a once-handler: until
     /// then, the lookup checks only once-handlers under the lock.
     exhausted_any: AtomicBool,
-    /// The handlers' [`ScopeLocal`](crate::ScopeLocal) values, behind a lock
+    /// The handlers' [`ScopeLocal`](crate::boundary::ScopeLocal) values, behind a lock
     /// of their own: a resolver changes them while the lookup goes on.
     values: ScopeValues,
 }
@@ -395,7 +395,7 @@ impl Scope {
         capacity: usize,
         request: &Request,
         handler: Option<&Handler>,
-        answer: Answer,
+        answer: AnswerSummary,
         base_url: Option<&Arc<url::Url>>,
         extensions: http::Extensions,
     ) -> Option<u64> {
@@ -622,10 +622,7 @@ mod tests {
             AnyOperation,
         }
 
-        fn handler(
-            spec: &Spec,
-            links: &[crate::namespace::graphql::GraphqlLink],
-        ) -> crate::Handler {
+        fn handler(spec: &Spec, links: &[crate::namespace::graphql::Link]) -> crate::Handler {
             match spec {
                 Spec::Operation {
                     name,

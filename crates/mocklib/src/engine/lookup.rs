@@ -9,7 +9,7 @@ use url::Url;
 
 use crate::engine::events::{EventKind, Events, LifeCycleEvent, ObservedResponse};
 use crate::engine::index::RequestKeys;
-use crate::engine::journal::{Answer, DEFAULT_CAPACITY};
+use crate::engine::journal::{AnswerSummary, DEFAULT_CAPACITY};
 use crate::engine::list::HandlerChain;
 use crate::engine::list::Scope;
 use crate::handling::handler::{Found, Handler, MatchContext, Matched};
@@ -43,7 +43,7 @@ pub(super) struct Lookup {
 
 impl Lookup {
     /// Writes the request into the scope's journal.
-    fn record(&self, request: &Request, handler: Option<&Handler>, answer: Answer) {
+    fn record(&self, request: &Request, handler: Option<&Handler>, answer: AnswerSummary) {
         self.record_with(request, handler, answer, http::Extensions::new());
     }
 
@@ -57,7 +57,7 @@ impl Lookup {
         response: &http::Response<Body>,
         journal: http::Extensions,
     ) {
-        let answer = Answer::Mocked(response.status());
+        let answer = AnswerSummary::Mocked(response.status());
         let mut extensions = journal;
         if !response.extensions().is_empty() {
             extensions.extend(response.extensions().clone());
@@ -69,7 +69,7 @@ impl Lookup {
         &self,
         request: &Request,
         handler: Option<&Handler>,
-        answer: Answer,
+        answer: AnswerSummary,
         extensions: http::Extensions,
     ) {
         let capacity = self.options.journal_capacity.unwrap_or(DEFAULT_CAPACITY);
@@ -283,7 +283,7 @@ impl Lookup {
                 }
                 #[cfg(feature = "ws")]
                 Resolution::Upgrade(upgrade) => {
-                    self.record(&request, Some(handler), Answer::WebSocket);
+                    self.record(&request, Some(handler), AnswerSummary::WebSocket);
                     self.emit(EventKind::RequestMatch, &request, request_id);
                     self.emit(EventKind::RequestEnd, &request, request_id);
                     return Step::Done(Outcome::WebSocket(upgrade));
@@ -292,7 +292,7 @@ impl Lookup {
         }
         if matched && !self.options.fallthrough_is_unhandled {
             // Matched, but nobody answered: performed as it is, still handled.
-            self.record(&request, None, Answer::Passthrough);
+            self.record(&request, None, AnswerSummary::Passthrough);
             self.emit(EventKind::RequestEnd, &request, request_id);
             return Step::Done(self.passthrough(request, request_id));
         }
@@ -334,12 +334,12 @@ impl Lookup {
     ) -> Outcome {
         match response.kind() {
             Kind::Passthrough => {
-                self.record(&request, Some(handler), Answer::Passthrough);
+                self.record(&request, Some(handler), AnswerSummary::Passthrough);
                 self.emit(EventKind::RequestEnd, &request, request_id);
                 self.passthrough(request, request_id)
             }
             Kind::NetworkError => {
-                self.record(&request, Some(handler), Answer::NetworkError);
+                self.record(&request, Some(handler), AnswerSummary::NetworkError);
                 self.emit(EventKind::RequestMatch, &request, request_id);
                 self.emit(EventKind::RequestEnd, &request, request_id);
                 Outcome::NetworkError(NetworkError {
@@ -406,7 +406,11 @@ impl Lookup {
                 response: None,
                 error: Some(error.clone()),
             });
-        self.record(&request, Some(handler), Answer::Mocked(response.status()));
+        self.record(
+            &request,
+            Some(handler),
+            AnswerSummary::Mocked(response.status()),
+        );
         self.emit_response(EventKind::ResponseMocked, &request, request_id, &response);
         Outcome::Mocked(response)
     }
@@ -460,7 +464,7 @@ impl Lookup {
         handlers: &crate::engine::list::HandlerChain,
         matched: bool,
     ) -> Outcome {
-        self.record(&request, None, Answer::Unhandled);
+        self.record(&request, None, AnswerSummary::Unhandled);
         if self.hooks.recorder.is_some() {
             // Recording: what no handler answers is what is to be recorded.
             self.emit(EventKind::RequestUnhandled, &request, request_id);

@@ -21,7 +21,7 @@ pub(crate) mod index;
 pub mod journal;
 pub(crate) mod list;
 pub(crate) mod suggest;
-pub(crate) mod verify;
+pub mod verify;
 
 // Layer 7, the lookup and what observes it.
 mod checked;

@@ -19,7 +19,7 @@ use std::time::{Instant, SystemTime};
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum Outcome {
-    /// Send this response (its status text: [`StatusText::of`](crate::StatusText::of)).
+    /// Send this response (its status text: [`StatusText::of`](crate::response::StatusText::of)).
     Mocked(http::Response<Body>),
     /// Perform the request for real, then report the response head.
     Passthrough(Passthrough),
@@ -127,7 +127,7 @@ impl NetworkError {
     /// [`HttpResponse::error()`](crate::HttpResponse::error) and the other kinds.
     ///
     /// ```
-    /// # fn check(error: &mocklib::NetworkError) {
+    /// # fn check(error: &mocklib::front_door::NetworkError) {
     /// if error.fault() == Some(mocklib::Fault::ConnectionReset) {
     ///     println!("the mock reset the connection");
     /// }
@@ -141,7 +141,6 @@ impl NetworkError {
     /// tower service") that cannot carry the WebSocket a handler accepted
     /// with `upgrade`: an in-process one. Logs why, once.
     #[cfg(feature = "ws")]
-    #[cfg_attr(docsrs, doc(cfg(feature = "ws")))]
     pub fn cannot_upgrade(upgrade: &WebSocketUpgrade, front_door: &str) -> Self {
         crate::support::log::error(&format!(
             "a WebSocket handler matched {}, but {front_door} cannot carry a WebSocket; \

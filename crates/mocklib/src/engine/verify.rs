@@ -8,7 +8,7 @@
 
 use std::fmt::{self, Write as _};
 
-use crate::engine::journal::{Answer, RecordedRequest};
+use crate::engine::journal::{AnswerSummary, RecordedRequest};
 use crate::engine::list::{Record, Scope};
 use crate::handling::handler::Handler;
 use crate::handling::times::Times;
@@ -398,11 +398,11 @@ fn with_method(request: &Request, method: &http::Method) -> Request {
 /// How the journal says a request was answered, in a few words.
 fn describe(entry: &RecordedRequest) -> String {
     let mut text = match entry.answer() {
-        Answer::Mocked(status) => format!("mocked {}", status.as_u16()),
-        Answer::Passthrough => "performed as it is".to_owned(),
-        Answer::NetworkError => "network error".to_owned(),
-        Answer::Unhandled => "unhandled".to_owned(),
-        Answer::WebSocket => "WebSocket".to_owned(),
+        AnswerSummary::Mocked(status) => format!("mocked {}", status.as_u16()),
+        AnswerSummary::Passthrough => "performed as it is".to_owned(),
+        AnswerSummary::NetworkError => "network error".to_owned(),
+        AnswerSummary::Unhandled => "unhandled".to_owned(),
+        AnswerSummary::WebSocket => "WebSocket".to_owned(),
     };
     if let Some(handler) = entry.handler() {
         let _ = write!(text, " by {}", handler.header());

@@ -179,11 +179,11 @@ macro_rules! shared_api {
         /// Re-arms every used `.once()` handler of the current scope (MSW:
         /// `restoreHandlers()`), starts every sequence over, sets the counts
         /// that expectations check back to zero, and starts every per-scope
-        /// value ([`ScopeLocal`](crate::ScopeLocal): the collections of
+        /// value ([`ScopeLocal`](crate::boundary::ScopeLocal): the collections of
         /// [`rest`](crate::rest) resources) over from its seed.
         ///
         /// ```
-        /// use mocklib::{http, HttpResponse, node::setup_server, Outcome, Request};
+        /// use mocklib::{http, HttpResponse, node::setup_server, front_door::Outcome, Request};
         ///
         /// # #[tokio::main(flavor = "current_thread")]
         /// # async fn main() {
@@ -213,8 +213,8 @@ macro_rules! shared_api {
             self.api.list_handlers()
         }
 
-        /// Life-cycle events: subscribe with [`Events::on`](crate::Events::on).
-        pub fn events(&self) -> &$crate::Events {
+        /// Life-cycle events: subscribe with [`Events::on`](crate::events::Events::on).
+        pub fn events(&self) -> &$crate::events::Events {
             self.api.events()
         }
 
@@ -249,7 +249,7 @@ macro_rules! shared_api {
         /// # Ok(())
         /// # }
         /// ```
-        pub fn verify(&self) -> Result<(), $crate::VerificationError> {
+        pub fn verify(&self) -> Result<(), $crate::verify::VerificationError> {
             self.api.verify()
         }
 
@@ -274,7 +274,7 @@ macro_rules! shared_api {
         /// The requests the current scope received, oldest first, each with the
         /// handler that answered and how (see [`crate::journal`] for what is
         /// kept and for how long).
-        pub fn requests(&self) -> Vec<$crate::RecordedRequest> {
+        pub fn requests(&self) -> Vec<$crate::journal::RecordedRequest> {
             self.api.requests()
         }
 
@@ -302,7 +302,10 @@ macro_rules! shared_api {
         /// # Ok(())
         /// # }
         /// ```
-        pub fn requests_matching(&self, handler: &$crate::Handler) -> Vec<$crate::RecordedRequest> {
+        pub fn requests_matching(
+            &self,
+            handler: &$crate::Handler,
+        ) -> Vec<$crate::journal::RecordedRequest> {
             self.api.requests_matching(handler)
         }
 
@@ -337,7 +340,6 @@ macro_rules! shared_api {
         /// # }
         /// ```
         #[cfg(feature = "har")]
-        #[cfg_attr(docsrs, doc(cfg(feature = "har")))]
         pub fn record(
             &self,
             recording: $crate::namespace::har::Recording,
@@ -367,7 +369,7 @@ macro_rules! shared_api {
         /// `contract` (an [OpenAPI document](crate::openapi::OpenApi::contract),
         /// or a [`Contract`](crate::contract::Contract) of your own): what
         /// differs is kept with the request's journal entry
-        /// ([`RecordedRequest::contract_findings`](crate::RecordedRequest::contract_findings)),
+        /// ([`RecordedRequest::contract_findings`](crate::journal::RecordedRequest::contract_findings)),
         /// logged, and reported by [`verify`](Self::verify). Contracts add up.
         /// See [`crate::contract`].
         pub fn attach_contract(&self, contract: impl $crate::handling::contract::Contract) {

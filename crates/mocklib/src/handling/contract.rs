@@ -7,7 +7,7 @@
 //! every request answered — written by hand, replayed from a HAR
 //! file, loaded from a handler file — with the answer, and says how they
 //! differ from the API's description. Its [`Finding`]s are kept with the
-//! request's journal entry ([`RecordedRequest::contract_findings`](crate::RecordedRequest::contract_findings)) and fail
+//! request's journal entry ([`RecordedRequest::contract_findings`](crate::journal::RecordedRequest::contract_findings)) and fail
 //! [`verify`](crate::node::Server::verify), naming the handler that answered.
 //! A strict contract fails the request itself: the client gets a `500`
 //! whose body lists the findings.
@@ -54,7 +54,7 @@
 //! Requests performed for real (a passthrough, an unhandled request
 //! bypassed) are checked too, once their answer is whole, through the front
 //! door's capture (the listener and the tower service capture; see
-//! [`Passthrough::capture`](crate::Passthrough::capture)): the findings join
+//! [`Passthrough::capture`](crate::front_door::Passthrough::capture)): the findings join
 //! the journal entry and `verify`, and strictness cannot apply, the answer
 //! being on its way.
 

@@ -21,7 +21,7 @@
 //! ```
 //! use mocklib::handler::{HandlerKind, IndexHint, MatchContext, Matched};
 //! use mocklib::resolver::ResolverCall;
-//! use mocklib::{Handler, HttpResponse, Predicate, node::setup_server};
+//! use mocklib::{Handler, HttpResponse, matching::Predicate, node::setup_server};
 //!
 //! /// Answers every request that carries `x-feature: <name>` under a path.
 //! struct FeatureFlag {
@@ -80,6 +80,8 @@ use std::any::Any;
 use std::sync::{Arc, OnceLock};
 
 use url::Url;
+
+pub use crate::support::maybe_send::MaybeSend;
 
 use crate::handling::resolver::{CallContext, RequestId, ResolverCall};
 use crate::handling::times::Times;

@@ -28,7 +28,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 /// value.
 ///
 /// ```
-/// use mocklib::{http, HttpResponse, ScopeLocal, node::setup_server};
+/// use mocklib::{http, HttpResponse, boundary::ScopeLocal, node::setup_server};
 ///
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {

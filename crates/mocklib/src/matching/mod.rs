@@ -29,7 +29,7 @@
 //! `:name(regex)` gives it a pattern of its own (`:sub(.+)` spans labels).
 //!
 //! ```
-//! use mocklib::{http, node::setup_server, HttpResponse, Outcome, Request};
+//! use mocklib::{http, node::setup_server, HttpResponse, front_door::Outcome, Request};
 //!
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() {
@@ -120,7 +120,6 @@ impl Predicate {
     /// (`scheme://host[:port]/path`, no query). Named capture groups become
     /// params by name, unnamed ones `"0"`, `"1"`, ….
     #[cfg(feature = "regex")]
-    #[cfg_attr(docsrs, doc(cfg(feature = "regex")))]
     pub fn regex(regex: Regex) -> Self {
         Predicate {
             kind: PredicateKind::Regex(regex),
@@ -130,7 +129,7 @@ impl Predicate {
     /// A closure deciding whether the request matches.
     ///
     /// ```
-    /// use mocklib::{http, HttpResponse, Predicate};
+    /// use mocklib::{http, HttpResponse, matching::Predicate};
     ///
     /// http::post(
     ///     Predicate::custom(|request| request.header("x-mock").is_some()),
@@ -199,7 +198,7 @@ impl Predicate {
     /// [`crate::handler`]).
     ///
     /// ```
-    /// use mocklib::{Predicate, Request};
+    /// use mocklib::{matching::Predicate, Request};
     ///
     /// let predicate = Predicate::path("https://api.example.com/users/:id")?;
     /// let request = Request::new(http::Method::GET, "https://api.example.com/users/7".parse()?);
@@ -307,7 +306,6 @@ impl IntoPredicate for &String {
 }
 
 #[cfg(feature = "regex")]
-#[cfg_attr(docsrs, doc(cfg(feature = "regex")))]
 impl IntoPredicate for Regex {
     fn into_predicate(self) -> Result<Predicate, PatternError> {
         Ok(Predicate::regex(self))

@@ -2,7 +2,7 @@
 //!
 //! ```
 //! use std::time::Duration;
-//! use mocklib::{delay, http, Delay, HttpResponse};
+//! use mocklib::{delay, http, response::Delay, HttpResponse};
 //!
 //! http::get("/slow", |_| async {
 //!     delay(Duration::from_millis(300)).await;

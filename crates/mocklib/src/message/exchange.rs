@@ -4,7 +4,7 @@
 //!
 //! While a recorder is set ([`Server::record_exchanges`](crate::node::Server::record_exchanges),
 //! or `record` with a HAR file), the engine hands each front door a
-//! [`Passthrough`](crate::Passthrough) whose [`capture`](crate::Passthrough::capture)
+//! [`Passthrough`](crate::front_door::Passthrough) whose [`capture`](crate::front_door::Passthrough::capture)
 //! is `Some`. The front door that performs the request wraps the real
 //! response's body in a [`Tap`] (or feeds the [`Capture`] itself), which
 //! copies the bytes as the client reads them and hands the finished
@@ -101,7 +101,7 @@ pub trait ExchangeSink: std::fmt::Debug + Send + Sync + 'static {
 }
 
 /// An exchange whose response body is being read: what
-/// [`Passthrough::capture`](crate::Passthrough::capture) hands a front door.
+/// [`Passthrough::capture`](crate::front_door::Passthrough::capture) hands a front door.
 pub struct Capture {
     sink: Arc<dyn ExchangeSink>,
     exchange: Exchange,

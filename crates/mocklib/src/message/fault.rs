@@ -4,7 +4,7 @@
 //! and [`HttpResponse::dribble`](crate::HttpResponse::dribble).
 //!
 //! The core stays I/O-free: a fault that replaces the whole answer travels as
-//! a network error ([`NetworkError::fault`](crate::NetworkError::fault)) or,
+//! a network error ([`NetworkError::fault`](crate::front_door::NetworkError::fault)) or,
 //! for [`Fault::MalformedChunk`], as a mocked response whose body fails and
 //! which carries the `Fault` in its extensions; each front door turns it into
 //! what its client would see. Body faults are plain bodies: bytes that stop
@@ -37,7 +37,7 @@ use crate::message::body::{Body, StreamError};
 ///
 /// | fault | reqwest 0.13 (listener) | curl exit code | ureq 3 | in-process (reqwest-middleware, tower) |
 /// |---|---|---|---|---|
-/// | [`ConnectionReset`](Fault::ConnectionReset) | `is_request()`; source "Connection reset by peer" | 56 "Recv failure: Connection reset by peer" | `Error::Io`, kind `ConnectionReset` | a [`NetworkError`](crate::NetworkError) whose [`fault()`](crate::NetworkError::fault) is `ConnectionReset` (`reqwest_middleware::Error::Middleware`; the tower service's `Err`) |
+/// | [`ConnectionReset`](Fault::ConnectionReset) | `is_request()`; source "Connection reset by peer" | 56 "Recv failure: Connection reset by peer" | `Error::Io`, kind `ConnectionReset` | a [`NetworkError`](crate::front_door::NetworkError) whose [`fault()`](crate::front_door::NetworkError::fault) is `ConnectionReset` (`reqwest_middleware::Error::Middleware`; the tower service's `Err`) |
 /// | [`EmptyResponse`](Fault::EmptyResponse) | `is_request()`; "connection closed before message completed" | 52 "Empty reply from server" | `Error::Io`, kind `UnexpectedEof` | a `NetworkError`, `fault()` = `EmptyResponse` |
 /// | [`Garbage`](Fault::Garbage) | `is_request()`; "invalid HTTP version parsed" | 1 "Received HTTP/0.9 when not allowed" | `Error::Protocol` "http parse fail" | a `NetworkError`, `fault()` = `Garbage` |
 /// | [`MalformedChunk`](Fault::MalformedChunk) | the response, then `is_decode()` reading the body: "Invalid chunk size line" | 56 "Illegal or missing hexadecimal sequence in chunked-encoding" | the response, then `Error::Protocol` "chunk length cannot be read as a number" | the response, then a body error ("malformed chunk"; reqwest: `is_decode()`) |

@@ -34,7 +34,7 @@ impl FormValue {
 /// An ordered list of form fields; a name may repeat.
 ///
 /// ```
-/// use mocklib::FormData;
+/// use mocklib::request::FormData;
 ///
 /// let form = FormData::new().text("title", "Hello").text("tag", "a").text("tag", "b");
 /// assert_eq!(form.get("title"), Some("Hello"));

@@ -62,7 +62,7 @@ impl Params {
     /// list (use [`Params::value`] for `:name*` / `:name+`).
     ///
     /// ```
-    /// use mocklib::{http, HttpResponse, node::setup_server, Outcome, Request};
+    /// use mocklib::{http, HttpResponse, node::setup_server, front_door::Outcome, Request};
     ///
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() {

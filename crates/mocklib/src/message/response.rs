@@ -95,7 +95,7 @@ pub enum ResponseBodyError {
 /// [`StatusText::of`]:
 ///
 /// ```
-/// use mocklib::{HttpResponse, StatusText};
+/// use mocklib::{HttpResponse, response::StatusText};
 ///
 /// let usual = HttpResponse::text("gone").status(404).into_http().unwrap();
 /// assert_eq!(StatusText::of(&usual), "Not Found");
@@ -226,7 +226,7 @@ impl HttpResponse {
     /// client gets the status, the headers and every chunk before it, even
     /// when the `Err` comes first or right behind a chunk, then an error:
     /// the connection closing mid-body on HTTP/1.1, a stream reset on
-    /// HTTP/2 (see [`StreamError`](crate::StreamError)).
+    /// HTTP/2 (see [`StreamError`](crate::response::StreamError)).
     pub fn try_stream<S, B, E>(stream: S) -> Self
     where
         S: futures_util::Stream<Item = Result<B, E>> + Send + 'static,
@@ -247,7 +247,7 @@ impl HttpResponse {
     ///
     /// http::get("/tokens", |_| HttpResponse::chunks(["Hel", "lo"], Duration::from_millis(50)));
     /// ```
-    pub fn chunks<I>(chunks: I, pause: impl Into<crate::Delay>) -> Self
+    pub fn chunks<I>(chunks: I, pause: impl Into<crate::response::Delay>) -> Self
     where
         I: IntoIterator,
         I::Item: Into<Bytes> + 'static,
@@ -402,7 +402,7 @@ impl HttpResponse {
 
     /// Attaches a typed value to the response: an in-process client finds
     /// it in the `http::Response`'s extensions, and the journal keeps a copy
-    /// ([`RecordedRequest::extensions`](crate::RecordedRequest::extensions)),
+    /// ([`RecordedRequest::extensions`](crate::journal::RecordedRequest::extensions)),
     /// beside what handler kinds tell it there (a gRPC call's messages and
     /// status). One value per type, the last wins.
     ///
@@ -422,7 +422,7 @@ impl HttpResponse {
     }
 
     /// Attaches a typed value for the journal entry alone
-    /// ([`RecordedRequest::extensions`](crate::RecordedRequest::extensions)),
+    /// ([`RecordedRequest::extensions`](crate::journal::RecordedRequest::extensions)),
     /// not the `http::Response`.
     #[cfg_attr(not(feature = "grpc"), allow(dead_code))]
     pub(crate) fn journal_extension<T: Clone + Send + Sync + 'static>(mut self, value: T) -> Self {

@@ -11,7 +11,7 @@
 //!     http::get("https://api.example.com/user", |_| HttpResponse::json(&serde_json::json!({ "name": "John" }))),
 //!     http::post("/posts", |args| async move {
 //!         let post: serde_json::Value = args.request.json()?;
-//!         Ok::<_, mocklib::BodyError>(HttpResponse::json(&post).status(201))
+//!         Ok::<_, mocklib::request::BodyError>(HttpResponse::json(&post).status(201))
 //!     }),
 //!     http::delete("/posts/:id", |args| HttpResponse::text(format!("deleted {}", &args.params["id"]))),
 //!     // Parameters in the host: one label each (see `matching`).

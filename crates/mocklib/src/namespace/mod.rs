@@ -5,20 +5,15 @@
 //! surface (`graphql` over `sse` and `ws`, `har`/`openapi` over `http`).
 
 #[cfg(feature = "graphql")]
-#[cfg_attr(docsrs, doc(cfg(feature = "graphql")))]
 pub mod graphql;
 #[cfg(feature = "grpc")]
-#[cfg_attr(docsrs, doc(cfg(feature = "grpc")))]
 pub mod grpc;
 #[cfg(feature = "har")]
-#[cfg_attr(docsrs, doc(cfg(feature = "har")))]
 pub mod har;
 pub mod http;
 #[cfg(feature = "openapi")]
-#[cfg_attr(docsrs, doc(cfg(feature = "openapi")))]
 pub mod openapi;
 pub mod rest;
 pub mod sse;
 #[cfg(feature = "ws")]
-#[cfg_attr(docsrs, doc(cfg(feature = "ws")))]
 pub mod ws;

@@ -33,13 +33,10 @@ use crate::handling::handler::Handler;
 use crate::message::request::Request;
 
 #[cfg(feature = "net")]
-#[cfg_attr(docsrs, doc(cfg(feature = "net")))]
 pub use self::net::{ListenError, MemoryConnector, MemoryStream};
 #[cfg(any(feature = "reqwest", feature = "reqwest-0-12"))]
-#[cfg_attr(docsrs, doc(cfg(any(feature = "reqwest", feature = "reqwest-0-12"))))]
 pub use self::reqwest::MockMiddleware;
 #[cfg(feature = "tower")]
-#[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
 pub use self::tower::{MockBody, MockLayer, MockService, NoUpstream, NoUpstreamError};
 
 /// Creates a server with `handlers` as its initial handlers
@@ -131,7 +128,6 @@ impl ListenOptions {
     /// current-thread runtime `listen` fails ([`ListenError::Runtime`]):
     /// the listener would stand still whenever the test blocks.
     #[cfg(feature = "net")]
-    #[cfg_attr(docsrs, doc(cfg(feature = "net")))]
     pub fn on_current_runtime(mut self) -> Self {
         self.on_current_runtime = true;
         self
@@ -140,7 +136,6 @@ impl ListenOptions {
     /// The loopback port of the listener. Default: a pooled port or a free
     /// one (see [`Server::url`]).
     #[cfg(feature = "net")]
-    #[cfg_attr(docsrs, doc(cfg(feature = "net")))]
     pub fn port(mut self, port: u16) -> Self {
         self.port = Some(port);
         self
@@ -150,7 +145,6 @@ impl ListenOptions {
     /// system's, for passthrough to a test server with its own CA.
     /// Certificate verification itself cannot be turned off.
     #[cfg(feature = "net")]
-    #[cfg_attr(docsrs, doc(cfg(feature = "net")))]
     pub fn upstream_root_certificates<I, S>(mut self, pems: I) -> Self
     where
         I: IntoIterator<Item = S>,
@@ -271,7 +265,6 @@ impl Server {
     /// Like [`listen_with`](Self::listen_with), returning why the listener
     /// could not start instead of panicking.
     #[cfg(feature = "net")]
-    #[cfg_attr(docsrs, doc(cfg(feature = "net")))]
     pub fn try_listen_with(&self, options: ListenOptions) -> Result<(), ListenError> {
         let mut network = self
             .network
@@ -351,7 +344,7 @@ impl Server {
     /// Opens a boundary held by the value returned, not by a call: it starts
     /// from the caller's current list, as a [`boundary`](Self::boundary)
     /// call does, and lasts until the value (and its clones) are dropped.
-    /// See [`Boundary`](crate::Boundary).
+    /// See [`Boundary`](crate::boundary::Boundary).
     ///
     /// ```
     /// # use mocklib::{http, HttpResponse, node::setup_server};
@@ -361,8 +354,8 @@ impl Server {
     /// assert!(server.list_handlers().is_empty());
     /// drop(worker); // the boundary ends
     /// ```
-    pub fn open_boundary(&self) -> crate::Boundary {
-        crate::Boundary::new((self.engine.boundary_factory().0)())
+    pub fn open_boundary(&self) -> crate::boundary::Boundary {
+        crate::boundary::Boundary::new((self.engine.boundary_factory().0)())
     }
 
     /// Runs `f` outside every boundary of this server, whatever boundary
@@ -419,7 +412,6 @@ impl Server {
 
 /// The loopback listener: ways in for clients that cannot take a middleware.
 #[cfg(feature = "net")]
-#[cfg_attr(docsrs, doc(cfg(feature = "net")))]
 impl Server {
     fn with_network<T>(&self, what: &str, f: impl FnOnce(&net::Network) -> T) -> T {
         let network = self
@@ -608,7 +600,6 @@ impl Server {
     /// # Panics
     /// When the server is not listening.
     #[cfg(feature = "reqwest")]
-    #[cfg_attr(docsrs, doc(cfg(all(feature = "net", feature = "reqwest"))))]
     pub fn reqwest_client(&self) -> ::reqwest::Client {
         self.reqwest_client_builder()
             .build()
@@ -629,7 +620,6 @@ impl Server {
     /// # Panics
     /// When the server is not listening.
     #[cfg(feature = "reqwest")]
-    #[cfg_attr(docsrs, doc(cfg(all(feature = "net", feature = "reqwest"))))]
     pub fn reqwest_client_builder(&self) -> ::reqwest::ClientBuilder {
         let proxy = ::reqwest::Proxy::all(self.proxy_url().as_str())
             .expect("the listener URL is a valid proxy URL");
@@ -644,7 +634,6 @@ impl Server {
     /// # Panics
     /// When the server is not listening.
     #[cfg(feature = "reqwest-0-12")]
-    #[cfg_attr(docsrs, doc(cfg(all(feature = "net", feature = "reqwest-0-12"))))]
     pub fn reqwest_client_0_12(&self) -> ::reqwest012::Client {
         self.reqwest_client_builder_0_12()
             .build()
@@ -658,7 +647,6 @@ impl Server {
     /// # Panics
     /// When the server is not listening.
     #[cfg(feature = "reqwest-0-12")]
-    #[cfg_attr(docsrs, doc(cfg(all(feature = "net", feature = "reqwest-0-12"))))]
     pub fn reqwest_client_builder_0_12(&self) -> ::reqwest012::ClientBuilder {
         let certificate = ::reqwest012::Certificate::from_pem(self.ca_certificate_pem().as_bytes())
             .expect("the mocklib CA certificate is valid PEM");

@@ -29,7 +29,7 @@
 //! [`HttpResponse::fault`](crate::HttpResponse::fault) that replaces the
 //! answer, or the "error" unhandled strategy) is
 //! `reqwest_middleware::Error::Middleware` wrapping a
-//! [`NetworkError`](crate::NetworkError) — a request error, not a status. A
+//! [`NetworkError`](crate::front_door::NetworkError) — a request error, not a status. A
 //! body fault fails reading the body, as through a socket
 //! (`reqwest::Error::is_decode`; see [`Fault`](crate::Fault)).
 
@@ -43,7 +43,6 @@ use super::Server;
 use crate::front_door::{FrontDoor, Outcome};
 use crate::message::request::Request;
 
-#[cfg_attr(docsrs, doc(cfg(any(feature = "reqwest", feature = "reqwest-0-12"))))]
 impl Server {
     /// A `reqwest_middleware::Middleware` answering from this server's
     /// handlers (reqwest-middleware 0.5 with feature `reqwest`, 0.4 with
@@ -57,7 +56,6 @@ impl Server {
 
 /// Answers a reqwest client's requests from the handlers; made by
 /// [`Server::middleware`].
-#[cfg_attr(docsrs, doc(cfg(any(feature = "reqwest", feature = "reqwest-0-12"))))]
 #[derive(Clone, Debug)]
 pub struct MockMiddleware {
     door: FrontDoor,
@@ -101,7 +99,7 @@ macro_rules! reqwest_front_door {
                     )),
                     #[cfg(feature = "ws")]
                     Outcome::WebSocket(upgrade) => {
-                        let error = crate::NetworkError::cannot_upgrade(&upgrade, "the reqwest middleware");
+                        let error = crate::front_door::NetworkError::cannot_upgrade(&upgrade, "the reqwest middleware");
                         Err($middleware::Error::Middleware(anyhow::Error::new(error)))
                     }
                     Outcome::Passthrough(passthrough) => {
@@ -118,14 +116,13 @@ macro_rules! reqwest_front_door {
             }
         }
 
-        #[cfg_attr(docsrs, doc(cfg(feature = $feature)))]
-        impl crate::NetworkError {
+        impl crate::front_door::NetworkError {
             #[doc = concat!("The mocklib network error behind a `reqwest-middleware` ", $version, " error, if that")]
             /// is what made the request fail.
             ///
             /// ```
             #[doc = concat!("# fn check(error: &", $crate_name, "::Error) {")]
-            #[doc = concat!("if let Some(network_error) = mocklib::NetworkError::", stringify!($from_error), "(error) {")]
+            #[doc = concat!("if let Some(network_error) = mocklib::front_door::NetworkError::", stringify!($from_error), "(error) {")]
             ///     println!("mocked network failure: {network_error}");
             /// }
             /// # }

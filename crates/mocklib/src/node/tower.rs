@@ -28,11 +28,11 @@
 //! A request to pass on that cannot become an `http::Request` for the inner
 //! service (its URL is over the 65,534 bytes of a URI once percent-encoded)
 //! is answered by the layer itself: `414 URI Too Long` with a text body
-//! saying why (see [`UnsendableRequestError`](crate::UnsendableRequestError)).
+//! saying why (see [`UnsendableRequestError`](crate::request::UnsendableRequestError)).
 //! A network error ([`HttpResponse::error`](crate::HttpResponse::error), a
 //! [`HttpResponse::fault`](crate::HttpResponse::fault) that replaces the
 //! answer, or the "error" unhandled strategy) is the service's `Err`, a boxed
-//! [`NetworkError`](crate::NetworkError); a body fault is an error of the
+//! [`NetworkError`](crate::front_door::NetworkError); a body fault is an error of the
 //! response body (see [`Fault`](crate::Fault)).
 
 use std::future::Future;
@@ -55,7 +55,6 @@ use crate::message::request::Request;
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
-#[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
 impl Server {
     /// A [`Layer`] that puts this server's handlers in front of a service
     /// taking `http::Request<Full<Bytes>>`; passthrough requests go to that
@@ -75,7 +74,6 @@ impl Server {
 }
 
 /// Wraps a service in a [`MockService`]; made by [`Server::layer`].
-#[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
 #[derive(Clone, Debug)]
 pub struct MockLayer {
     door: FrontDoor,
@@ -94,7 +92,6 @@ impl<S> Layer<S> for MockLayer {
 
 /// A service answering from the server's handlers, passing requests through
 /// to `S`.
-#[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
 #[derive(Clone, Debug)]
 pub struct MockService<S> {
     door: FrontDoor,
@@ -135,9 +132,10 @@ where
                 Outcome::Mocked(response) => Ok(response.map(MockBody::mocked)),
                 Outcome::NetworkError(error) => Err(error.into()),
                 #[cfg(feature = "ws")]
-                Outcome::WebSocket(upgrade) => {
-                    Err(crate::NetworkError::cannot_upgrade(&upgrade, "the tower service").into())
-                }
+                Outcome::WebSocket(upgrade) => Err(
+                    crate::front_door::NetworkError::cannot_upgrade(&upgrade, "the tower service")
+                        .into(),
+                ),
                 Outcome::Passthrough(passthrough) => {
                     let outgoing = match passthrough.request().to_http() {
                         Ok(outgoing) => outgoing,
@@ -201,11 +199,11 @@ async fn read_all(request: &Request) -> Result<Bytes, BoxError> {
 
 /// The answer to a request to pass on that cannot become an
 /// `http::Request` (its URL is too long once encoded, say): the status of
-/// [`UnsendableRequestError::status_code`](crate::UnsendableRequestError::status_code)
+/// [`UnsendableRequestError::status_code`](crate::request::UnsendableRequestError::status_code)
 /// with a text body saying why. The inner service never sees it.
 fn unsendable<B>(
     request: &Request,
-    error: &crate::UnsendableRequestError,
+    error: &crate::request::UnsendableRequestError,
 ) -> http::Response<MockBody<B>> {
     let mut response =
         http::Response::new(MockBody::mocked(request.unsendable_message(error).into()));
@@ -231,7 +229,6 @@ where
 pin_project_lite::pin_project! {
     /// The response body of a [`MockService`]: a mocked body, or the wrapped
     /// service's own body streamed through.
-    #[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
     pub struct MockBody<B> {
         #[pin]
         source: Source<B>,
@@ -310,12 +307,10 @@ where
 
 /// The inner service of [`Server::service`]: there is no real network
 /// behind it, so a request to perform as it is fails, saying so.
-#[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
 #[derive(Clone, Copy, Debug, Default)]
 pub struct NoUpstream;
 
 /// The error [`NoUpstream`] fails with.
-#[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
 #[derive(Debug, thiserror::Error)]
 #[error(
     "cannot perform {method} {uri} as it is: this mocklib service has no inner service \

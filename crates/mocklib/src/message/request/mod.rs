@@ -402,7 +402,7 @@ impl Request {
     /// as 90,000 bytes of `%7B`).
     ///
     /// ```
-    /// use mocklib::{Request, UnsendableRequestError};
+    /// use mocklib::{Request, request::UnsendableRequestError};
     ///
     /// let url = format!("https://api.example.com/{}", "{".repeat(30_000));
     /// let request = Request::new(::http::Method::GET, url.parse()?);
@@ -540,7 +540,7 @@ impl Request {
     /// 500 "Unhandled Exception" naming the serde error:
     ///
     /// ```
-    /// use mocklib::{http, BodyError, HttpResponse, Request};
+    /// use mocklib::{http, request::BodyError, HttpResponse, Request};
     ///
     /// #[derive(serde::Deserialize)]
     /// struct NewPost {

@@ -9,14 +9,14 @@ use crate::message::request::Request;
 use super::{OperationInfo, OperationType};
 
 /// The one argument every GraphQL resolver receives. Fields are public so it
-/// can be destructured: `|GraphqlResolverArgs { variables, cookies, .. }|`.
+/// can be destructured: `|ResolverArgs { variables, cookies, .. }|`.
 #[derive(Debug, Clone)]
 #[non_exhaustive]
-pub struct GraphqlResolverArgs {
+pub struct ResolverArgs {
     /// The whole GraphQL document, as sent.
     pub query: String,
     /// The operation's variables: always a JSON object (empty when none were
-    /// sent). Uploaded files appear as [`GraphqlUpload`] descriptions. Read
+    /// sent). Uploaded files appear as [`Upload`] descriptions. Read
     /// them into a typed struct with [`variables()`](Self::variables).
     pub variables: Value,
     /// The name of the operation being resolved; `None` when anonymous.
@@ -34,13 +34,13 @@ pub struct GraphqlResolverArgs {
     call: CallContext,
 }
 
-impl crate::handling::resolver::CallHistory for GraphqlResolverArgs {
+impl crate::handling::resolver::CallHistory for ResolverArgs {
     fn previous_calls(&self) -> usize {
         self.call.previous_calls
     }
 }
 
-impl GraphqlResolverArgs {
+impl ResolverArgs {
     pub(super) fn from_parts(
         operation: &OperationInfo,
         request: Request,
@@ -48,7 +48,7 @@ impl GraphqlResolverArgs {
         request_id: RequestId,
         call: CallContext,
     ) -> Self {
-        GraphqlResolverArgs {
+        ResolverArgs {
             call,
             query: operation.query.clone(),
             variables: operation.variables.clone(),
@@ -103,10 +103,10 @@ pub struct VariablesError(#[source] pub serde_json::Error);
 ///
 /// ```
 /// #[derive(serde::Deserialize)]
-/// struct UploadVars { file: mocklib::graphql::GraphqlUpload }
+/// struct UploadVars { file: mocklib::graphql::Upload }
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct GraphqlUpload {
+pub struct Upload {
     /// The file name the client gave (`""` if none).
     pub name: String,
     /// The part's content type (`""` if none).

@@ -10,12 +10,12 @@ use super::operation::GRAPHQL_RESPONSE_JSON;
 #[cfg(all(feature = "ws", not(target_arch = "wasm32")))]
 use super::over_ws;
 use super::parse::{self, ParsedGraphql};
-use super::{GraphqlPredicate, GraphqlResolverArgs, OperationInfo, OperationType};
+use super::{OperationInfo, OperationType, Predicate, ResolverArgs};
 use crate::handling::handler::{
     Handler, HandlerKind, IndexHint, KeySource, Keys, MatchContext, Matched,
 };
 use crate::handling::resolver::{CallContext, RequestId, Resolution, ResolverCall, ResolverOutput};
-use crate::matching::Predicate;
+use crate::matching::Predicate as UrlPredicate;
 use crate::message::cookies::Cookies;
 use crate::message::request::Request;
 use crate::message::response::Kind;
@@ -45,7 +45,7 @@ impl LookupCache {
     }
 
     /// Whether `endpoint` matches the request, remembering the last answer.
-    fn endpoint_matches(&self, endpoint: &Arc<Predicate>, context: &MatchContext<'_>) -> bool {
+    fn endpoint_matches(&self, endpoint: &Arc<UrlPredicate>, context: &MatchContext<'_>) -> bool {
         // An `Arc`'s allocation is aligned to at least 4, so bit 0 is free.
         let key = Arc::as_ptr(endpoint) as usize;
         let cached = self.last_endpoint.load(Ordering::Relaxed);
@@ -61,7 +61,7 @@ impl LookupCache {
     }
 }
 
-pub(crate) type DynResolver = dyn Fn(GraphqlResolverArgs) -> ResolverCall + Send + Sync;
+pub(crate) type DynResolver = dyn Fn(ResolverArgs) -> ResolverCall + Send + Sync;
 
 /// Which operation types a handler accepts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -77,11 +77,11 @@ pub(super) enum Accepts {
 /// index asks it once for all of them.
 #[derive(Debug)]
 pub(super) struct OperationKeys {
-    endpoint: Option<Arc<Predicate>>,
+    endpoint: Option<Arc<UrlPredicate>>,
 }
 
 impl OperationKeys {
-    pub(super) fn at(endpoint: Arc<Predicate>) -> Arc<Self> {
+    pub(super) fn at(endpoint: Arc<UrlPredicate>) -> Arc<Self> {
         Arc::new(OperationKeys {
             endpoint: Some(endpoint),
         })
@@ -93,7 +93,7 @@ impl OperationKeys {
         Arc::clone(ANYWHERE.get_or_init(|| Arc::new(OperationKeys { endpoint: None })))
     }
 
-    pub(super) fn endpoint(&self) -> Option<&Arc<Predicate>> {
+    pub(super) fn endpoint(&self) -> Option<&Arc<UrlPredicate>> {
         self.endpoint.as_ref()
     }
 }
@@ -127,7 +127,7 @@ impl KeySource for OperationKeys {
 pub(crate) struct GraphqlHandler {
     accepts: Accepts,
     /// `None` for `operation()`: every operation, anonymous ones included.
-    predicate: Option<GraphqlPredicate>,
+    predicate: Option<Predicate>,
     /// The endpoint (`None`: any), shared by the handlers of one link.
     keys: Arc<OperationKeys>,
     pub(super) resolver: Arc<DynResolver>,
@@ -137,12 +137,12 @@ pub(crate) struct GraphqlHandler {
 impl GraphqlHandler {
     pub(super) fn handler<F, R, M>(
         accepts: Accepts,
-        predicate: Option<GraphqlPredicate>,
+        predicate: Option<Predicate>,
         keys: Arc<OperationKeys>,
         resolver: F,
     ) -> Handler
     where
-        F: Fn(GraphqlResolverArgs) -> R + Send + Sync + 'static,
+        F: Fn(ResolverArgs) -> R + Send + Sync + 'static,
         R: ResolverOutput<M>,
     {
         let origin = keys
@@ -202,11 +202,7 @@ impl HandlerKind for GraphqlHandler {
         if matches!(self.accepts, Accepts::Subscription) {
             return IndexHint::always();
         }
-        match self
-            .predicate
-            .as_ref()
-            .and_then(GraphqlPredicate::exact_name)
-        {
+        match self.predicate.as_ref().and_then(Predicate::exact_name) {
             Some(name) => IndexHint::key(Arc::clone(&self.keys) as Arc<dyn KeySource>, name),
             None => IndexHint::always(),
         }
@@ -249,8 +245,7 @@ impl HandlerKind for GraphqlHandler {
         let resolver = Arc::clone(&self.resolver);
         let prefers_graphql_response = parsed.prefers_graphql_response;
         Some(Matched::new(move |call| {
-            let args =
-                GraphqlResolverArgs::from_parts(&operation, request, cookies, request_id, call);
+            let args = ResolverArgs::from_parts(&operation, request, cookies, request_id, call);
             let call = resolver(args);
             if prefers_graphql_response {
                 with_graphql_content_type(call)
@@ -304,7 +299,7 @@ async fn resolve_batch(
         .expect("a batch invocation is only made for a batch");
     for index in pending {
         let operation = &parsed.operations[index];
-        let args = GraphqlResolverArgs::from_parts(
+        let args = ResolverArgs::from_parts(
             operation,
             request.clone(),
             cookies.clone(),

@@ -42,7 +42,7 @@
 //!
 //! A predicate is an exact operation name (`&str`, `String`), a
 //! [`regex::Regex`](https://docs.rs/regex/1/regex/struct.Regex.html) (feature `regex`) tested against the name, or a closure over the operation
-//! ([`GraphqlPredicate::custom`]). Handlers are ordinary [`Handler`]s:
+//! ([`Predicate::custom`]). Handlers are ordinary [`Handler`]s:
 //! `.once()`, `use_handlers`, boundaries, `list_handlers()` and life-cycle
 //! events work as for `http`, and `http` and `graphql` handlers mix freely in
 //! one list (the first to answer wins, in list order).
@@ -53,7 +53,7 @@
 //!
 //! # The resolver
 //!
-//! A sync or async closure taking one [`GraphqlResolverArgs`] — `query`,
+//! A sync or async closure taking one [`ResolverArgs`] — `query`,
 //! `variables`, `operation_name`, `operation_type`, `cookies`, `request`,
 //! `request_id` — and returning anything an `http` resolver may return (see
 //! [`resolver`](crate::resolver)): an [`HttpResponse`], nothing (fall through
@@ -103,7 +103,7 @@
 //!
 //! In a multipart request each file is substituted into `variables` (at
 //! every path the `map` lists) by a JSON description, the shape of a
-//! JavaScript `File` plus its text ([`GraphqlUpload`]):
+//! JavaScript `File` plus its text ([`Upload`]):
 //!
 //! ```json
 //! { "name": "a.txt", "type": "text/plain", "size": 5, "text": "hello" }
@@ -182,19 +182,19 @@ mod predicate;
 pub mod schema;
 mod subscription;
 
-pub use args::{GraphqlResolverArgs, GraphqlUpload, VariablesError};
+pub use args::{ResolverArgs, Upload, VariablesError};
 use handler::Accepts;
 pub(crate) use handler::GraphqlHandler;
 pub use operation::{OperationInfo, OperationType};
-pub use predicate::{GraphqlPredicate, IntoGraphqlPredicate};
-pub use schema::{GraphqlContract, Schema, SchemaError};
+pub use predicate::{IntoPredicate, Predicate};
+pub use schema::{Contract, Schema, SchemaError};
 pub use subscription::{Subscription, SubscriptionArgs};
 
 use std::sync::Arc;
 
 use crate::handling::handler::Handler;
 use crate::handling::resolver::{ResolverOutput, SessionOutput};
-use crate::matching::{PatternError, Predicate};
+use crate::matching::PatternError;
 use crate::message::response::HttpResponse;
 
 /// `{"data": data}` as JSON: the usual successful GraphQL response.
@@ -235,8 +235,8 @@ pub fn error_message(message: impl Into<String>) -> HttpResponse {
 /// [msw]: https://mswjs.io/docs/api/graphql
 pub fn query<P, F, R, M>(predicate: P, resolver: F) -> Handler
 where
-    P: IntoGraphqlPredicate,
-    F: Fn(GraphqlResolverArgs) -> R + Send + Sync + 'static,
+    P: IntoPredicate,
+    F: Fn(ResolverArgs) -> R + Send + Sync + 'static,
     R: ResolverOutput<M>,
 {
     GraphqlHandler::handler(
@@ -253,8 +253,8 @@ where
 /// [msw]: https://mswjs.io/docs/api/graphql
 pub fn mutation<P, F, R, M>(predicate: P, resolver: F) -> Handler
 where
-    P: IntoGraphqlPredicate,
-    F: Fn(GraphqlResolverArgs) -> R + Send + Sync + 'static,
+    P: IntoPredicate,
+    F: Fn(ResolverArgs) -> R + Send + Sync + 'static,
     R: ResolverOutput<M>,
 {
     GraphqlHandler::handler(
@@ -270,7 +270,7 @@ where
 /// [`graphql.operation(resolver)`](https://mswjs.io/docs/api/graphql)).
 pub fn operation<F, R, M>(resolver: F) -> Handler
 where
-    F: Fn(GraphqlResolverArgs) -> R + Send + Sync + 'static,
+    F: Fn(ResolverArgs) -> R + Send + Sync + 'static,
     R: ResolverOutput<M>,
 {
     GraphqlHandler::handler(
@@ -308,7 +308,7 @@ where
 /// `graphql` handlers.
 pub fn subscription<P, F, R, M>(predicate: P, resolver: F) -> Handler
 where
-    P: IntoGraphqlPredicate,
+    P: IntoPredicate,
     F: Fn(SubscriptionArgs) -> R + Send + Sync + 'static,
     R: SessionOutput<M>,
 {
@@ -342,7 +342,7 @@ where
 /// # let _ = handlers;
 /// ```
 #[derive(Clone, Debug)]
-pub struct GraphqlLink {
+pub struct Link {
     /// The URL pattern as given.
     url: String,
     /// The index's operation source for this endpoint, shared by the
@@ -355,23 +355,23 @@ pub struct GraphqlLink {
 /// # Panics
 /// When `url` is an invalid pattern (see [`try_link`]).
 #[track_caller]
-pub fn link(url: impl AsRef<str>) -> GraphqlLink {
+pub fn link(url: impl AsRef<str>) -> Link {
     try_link(url).unwrap_or_else(|error| panic!("{error}"))
 }
 
 /// Like [`link`], returning an invalid URL pattern as an error instead of
 /// panicking.
-pub fn try_link(url: impl AsRef<str>) -> Result<GraphqlLink, PatternError> {
+pub fn try_link(url: impl AsRef<str>) -> Result<Link, PatternError> {
     let url = url.as_ref().to_owned();
-    let endpoint = Predicate::path(&crate::matching::as_http_url(&url))?;
-    Ok(GraphqlLink {
+    let endpoint = crate::matching::Predicate::path(&crate::matching::as_http_url(&url))?;
+    Ok(Link {
         url,
         keys: handler::OperationKeys::at(Arc::new(endpoint)),
     })
 }
 
-impl GraphqlLink {
-    /// The endpoint's URL pattern as given (as [`WsLink::url`](crate::ws::WsLink::url)).
+impl Link {
+    /// The endpoint's URL pattern as given (as [`ws::Link::url`](crate::ws::Link::url)).
     pub fn url(&self) -> &str {
         &self.url
     }
@@ -379,8 +379,8 @@ impl GraphqlLink {
     /// Like [`graphql::query`](query), for this endpoint only.
     pub fn query<P, F, R, M>(&self, predicate: P, resolver: F) -> Handler
     where
-        P: IntoGraphqlPredicate,
-        F: Fn(GraphqlResolverArgs) -> R + Send + Sync + 'static,
+        P: IntoPredicate,
+        F: Fn(ResolverArgs) -> R + Send + Sync + 'static,
         R: ResolverOutput<M>,
     {
         self.handler(
@@ -393,8 +393,8 @@ impl GraphqlLink {
     /// Like [`graphql::mutation`](mutation), for this endpoint only.
     pub fn mutation<P, F, R, M>(&self, predicate: P, resolver: F) -> Handler
     where
-        P: IntoGraphqlPredicate,
-        F: Fn(GraphqlResolverArgs) -> R + Send + Sync + 'static,
+        P: IntoPredicate,
+        F: Fn(ResolverArgs) -> R + Send + Sync + 'static,
         R: ResolverOutput<M>,
     {
         self.handler(
@@ -407,7 +407,7 @@ impl GraphqlLink {
     /// Like [`graphql::subscription`](subscription), for this endpoint only.
     pub fn subscription<P, F, R, M>(&self, predicate: P, resolver: F) -> Handler
     where
-        P: IntoGraphqlPredicate,
+        P: IntoPredicate,
         F: Fn(SubscriptionArgs) -> R + Send + Sync + 'static,
         R: SessionOutput<M>,
     {
@@ -422,7 +422,7 @@ impl GraphqlLink {
     /// Like [`graphql::operation`](operation), for this endpoint only.
     pub fn operation<F, R, M>(&self, resolver: F) -> Handler
     where
-        F: Fn(GraphqlResolverArgs) -> R + Send + Sync + 'static,
+        F: Fn(ResolverArgs) -> R + Send + Sync + 'static,
         R: ResolverOutput<M>,
     {
         self.handler(Accepts::Any, None, resolver)
@@ -432,11 +432,11 @@ impl GraphqlLink {
     fn handler<F, R, M>(
         &self,
         accepts: Accepts,
-        predicate: Option<GraphqlPredicate>,
+        predicate: Option<Predicate>,
         resolver: F,
     ) -> Handler
     where
-        F: Fn(GraphqlResolverArgs) -> R + Send + Sync + 'static,
+        F: Fn(ResolverArgs) -> R + Send + Sync + 'static,
         R: ResolverOutput<M>,
     {
         GraphqlHandler::handler(accepts, predicate, Arc::clone(&self.keys), resolver)
@@ -456,7 +456,7 @@ mod tests {
 
     #[test]
     fn headers_name_the_operation_and_the_origin() {
-        let noop = |_: GraphqlResolverArgs| {};
+        let noop = |_: ResolverArgs| {};
         assert_eq!(query("GetUser", noop).header(), "query GetUser (origin: *)");
         assert_eq!(
             link("https://api.example.com/graphql")
@@ -499,7 +499,7 @@ mod tests {
             query: "query A { a }".into(),
             variables: json!({ "id": 7 }),
         };
-        let args = GraphqlResolverArgs::from_parts(
+        let args = ResolverArgs::from_parts(
             &info,
             Request::new(Method::POST, url::Url::parse("http://x/").unwrap()),
             Cookies::default(),

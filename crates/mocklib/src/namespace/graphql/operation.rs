@@ -35,7 +35,7 @@ impl std::fmt::Display for OperationType {
     }
 }
 
-/// The operation a request carries, as a [`GraphqlPredicate::custom`](super::GraphqlPredicate::custom)
+/// The operation a request carries, as a [`Predicate::custom`](super::Predicate::custom)
 /// closure sees it.
 #[derive(Debug, Clone)]
 pub struct OperationInfo {

@@ -393,7 +393,7 @@ async fn operate(
 
 /// A subscription's event stream as `next`, `error` and `complete` messages.
 async fn relay_events(peer: &Peer, id: &str, body: crate::Body) {
-    let mut events = crate::namespace::sse::SseUpstream::from_body(body);
+    let mut events = crate::namespace::sse::Upstream::from_body(body);
     while let Some(event) = events.next().await {
         let Ok(event) = event else { break };
         let payload: Value = event.data_json().unwrap_or(Value::Null);

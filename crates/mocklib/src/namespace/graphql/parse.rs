@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 
 use super::batch::BatchState;
 use super::operation::GRAPHQL_RESPONSE_JSON;
-use super::{GraphqlUpload, OperationInfo};
+use super::{OperationInfo, Upload};
 use crate::message::form_data::{FormData, FormValue};
 use crate::message::request::Request;
 
@@ -311,7 +311,7 @@ fn from_query_string(request: &Request) -> Result<Payload, NotGraphql> {
 /// The GraphQL multipart request spec: an `operations` field (the JSON
 /// operation or batch with `null` where files go), a `map` field
 /// (`{ "<file field>": ["variables.file", "0.variables.files.1"] }`), then
-/// the files. Each file is substituted by its [`GraphqlUpload`] description.
+/// the files. Each file is substituted by its [`Upload`] description.
 fn from_multipart(content_type: &str, body: &[u8]) -> Result<Value, NotGraphql> {
     // A multipart body that does not parse is nobody's GraphQL request.
     let form = FormData::parse(content_type, body).map_err(|_| NotGraphql::Silent)?;
@@ -342,7 +342,7 @@ fn from_multipart(content_type: &str, body: &[u8]) -> Result<Value, NotGraphql> 
         let file = form.get_value(&field).ok_or_else(|| {
             format!("its multipart \"map\" names the file field {field:?}, which the body lacks")
         })?;
-        let description = serde_json::to_value(GraphqlUpload::from_form_value(file))
+        let description = serde_json::to_value(Upload::from_form_value(file))
             .expect("an upload description always serializes");
         for path in paths {
             let Value::String(path) = path else {
@@ -384,10 +384,10 @@ fn object_path<'a>(root: &'a mut Value, path: &str) -> Option<&'a mut Value> {
     Some(current)
 }
 
-impl GraphqlUpload {
+impl Upload {
     fn from_form_value(value: &FormValue) -> Self {
         match value {
-            FormValue::Text(text) => GraphqlUpload {
+            FormValue::Text(text) => Upload {
                 name: String::new(),
                 content_type: String::new(),
                 size: text.len() as u64,
@@ -397,7 +397,7 @@ impl GraphqlUpload {
                 filename,
                 content_type,
                 data,
-            } => GraphqlUpload {
+            } => Upload {
                 name: filename.clone().unwrap_or_default(),
                 content_type: content_type.clone().unwrap_or_default(),
                 size: data.len() as u64,

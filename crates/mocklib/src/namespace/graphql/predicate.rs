@@ -9,9 +9,9 @@ use super::OperationInfo;
 
 /// How a [`query`](super::query) or [`mutation`](super::mutation) handler picks operations by name. Usually
 /// built implicitly from a `&str`, a `String` or a `Regex`
-/// ([`IntoGraphqlPredicate`]); build one explicitly for a closure.
+/// ([`IntoPredicate`]); build one explicitly for a closure.
 #[derive(Clone)]
-pub struct GraphqlPredicate {
+pub struct Predicate {
     kind: PredicateKind,
 }
 
@@ -23,7 +23,7 @@ enum PredicateKind {
     Custom(Arc<dyn Fn(&OperationInfo) -> bool + Send + Sync>),
 }
 
-impl GraphqlPredicate {
+impl Predicate {
     /// The name of an exact-name predicate (what the handler index keys on).
     pub(super) fn exact_name(&self) -> Option<&str> {
         match &self.kind {
@@ -36,7 +36,7 @@ impl GraphqlPredicate {
 
     /// Operations with exactly this name (case-sensitive, as GraphQL names are).
     pub fn name(name: impl Into<String>) -> Self {
-        GraphqlPredicate {
+        Predicate {
             kind: PredicateKind::Name(name.into()),
         }
     }
@@ -44,9 +44,8 @@ impl GraphqlPredicate {
     /// Operations whose name the regex matches (anywhere; anchor it with
     /// `^…$` for the whole name).
     #[cfg(feature = "regex")]
-    #[cfg_attr(docsrs, doc(cfg(feature = "regex")))]
     pub fn regex(regex: Regex) -> Self {
-        GraphqlPredicate {
+        Predicate {
             kind: PredicateKind::Regex(regex),
         }
     }
@@ -55,15 +54,15 @@ impl GraphqlPredicate {
     /// handler's type (anonymous ones go to [`operation`](super::operation())).
     ///
     /// ```
-    /// use mocklib::graphql::{self, GraphqlPredicate};
+    /// use mocklib::graphql::{self, Predicate};
     ///
     /// graphql::query(
-    ///     GraphqlPredicate::custom(|op| op.variables().get("id").is_some()),
+    ///     Predicate::custom(|op| op.variables().get("id").is_some()),
     ///     |_| graphql::data(serde_json::json!({ "user": null })),
     /// );
     /// ```
     pub fn custom(matches: impl Fn(&OperationInfo) -> bool + Send + Sync + 'static) -> Self {
-        GraphqlPredicate {
+        Predicate {
             kind: PredicateKind::Custom(Arc::new(matches)),
         }
     }
@@ -88,56 +87,53 @@ impl GraphqlPredicate {
     }
 }
 
-impl std::fmt::Debug for GraphqlPredicate {
+impl std::fmt::Debug for Predicate {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_tuple("GraphqlPredicate")
-            .field(&self.describe())
-            .finish()
+        f.debug_tuple("Predicate").field(&self.describe()).finish()
     }
 }
 
 /// Anything that can pick operations for [`query`](super::query) / [`mutation`](super::mutation): `&str`,
-/// `String`, `Regex` (feature `regex`), [`GraphqlPredicate`].
+/// `String`, `Regex` (feature `regex`), [`Predicate`].
 #[diagnostic::on_unimplemented(
     message = "`{Self}` does not pick GraphQL operations",
     label = "not an operation predicate",
     note = "an operation predicate is a name (`&str`, `String`), a `regex::Regex` \
-            (with mocklib's `regex` feature) or a `GraphqlPredicate`: wrap a closure \
-            over the operation in `GraphqlPredicate::custom(|operation| ..)`"
+            (with mocklib's `regex` feature) or a `Predicate`: wrap a closure \
+            over the operation in `Predicate::custom(|operation| ..)`"
 )]
-pub trait IntoGraphqlPredicate {
+pub trait IntoPredicate {
     /// Converts the value.
-    fn into_graphql_predicate(self) -> GraphqlPredicate;
+    fn into_graphql_predicate(self) -> Predicate;
 }
 
-impl IntoGraphqlPredicate for GraphqlPredicate {
-    fn into_graphql_predicate(self) -> GraphqlPredicate {
+impl IntoPredicate for Predicate {
+    fn into_graphql_predicate(self) -> Predicate {
         self
     }
 }
 
-impl IntoGraphqlPredicate for &str {
-    fn into_graphql_predicate(self) -> GraphqlPredicate {
-        GraphqlPredicate::name(self)
+impl IntoPredicate for &str {
+    fn into_graphql_predicate(self) -> Predicate {
+        Predicate::name(self)
     }
 }
 
-impl IntoGraphqlPredicate for String {
-    fn into_graphql_predicate(self) -> GraphqlPredicate {
-        GraphqlPredicate::name(self)
+impl IntoPredicate for String {
+    fn into_graphql_predicate(self) -> Predicate {
+        Predicate::name(self)
     }
 }
 
-impl IntoGraphqlPredicate for &String {
-    fn into_graphql_predicate(self) -> GraphqlPredicate {
-        GraphqlPredicate::name(self.as_str())
+impl IntoPredicate for &String {
+    fn into_graphql_predicate(self) -> Predicate {
+        Predicate::name(self.as_str())
     }
 }
 
 #[cfg(feature = "regex")]
-#[cfg_attr(docsrs, doc(cfg(feature = "regex")))]
-impl IntoGraphqlPredicate for Regex {
-    fn into_graphql_predicate(self) -> GraphqlPredicate {
-        GraphqlPredicate::regex(self)
+impl IntoPredicate for Regex {
+    fn into_graphql_predicate(self) -> Predicate {
+        Predicate::regex(self)
     }
 }

@@ -13,10 +13,10 @@ use bytes::Bytes;
 use futures_util::StreamExt;
 use serde_json::{Value, json};
 
-use super::GraphqlResolverArgs;
+use super::ResolverArgs;
 use crate::handling::resolver::{Resolution, SessionDriver, SessionOutput};
 use crate::message::response::HttpResponse;
-use crate::namespace::sse::{Event, SseClient};
+use crate::namespace::sse::{Client, Event};
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
@@ -27,7 +27,7 @@ pub struct SubscriptionArgs {
     /// Publishes results to the subscriber.
     pub subscription: Subscription,
     /// The operation: its document, variables, name, the request.
-    pub operation: GraphqlResolverArgs,
+    pub operation: ResolverArgs,
 }
 
 /// The subscriber's side of one subscription (MSW: `subscription`): publish
@@ -35,7 +35,7 @@ pub struct SubscriptionArgs {
 /// resolver has returned and no clone of it is left.
 #[derive(Debug, Clone)]
 pub struct Subscription {
-    client: SseClient,
+    client: Client,
     /// Whether `complete()` or `error()` already ended it.
     ended: Arc<AtomicBool>,
 }
@@ -83,7 +83,7 @@ fn complete_event() -> Event {
 /// an event-stream response whose body drives `resolver`.
 pub(super) fn resolver<F, R, M>(
     resolver: F,
-) -> impl Fn(GraphqlResolverArgs) -> Resolution + Send + Sync + 'static
+) -> impl Fn(ResolverArgs) -> Resolution + Send + Sync + 'static
 where
     F: Fn(SubscriptionArgs) -> R + Send + Sync + 'static,
     R: SessionOutput<M>,

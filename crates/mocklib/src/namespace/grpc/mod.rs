@@ -22,7 +22,7 @@
 //! }
 //!
 //! let handlers = [
-//!     grpc::unary("helloworld.Greeter/SayHello", |args: grpc::GrpcArgs<HelloRequest>| {
+//!     grpc::unary("helloworld.Greeter/SayHello", |args: grpc::ResolverArgs<HelloRequest>| {
 //!         if args.message.name.is_empty() {
 //!             return Err(Status::new(Code::InvalidArgument, "a name, please"));
 //!         }
@@ -39,10 +39,10 @@
 //!
 //! | Function | The resolver gets | and returns (`Ok` of) |
 //! |---|---|---|
-//! | [`unary`] | `GrpcArgs<Req>` | `Reply` |
-//! | [`server_streaming`] | `GrpcArgs<Req>` | a `Stream` of `Result<Reply, Status>` |
-//! | [`client_streaming`] | `GrpcArgs<Messages<Req>>` | `Reply` |
-//! | [`bidi_streaming`] | `GrpcArgs<Messages<Req>>` | a `Stream` of `Result<Reply, Status>` |
+//! | [`unary`] | `ResolverArgs<Req>` | `Reply` |
+//! | [`server_streaming`] | `ResolverArgs<Req>` | a `Stream` of `Result<Reply, Status>` |
+//! | [`client_streaming`] | `ResolverArgs<Messages<Req>>` | `Reply` |
+//! | [`bidi_streaming`] | `ResolverArgs<Messages<Req>>` | a `Stream` of `Result<Reply, Status>` |
 //!
 //! A stream of replies ends the call with `OK` when it ends, or with the
 //! first `Err(status)` it yields, after the replies before it. The client's
@@ -64,7 +64,7 @@
 //! - [`service`] mounts a whole tonic-generated server
 //!   (`GreeterServer::new(fake)`) as one handler; single methods are
 //!   overridden per test with the functions above, ahead of it.
-//! - [`GrpcArgs::real_reply`] and [`GrpcArgs::real_replies`] perform the
+//! - [`ResolverArgs::real_reply`] and [`ResolverArgs::real_replies`] perform the
 //!   call for real and let the resolver alter what the real service
 //!   answers (as [`bypass`](crate::message::bypass) does for HTTP). A call no
 //!   handler answers goes to the real service under the `warn` and
@@ -121,10 +121,10 @@ pub use service::{service, try_service};
 use handler::{reply_response, status_only, status_response, stream_response};
 
 /// What a gRPC resolver receives. Fields are public so it can be
-/// destructured: `|GrpcArgs { message, metadata, .. }|`.
+/// destructured: `|ResolverArgs { message, metadata, .. }|`.
 #[derive(Debug)]
 #[non_exhaustive]
-pub struct GrpcArgs<M> {
+pub struct ResolverArgs<M> {
     /// The decoded request message.
     pub message: M,
     /// The request metadata (the HTTP/2 request headers).
@@ -136,7 +136,7 @@ pub struct GrpcArgs<M> {
     call: CallContext,
 }
 
-impl<M> GrpcArgs<M> {
+impl<M> ResolverArgs<M> {
     /// How many times this handler's resolver ran before this call, in the
     /// current scope (see [`ResolverArgs::previous_calls`](crate::ResolverArgs::previous_calls)).
     pub fn previous_calls(&self) -> usize {
@@ -158,81 +158,81 @@ impl<M> GrpcArgs<M> {
     label = "the resolver returns this",
     note = "a gRPC resolver returns `Ok(reply)`, `Err(Status)`, `None` (wrapped in `Option`: fall through), or a future of one of these"
 )]
-pub trait GrpcOutput<R, M>: MaybeSend + 'static {
+pub trait ResolverOutput<R, M>: MaybeSend + 'static {
     #[doc(hidden)]
-    fn into_answer(self) -> GrpcAnswer<R>;
+    fn into_answer(self) -> Answer<R>;
 }
 
 /// A gRPC resolver's answer as the handler takes it: there already (a
 /// resolver that returns a value; no future boxed for it), or to come.
 #[doc(hidden)]
-pub enum GrpcAnswer<R> {
+pub enum Answer<R> {
     /// The answer, returned directly.
     Ready(Option<Result<R, Status>>),
     /// The answer, once the resolver's future has it.
     Later(crate::support::maybe_send::BoxFuture<Option<Result<R, Status>>>),
 }
 
-impl<R> std::fmt::Debug for GrpcAnswer<R> {
+impl<R> std::fmt::Debug for Answer<R> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {
-            GrpcAnswer::Ready(_) => "GrpcAnswer::Ready",
-            GrpcAnswer::Later(_) => "GrpcAnswer::Later",
+            Answer::Ready(_) => "Answer::Ready",
+            Answer::Later(_) => "Answer::Later",
         })
     }
 }
 
-/// A [`GrpcAnswer`] as a future of the answer.
+/// A [`Answer`] as a future of the answer.
 type Answered<R> = Either<
     std::future::Ready<Option<Result<R, Status>>>,
     crate::support::maybe_send::BoxFuture<Option<Result<R, Status>>>,
 >;
 
-impl<R> GrpcAnswer<R> {
+impl<R> Answer<R> {
     /// The answer as a future: there already, or awaited.
     fn into_future(self) -> Answered<R> {
         match self {
-            GrpcAnswer::Ready(answer) => Either::Left(std::future::ready(answer)),
-            GrpcAnswer::Later(future) => Either::Right(future),
+            Answer::Ready(answer) => Either::Left(std::future::ready(answer)),
+            Answer::Later(future) => Either::Right(future),
         }
     }
 }
 
-/// A value a gRPC resolver may return directly (see [`GrpcOutput`]).
-pub trait IntoGrpcAnswer<R> {
+/// A value a gRPC resolver may return directly (see [`ResolverOutput`]).
+pub trait IntoAnswer<R> {
     /// The reply or status; `None` falls through.
     fn into_grpc_answer(self) -> Option<Result<R, Status>>;
 }
 
-impl<R> IntoGrpcAnswer<R> for Result<R, Status> {
+impl<R> IntoAnswer<R> for Result<R, Status> {
     fn into_grpc_answer(self) -> Option<Result<R, Status>> {
         Some(self)
     }
 }
 
-impl<R> IntoGrpcAnswer<R> for Option<Result<R, Status>> {
+impl<R> IntoAnswer<R> for Option<Result<R, Status>> {
     fn into_grpc_answer(self) -> Option<Result<R, Status>> {
         self
     }
 }
 
-impl<R: MaybeSend + 'static, T: IntoGrpcAnswer<R> + MaybeSend + 'static> GrpcOutput<R, marker::Sync>
+impl<R: MaybeSend + 'static, T: IntoAnswer<R> + MaybeSend + 'static> ResolverOutput<R, marker::Sync>
     for T
 {
-    fn into_answer(self) -> GrpcAnswer<R> {
-        GrpcAnswer::Ready(self.into_grpc_answer())
+    fn into_answer(self) -> Answer<R> {
+        Answer::Ready(self.into_grpc_answer())
     }
 }
 
-impl<R, F> GrpcOutput<R, marker::Async> for F
+impl<R, F> ResolverOutput<R, marker::Async> for F
 where
     R: MaybeSend + 'static,
     F: Future + MaybeSend + 'static,
-    F::Output: IntoGrpcAnswer<R>,
+    F::Output: IntoAnswer<R>,
 {
-    fn into_answer(self) -> GrpcAnswer<R> {
+    fn into_answer(self) -> Answer<R> {
         // `map`: an `async` block would hold the future twice.
-        GrpcAnswer::Later(Box::pin(self.map(IntoGrpcAnswer::into_grpc_answer)))
+        Answer::Later(Box::pin(self.map(IntoAnswer::into_grpc_answer)))
     }
 }
 
@@ -268,8 +268,8 @@ pub fn unary<Req, Reply, F, O, M>(method: &str, resolver: F) -> Handler
 where
     Req: prost::Message + Default + Debug + 'static,
     Reply: prost::Message + Default + Debug + MaybeSend + 'static,
-    F: Fn(GrpcArgs<Req>) -> O + Send + Sync + 'static,
-    O: GrpcOutput<Reply, M>,
+    F: Fn(ResolverArgs<Req>) -> O + Send + Sync + 'static,
+    O: ResolverOutput<Reply, M>,
 {
     try_unary(method, resolver).unwrap_or_else(|error| panic!("{error}"))
 }
@@ -279,8 +279,8 @@ pub fn try_unary<Req, Reply, F, O, M>(method: &str, resolver: F) -> Result<Handl
 where
     Req: prost::Message + Default + Debug + 'static,
     Reply: prost::Message + Default + Debug + MaybeSend + 'static,
-    F: Fn(GrpcArgs<Req>) -> O + Send + Sync + 'static,
-    O: GrpcOutput<Reply, M>,
+    F: Fn(ResolverArgs<Req>) -> O + Send + Sync + 'static,
+    O: ResolverOutput<Reply, M>,
 {
     method_handler::<Req, Reply, _, _, _, _, _, _, _>(
         method,
@@ -301,8 +301,8 @@ where
     Req: prost::Message + Default + Debug + 'static,
     Reply: prost::Message + Default + Debug + 'static,
     S: Stream<Item = Result<Reply, Status>> + Send + 'static,
-    F: Fn(GrpcArgs<Req>) -> O + Send + Sync + 'static,
-    O: GrpcOutput<S, M>,
+    F: Fn(ResolverArgs<Req>) -> O + Send + Sync + 'static,
+    O: ResolverOutput<S, M>,
 {
     try_server_streaming(method, resolver).unwrap_or_else(|error| panic!("{error}"))
 }
@@ -316,8 +316,8 @@ where
     Req: prost::Message + Default + Debug + 'static,
     Reply: prost::Message + Default + Debug + 'static,
     S: Stream<Item = Result<Reply, Status>> + Send + 'static,
-    F: Fn(GrpcArgs<Req>) -> O + Send + Sync + 'static,
-    O: GrpcOutput<S, M>,
+    F: Fn(ResolverArgs<Req>) -> O + Send + Sync + 'static,
+    O: ResolverOutput<S, M>,
 {
     method_handler::<Req, Reply, _, _, _, _, _, _, _>(
         method,
@@ -337,8 +337,8 @@ pub fn client_streaming<Req, Reply, F, O, M>(method: &str, resolver: F) -> Handl
 where
     Req: prost::Message + Default + Debug + 'static,
     Reply: prost::Message + Default + Debug + MaybeSend + 'static,
-    F: Fn(GrpcArgs<Messages<Req>>) -> O + Send + Sync + 'static,
-    O: GrpcOutput<Reply, M>,
+    F: Fn(ResolverArgs<Messages<Req>>) -> O + Send + Sync + 'static,
+    O: ResolverOutput<Reply, M>,
 {
     try_client_streaming(method, resolver).unwrap_or_else(|error| panic!("{error}"))
 }
@@ -351,8 +351,8 @@ pub fn try_client_streaming<Req, Reply, F, O, M>(
 where
     Req: prost::Message + Default + Debug + 'static,
     Reply: prost::Message + Default + Debug + MaybeSend + 'static,
-    F: Fn(GrpcArgs<Messages<Req>>) -> O + Send + Sync + 'static,
-    O: GrpcOutput<Reply, M>,
+    F: Fn(ResolverArgs<Messages<Req>>) -> O + Send + Sync + 'static,
+    O: ResolverOutput<Reply, M>,
 {
     method_handler::<Req, Reply, _, _, _, _, _, _, _>(
         method,
@@ -374,8 +374,8 @@ where
     Req: prost::Message + Default + Debug + 'static,
     Reply: prost::Message + Default + Debug + 'static,
     S: Stream<Item = Result<Reply, Status>> + Send + 'static,
-    F: Fn(GrpcArgs<Messages<Req>>) -> O + Send + Sync + 'static,
-    O: GrpcOutput<S, M>,
+    F: Fn(ResolverArgs<Messages<Req>>) -> O + Send + Sync + 'static,
+    O: ResolverOutput<S, M>,
 {
     try_bidi_streaming(method, resolver).unwrap_or_else(|error| panic!("{error}"))
 }
@@ -389,8 +389,8 @@ where
     Req: prost::Message + Default + Debug + 'static,
     Reply: prost::Message + Default + Debug + 'static,
     S: Stream<Item = Result<Reply, Status>> + Send + 'static,
-    F: Fn(GrpcArgs<Messages<Req>>) -> O + Send + Sync + 'static,
-    O: GrpcOutput<S, M>,
+    F: Fn(ResolverArgs<Messages<Req>>) -> O + Send + Sync + 'static,
+    O: ResolverOutput<S, M>,
 {
     method_handler::<Req, Reply, _, _, _, _, _, _, _>(
         method,
@@ -451,8 +451,8 @@ where
     Reply: prost::Message + Default + Debug + 'static,
     T: MaybeSend + 'static,
     R: MaybeSend + 'static,
-    F: Fn(GrpcArgs<T>) -> O + Send + Sync + 'static,
-    O: GrpcOutput<R, M>,
+    F: Fn(ResolverArgs<T>) -> O + Send + Sync + 'static,
+    O: ResolverOutput<R, M>,
     Read: Fn(Request, CallRecord) -> Reading + Send + Sync + 'static,
     Reading: Future<Output = Result<T, Status>> + MaybeSend + 'static,
 {
@@ -478,7 +478,7 @@ where
         // twice (as captured, and as awaited), and this one is boxed per call.
         let answered = reading.then(move |message| match message {
             Ok(message) => {
-                let args = GrpcArgs {
+                let args = ResolverArgs {
                     message,
                     metadata: request.headers().clone(),
                     deadline,

@@ -11,10 +11,10 @@ use prost::encoding::{DecodeContext, WireType, encode_key};
 /// does), or that only relays them.
 ///
 /// ```
-/// use mocklib::grpc::{self, GrpcArgs, RawMessage};
+/// use mocklib::grpc::{self, ResolverArgs, RawMessage};
 ///
 /// // Echoes whatever message it gets, whatever its type.
-/// grpc::unary("echo.Echo/Echo", |args: GrpcArgs<RawMessage>| Ok(args.message));
+/// grpc::unary("echo.Echo/Echo", |args: ResolverArgs<RawMessage>| Ok(args.message));
 ///
 /// let message = RawMessage::new(&b"\x0a\x04Kate"[..]);
 /// assert_eq!(prost::Message::encode_to_vec(&message), b"\x0a\x04Kate");

@@ -9,10 +9,10 @@ use futures_util::{Stream, StreamExt};
 use http_body::Body as _;
 
 use super::frame::Framer;
-use super::{Code, GrpcArgs, Status};
+use super::{Code, ResolverArgs, Status};
 use crate::message::body::Body;
 
-impl<M> GrpcArgs<M> {
+impl<M> ResolverArgs<M> {
     /// Performs this call for real — against the service the client
     /// addressed, skipping every handler — and returns the real service's
     /// one reply, or the status it ended the call with, for the resolver
@@ -22,13 +22,13 @@ impl<M> GrpcArgs<M> {
     /// server with the `net` feature.
     ///
     /// ```
-    /// use mocklib::grpc::{self, GrpcArgs};
+    /// use mocklib::grpc::{self, ResolverArgs};
     /// # #[derive(Clone, PartialEq, prost::Message)]
     /// # struct HelloRequest { #[prost(string, tag = "1")] name: String }
     /// # #[derive(Clone, PartialEq, prost::Message)]
     /// # struct HelloReply { #[prost(string, tag = "1")] message: String }
     ///
-    /// grpc::unary("helloworld.Greeter/SayHello", |args: GrpcArgs<HelloRequest>| async move {
+    /// grpc::unary("helloworld.Greeter/SayHello", |args: ResolverArgs<HelloRequest>| async move {
     ///     let mut reply: HelloReply = args.real_reply().await?;
     ///     reply.message.push_str(" (seen by mocklib)");
     ///     Ok(reply)
@@ -64,11 +64,11 @@ impl<M> GrpcArgs<M> {
     ///
     /// ```
     /// use futures_util::StreamExt;
-    /// use mocklib::grpc::{self, GrpcArgs, Messages};
+    /// use mocklib::grpc::{self, ResolverArgs, Messages};
     /// # #[derive(Clone, PartialEq, prost::Message)]
     /// # struct Note { #[prost(string, tag = "1")] text: String }
     ///
-    /// grpc::bidi_streaming("chat.Chat/Talk", |args: GrpcArgs<Messages<Note>>| async move {
+    /// grpc::bidi_streaming("chat.Chat/Talk", |args: ResolverArgs<Messages<Note>>| async move {
     ///     let replies = args.real_replies::<Note>().await?;
     ///     Ok(replies.map(|note| note.map(|note| Note { text: note.text.to_uppercase() })))
     /// });
@@ -105,7 +105,7 @@ impl<M> GrpcArgs<M> {
 }
 
 /// The replies of a call performed for real
-/// ([`GrpcArgs::real_replies`]): each decoded as it arrives, then the
+/// ([`ResolverArgs::real_replies`]): each decoded as it arrives, then the
 /// status the real service ended the call with, as an `Err` unless `OK`.
 #[must_use = "a stream does nothing unless polled"]
 pub struct RealReplies<R> {

@@ -34,7 +34,7 @@ type Show = fn(&Bytes) -> String;
 /// call has ended.
 ///
 /// ```
-/// use mocklib::grpc::{self, CallRecord, Code, GrpcArgs, Status};
+/// use mocklib::grpc::{self, CallRecord, Code, ResolverArgs, Status};
 /// use mocklib::node::setup_server;
 /// use prost::Message as _;
 ///
@@ -51,7 +51,7 @@ type Show = fn(&Bytes) -> String;
 ///
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
-/// let server = setup_server([grpc::unary("helloworld.Greeter/SayHello", |_: GrpcArgs<HelloRequest>| {
+/// let server = setup_server([grpc::unary("helloworld.Greeter/SayHello", |_: ResolverArgs<HelloRequest>| {
 ///     Err::<HelloReply, _>(Status::new(Code::NotFound, "no such person"))
 /// })]);
 /// server.listen();

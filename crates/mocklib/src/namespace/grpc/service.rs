@@ -33,7 +33,7 @@ type BoxError = Box<dyn std::error::Error + Send + Sync>;
 /// ```ignore
 /// let server = setup_server([grpc::service("helloworld.Greeter", GreeterServer::new(FakeGreeter))]);
 /// // One test answers SayHello its own way; every other method stays the fake's.
-/// server.use_handlers([grpc::unary("helloworld.Greeter/SayHello", |_: GrpcArgs<HelloRequest>| {
+/// server.use_handlers([grpc::unary("helloworld.Greeter/SayHello", |_: ResolverArgs<HelloRequest>| {
 ///     Err::<HelloReply, _>(Status::new(Code::Unavailable, "down for this test"))
 /// })]);
 /// ```

@@ -123,7 +123,6 @@ mod shape;
 use std::path::{Path, PathBuf};
 
 #[cfg(all(feature = "net", not(target_arch = "wasm32")))]
-#[cfg_attr(docsrs, doc(cfg(feature = "net")))]
 pub use drift::Drift;
 pub use model::REDACTED;
 pub use record::{RecordMode, Recording};
@@ -151,7 +150,6 @@ pub fn handlers(path: impl AsRef<Path>) -> Result<Vec<Handler>, HarError> {
 /// # }
 /// ```
 #[cfg(all(feature = "net", not(target_arch = "wasm32")))]
-#[cfg_attr(docsrs, doc(cfg(feature = "net")))]
 pub async fn check_drift(
     path: impl AsRef<Path>,
     base_url: impl AsRef<str>,

@@ -260,7 +260,7 @@
 //! invalid request (or one without its credentials) is answered as a
 //! valid one would be, and what was wrong is kept for later: with the
 //! request's journal entry, as [contract
-//! findings](crate::RecordedRequest::contract_findings) named after the
+//! findings](crate::journal::RecordedRequest::contract_findings) named after the
 //! document's title and the `operationId`, at the pointers
 //! [`OpenApi::contract`] uses (`/request/query/limit`,
 //! `/request/header/authorization`, `/request/body/name`); logged as a
@@ -494,7 +494,7 @@ impl OpenApi {
     /// [`validate_requests`](Self::validate_requests) does, but answers an
     /// invalid one as a valid one (and one lacking credentials as one that
     /// has them): the failures are kept with the request's journal entry
-    /// as [contract findings](crate::RecordedRequest::contract_findings),
+    /// as [contract findings](crate::journal::RecordedRequest::contract_findings),
     /// logged, and reported by [`verify`](crate::node::Server::verify). For
     /// tests that check what the client sent after the fact, and clients
     /// that would stop at a 400. See the

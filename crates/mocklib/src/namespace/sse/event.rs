@@ -48,7 +48,7 @@ impl Event {
     }
 
     /// An event whose data is `value` serialized as JSON. A value that does
-    /// not serialize makes [`SseClient::send`](super::SseClient::send) end the
+    /// not serialize makes [`Client::send`](super::Client::send) end the
     /// stream with an error naming the serde error.
     pub fn json<T: serde::Serialize + ?Sized>(value: &T) -> Self {
         match serde_json::to_string(value) {

@@ -51,7 +51,7 @@
 //! ```
 //!
 //! The request's `Last-Event-ID` (sent by a reconnecting `EventSource`) is
-//! [`SseArgs::last_event_id`]. Unlike MSW, which also requires an
+//! [`ResolverArgs::last_event_id`]. Unlike MSW, which also requires an
 //! `Accept: text/event-stream` header, a handler here matches on method and
 //! URL alone, so any client (curl included) gets the stream. The resolver's
 //! future must be `Send` on every target, as the stream body is.
@@ -78,14 +78,14 @@ use std::sync::Arc;
 use http::Method;
 
 pub use event::Event;
-pub use session::SseClient;
+pub use session::Client;
 #[cfg(feature = "graphql")]
 pub(crate) use session::open as open_session;
-pub use upstream::{SseServer, SseUpstream};
+pub use upstream::{Server, Upstream};
 
 use crate::handling::handler::Handler;
 use crate::handling::resolver::{
-    CallHistory, RequestId, Resolution, ResolverArgs, ResolverCall, SessionDriver, SessionOutput,
+    CallHistory, RequestId, Resolution, ResolverCall, SessionDriver, SessionOutput,
 };
 use crate::matching::{IntoPredicate, PatternError};
 use crate::message::cookies::Cookies;
@@ -97,11 +97,11 @@ use crate::message::response::HttpResponse;
 /// params, cookies }`).
 #[derive(Debug)]
 #[non_exhaustive]
-pub struct SseArgs {
+pub struct ResolverArgs {
     /// Sends events to the requester.
-    pub client: SseClient,
-    /// Opens the real event stream ([`SseServer::connect`]).
-    pub server: SseServer,
+    pub client: Client,
+    /// Opens the real event stream ([`Server::connect`]).
+    pub server: Server,
     /// The intercepted request.
     pub request: Request,
     /// Path parameters captured by the predicate.
@@ -110,10 +110,10 @@ pub struct SseArgs {
     pub cookies: Cookies,
     /// An id unique to this request, the same one life-cycle events carry.
     pub request_id: RequestId,
-    http: ResolverArgs,
+    http: crate::handling::resolver::ResolverArgs,
 }
 
-impl SseArgs {
+impl ResolverArgs {
     /// The `Last-Event-ID` header: the id of the last event a reconnecting
     /// client received.
     pub fn last_event_id(&self) -> Option<&str> {
@@ -127,7 +127,7 @@ impl SseArgs {
     }
 }
 
-impl CallHistory for SseArgs {
+impl CallHistory for ResolverArgs {
     fn previous_calls(&self) -> usize {
         self.http.previous_calls()
     }
@@ -144,7 +144,7 @@ impl CallHistory for SseArgs {
 pub fn get<P, F, R, M>(predicate: P, resolver: F) -> Handler
 where
     P: IntoPredicate,
-    F: Fn(SseArgs) -> R + Send + Sync + 'static,
+    F: Fn(ResolverArgs) -> R + Send + Sync + 'static,
     R: SessionOutput<M>,
 {
     on(Method::GET, predicate, resolver)
@@ -154,7 +154,7 @@ where
 pub fn try_get<P, F, R, M>(predicate: P, resolver: F) -> Result<Handler, PatternError>
 where
     P: IntoPredicate,
-    F: Fn(SseArgs) -> R + Send + Sync + 'static,
+    F: Fn(ResolverArgs) -> R + Send + Sync + 'static,
     R: SessionOutput<M>,
 {
     try_on(Method::GET, predicate, resolver)
@@ -169,7 +169,7 @@ where
 pub fn post<P, F, R, M>(predicate: P, resolver: F) -> Handler
 where
     P: IntoPredicate,
-    F: Fn(SseArgs) -> R + Send + Sync + 'static,
+    F: Fn(ResolverArgs) -> R + Send + Sync + 'static,
     R: SessionOutput<M>,
 {
     on(Method::POST, predicate, resolver)
@@ -179,7 +179,7 @@ where
 pub fn try_post<P, F, R, M>(predicate: P, resolver: F) -> Result<Handler, PatternError>
 where
     P: IntoPredicate,
-    F: Fn(SseArgs) -> R + Send + Sync + 'static,
+    F: Fn(ResolverArgs) -> R + Send + Sync + 'static,
     R: SessionOutput<M>,
 {
     try_on(Method::POST, predicate, resolver)
@@ -193,7 +193,7 @@ where
 pub fn on<P, F, R, M>(method: Method, predicate: P, resolver: F) -> Handler
 where
     P: IntoPredicate,
-    F: Fn(SseArgs) -> R + Send + Sync + 'static,
+    F: Fn(ResolverArgs) -> R + Send + Sync + 'static,
     R: SessionOutput<M>,
 {
     try_on(method, predicate, resolver).unwrap_or_else(|error| panic!("{error}"))
@@ -207,7 +207,7 @@ pub fn try_on<P, F, R, M>(
 ) -> Result<Handler, PatternError>
 where
     P: IntoPredicate,
-    F: Fn(SseArgs) -> R + Send + Sync + 'static,
+    F: Fn(ResolverArgs) -> R + Send + Sync + 'static,
     R: SessionOutput<M>,
 {
     let predicate = predicate.into_predicate()?;
@@ -223,15 +223,15 @@ where
 
 /// Opens the stream, runs the resolver's synchronous part (its sends are
 /// queued), and answers with a body that drives the rest.
-fn respond<F, R, M>(resolver: &F, args: ResolverArgs) -> HttpResponse
+fn respond<F, R, M>(resolver: &F, args: crate::handling::resolver::ResolverArgs) -> HttpResponse
 where
-    F: Fn(SseArgs) -> R,
+    F: Fn(ResolverArgs) -> R,
     R: SessionOutput<M>,
 {
     let (client, body) = session::open();
-    let sse_args = SseArgs {
+    let sse_args = ResolverArgs {
         client: client.clone(),
-        server: SseServer::new(args.request.clone()),
+        server: Server::new(args.request.clone()),
         request: args.request.clone(),
         params: args.params.clone(),
         cookies: args.cookies.clone(),

@@ -1,4 +1,4 @@
-//! One event stream: the [`SseClient`] a resolver sends through, and the
+//! One event stream: the [`Client`] a resolver sends through, and the
 //! body stream that carries what it sends to the front door.
 //!
 //! The body stream also drives the resolver's future: each time the front
@@ -25,7 +25,7 @@ type BoxError = Box<dyn std::error::Error + Send + Sync>;
 /// stream ends when the resolver has returned and every clone is dropped, or
 /// at [`close`](Self::close) or [`error`](Self::error).
 #[derive(Clone)]
-pub struct SseClient {
+pub struct Client {
     shared: Arc<Shared>,
     /// Counts the live clients: when the last clone drops, the stream can end.
     _sender: Arc<SenderToken>,
@@ -79,7 +79,7 @@ impl Drop for SenderToken {
     }
 }
 
-impl SseClient {
+impl Client {
     /// Sends `event`. An invalid event (see [`Event`]) is not sent: the
     /// stream ends with an error saying why, and the error is logged.
     /// Does nothing once the stream is closed.
@@ -135,9 +135,9 @@ impl SseClient {
     }
 }
 
-impl std::fmt::Debug for SseClient {
+impl std::fmt::Debug for Client {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SseClient")
+        f.debug_struct("Client")
             .field("closed", &self.is_closed())
             .finish_non_exhaustive()
     }
@@ -147,9 +147,9 @@ impl std::fmt::Debug for SseClient {
 pub(crate) type Driver = crate::handling::resolver::SessionFuture;
 
 /// A new stream: the client to hand the resolver, and the body stream.
-pub(crate) fn open() -> (SseClient, EventBody) {
+pub(crate) fn open() -> (Client, EventBody) {
     let shared = Arc::new(Shared(Mutex::new(State::default())));
-    let client = SseClient {
+    let client = Client {
         _sender: Arc::new(SenderToken(Arc::clone(&shared))),
         shared: Arc::clone(&shared),
     };

@@ -6,7 +6,7 @@ use std::task::{Context, Poll};
 
 use futures_util::Stream;
 
-use super::SseClient;
+use super::Client;
 use super::event::Event;
 use super::parse::Parser;
 use crate::message::body::{Body, StreamError};
@@ -15,24 +15,24 @@ use crate::message::request::Request;
 
 /// The real server behind an `sse` handler (MSW: `server`).
 #[derive(Debug, Clone)]
-pub struct SseServer {
+pub struct Server {
     request: Request,
 }
 
-impl SseServer {
+impl Server {
     pub(super) fn new(request: Request) -> Self {
-        SseServer { request }
+        Server { request }
     }
 
     /// Performs the intercepted request for real (skipping every handler,
     /// like [`bypass`](crate::message::bypass)) and returns its event stream, read as
-    /// it arrives. Forward all of it with [`SseUpstream::forward_to`], or
+    /// it arrives. Forward all of it with [`Upstream::forward_to`], or
     /// read it as a `Stream` of events to alter or drop some.
     ///
     /// Fails like `bypass` does (no network on this front door, the request
     /// cannot be sent, the connection failed) and when the real server does
     /// not answer with a 2xx status.
-    pub async fn connect(&self) -> Result<SseUpstream, BypassError> {
+    pub async fn connect(&self) -> Result<Upstream, BypassError> {
         let response = crate::message::bypass::bypass_streaming(&self.request).await?;
         let status = response.status_code();
         if !status.is_success() {
@@ -52,23 +52,23 @@ impl SseServer {
                 });
             }
         };
-        Ok(SseUpstream::from_body(body))
+        Ok(Upstream::from_body(body))
     }
 }
 
 /// The real event stream: a `Stream` of its [`Event`]s as they arrive.
 /// Dropping it closes the connection to the real server.
 #[derive(Debug)]
-pub struct SseUpstream {
+pub struct Upstream {
     body: Body,
     parser: Parser,
     ready: VecDeque<Event>,
 }
 
-impl SseUpstream {
+impl Upstream {
     /// The events of an event-stream `body` (a subscription's, say).
     pub(crate) fn from_body(body: Body) -> Self {
-        SseUpstream {
+        Upstream {
             body,
             parser: Parser::default(),
             ready: VecDeque::new(),
@@ -77,7 +77,7 @@ impl SseUpstream {
 
     /// Sends every remaining event to `client` unchanged, until the real
     /// stream ends (`Ok`) or fails (`Err`).
-    pub async fn forward_to(mut self, client: &SseClient) -> Result<(), StreamError> {
+    pub async fn forward_to(mut self, client: &Client) -> Result<(), StreamError> {
         use futures_util::StreamExt;
         while let Some(event) = self.next().await {
             if client.is_closed() {
@@ -89,7 +89,7 @@ impl SseUpstream {
     }
 }
 
-impl Stream for SseUpstream {
+impl Stream for Upstream {
     type Item = Result<Event, StreamError>;
 
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {

@@ -18,11 +18,11 @@ use crate::support::maybe_send::BoxFuture;
 /// The argument of a connection handler (MSW: `{ client, server, params }`).
 #[derive(Debug)]
 #[non_exhaustive]
-pub struct WsConnection {
+pub struct ResolverArgs {
     /// The connected client: the code under test.
-    pub client: WsClient,
+    pub client: Client,
     /// The real server, connected on demand.
-    pub server: WsServer,
+    pub server: Server,
     /// The upgrade request (its headers and cookies as the client sent them).
     pub request: Request,
     /// Path parameters captured by the link's pattern.
@@ -47,16 +47,16 @@ impl Parts {
         self,
         peer: Peer,
         connector: Option<Arc<dyn Connector>>,
-    ) -> WsConnection {
+    ) -> ResolverArgs {
         static NEXT: AtomicU64 = AtomicU64::new(1);
-        let client = WsClient(Arc::new(ClientInner {
+        let client = Client(Arc::new(ClientInner {
             id: NEXT.fetch_add(1, Ordering::Relaxed),
             url: super::ws_url(self.request.url()),
             protocol: self.protocol.clone(),
             peer,
         }));
-        WsConnection {
-            server: WsServer {
+        ResolverArgs {
+            server: Server {
                 request: self.request.clone(),
                 protocol: self.protocol,
                 connector,
@@ -73,7 +73,7 @@ impl Parts {
 /// Runs a connection's handler: its synchronous part now, the rest as the
 /// returned future (which the front door drives and stops with the socket).
 /// A failure or a panic closes the client with 1011 and is logged.
-pub(super) fn run(connection: WsConnection, on_connection: &super::OnConnection) -> BoxFuture<()> {
+pub(super) fn run(connection: ResolverArgs, on_connection: &super::OnConnection) -> BoxFuture<()> {
     let client = connection.client.clone();
     let url = client.url().to_string();
     let outcome = std::panic::catch_unwind(AssertUnwindSafe(|| on_connection(connection)));
@@ -101,7 +101,7 @@ pub(super) fn run(connection: WsConnection, on_connection: &super::OnConnection)
 /// The client side of a connection (MSW: `client`). Clones are the same
 /// client.
 #[derive(Clone)]
-pub struct WsClient(Arc<ClientInner>);
+pub struct Client(Arc<ClientInner>);
 
 struct ClientInner {
     id: u64,
@@ -110,7 +110,7 @@ struct ClientInner {
     peer: Peer,
 }
 
-impl WsClient {
+impl Client {
     /// An id unique to this connection in the process.
     pub fn id(&self) -> u64 {
         self.0.id
@@ -188,9 +188,9 @@ impl WsClient {
     }
 }
 
-/// The messages of a [`WsClient`], as a `Stream` ([`WsClient::messages`]).
+/// The messages of a [`Client`], as a `Stream` ([`Client::messages`]).
 #[derive(Debug)]
-pub struct Messages(WsClient);
+pub struct Messages(Client);
 
 impl futures_util::Stream for Messages {
     type Item = Message;
@@ -203,17 +203,17 @@ impl futures_util::Stream for Messages {
     }
 }
 
-impl PartialEq for WsClient {
+impl PartialEq for Client {
     fn eq(&self, other: &Self) -> bool {
         Arc::ptr_eq(&self.0, &other.0)
     }
 }
 
-impl Eq for WsClient {}
+impl Eq for Client {}
 
-impl std::fmt::Debug for WsClient {
+impl std::fmt::Debug for Client {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("WsClient")
+        f.debug_struct("Client")
             .field("id", &self.0.id)
             .field("url", &self.0.url.as_str())
             .field("open", &self.is_open())
@@ -221,10 +221,10 @@ impl std::fmt::Debug for WsClient {
     }
 }
 
-/// Why [`WsServer::connect`] could not reach the real server.
+/// Why [`Server::connect`] could not reach the real server.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
-pub enum WsError {
+pub enum Error {
     /// This front door has no network (the listener provides one).
     #[error("connecting to the real WebSocket {url} needs the listener (feature `net`)")]
     Unavailable {
@@ -243,34 +243,34 @@ pub enum WsError {
 
 /// The real server behind an intercepted connection (MSW: `server`).
 #[derive(Clone)]
-pub struct WsServer {
+pub struct Server {
     request: Request,
     protocol: Option<String>,
     connector: Option<Arc<dyn Connector>>,
 }
 
-impl WsServer {
+impl Server {
     /// Opens the real WebSocket at the connection's URL, with the client's
     /// headers and the accepted sub-protocol. Then forward between the two
-    /// with [`WsConnection::forward`], or talk to it yourself.
-    pub async fn connect(&self) -> Result<WsUpstream, WsError> {
+    /// with [`ResolverArgs::forward`], or talk to it yourself.
+    pub async fn connect(&self) -> Result<Upstream, Error> {
         let url = super::ws_url(self.request.url()).to_string();
         let Some(connector) = &self.connector else {
-            return Err(WsError::Unavailable { url });
+            return Err(Error::Unavailable { url });
         };
         let connecting = connector.connect(&self.request, self.protocol.clone());
         match connecting.await {
-            Ok(connected) => Ok(WsUpstream {
+            Ok(connected) => Ok(Upstream {
                 peer: connected.peer,
             }),
-            Err(message) => Err(WsError::Failed { url, message }),
+            Err(message) => Err(Error::Failed { url, message }),
         }
     }
 }
 
-impl std::fmt::Debug for WsServer {
+impl std::fmt::Debug for Server {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("WsServer")
+        f.debug_struct("Server")
             .field("url", &self.request.url().as_str())
             .finish_non_exhaustive()
     }
@@ -278,11 +278,11 @@ impl std::fmt::Debug for WsServer {
 
 /// A connection to the real WebSocket server.
 #[derive(Debug)]
-pub struct WsUpstream {
+pub struct Upstream {
     peer: Peer,
 }
 
-impl WsUpstream {
+impl Upstream {
     /// Sends `message` to the real server.
     pub fn send(&self, message: impl Into<Message>) {
         self.peer.outgoing.push(Frame::Message(message.into()));
@@ -317,10 +317,10 @@ pub enum Direction {
     ServerToClient,
 }
 
-impl WsConnection {
+impl ResolverArgs {
     /// Forwards every message both ways unchanged until either side closes,
     /// then closes the other side the same way.
-    pub async fn forward(&self, server: WsUpstream) {
+    pub async fn forward(&self, server: Upstream) {
         self.forward_with(server, |_, message| Some(message)).await;
     }
 
@@ -329,7 +329,7 @@ impl WsConnection {
     /// drop it.
     pub async fn forward_with(
         &self,
-        server: WsUpstream,
+        server: Upstream,
         filter: impl FnMut(Direction, Message) -> Option<Message>,
     ) {
         forward_peers(&self.client.0.peer, &server.peer, filter).await;

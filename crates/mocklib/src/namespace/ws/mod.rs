@@ -2,7 +2,7 @@
 //! [`ws`](https://mswjs.io/docs/api/ws)).
 //!
 //! [`link`] names the WebSocket URLs to intercept (the same pattern rules as
-//! `http`, with `ws://` and `wss://`); [`WsLink::on_connection`] makes the
+//! `http`, with `ws://` and `wss://`); [`Link::on_connection`] makes the
 //! handler. Each connection hands the handler its `client` (the code under
 //! test) and its `server` (the real endpoint, connected on demand):
 //!
@@ -41,7 +41,7 @@
 //!             _ => Some(message),
 //!         })
 //!         .await;
-//!     Ok::<_, ws::WsError>(())
+//!     Ok::<_, ws::Error>(())
 //! });
 //! ```
 //!
@@ -76,7 +76,7 @@ use http::Method;
 use url::Url;
 
 pub use crate::message::upgrade::{CloseFrame, Message, WebSocketUpgrade};
-pub use connection::{Direction, Messages, WsClient, WsConnection, WsError, WsServer, WsUpstream};
+pub use connection::{Client, Direction, Error, Messages, ResolverArgs, Server, Upstream};
 
 use crate::handling::handler::{Handler, HandlerKind, IndexHint, MatchContext, Matched};
 use crate::handling::resolver::{Resolution, ResolverCall, SessionOutput};
@@ -86,11 +86,11 @@ use crate::matching::{IntoPredicate, PatternError, Predicate};
 /// through them (MSW: `ws.link(url)`). Cheap to clone; clones share the
 /// clients.
 #[derive(Clone)]
-pub struct WsLink {
+pub struct Link {
     predicate: Arc<Predicate>,
     /// The pattern as given (`wss://…`), for headers and messages.
     url: String,
-    clients: Arc<Mutex<Vec<WsClient>>>,
+    clients: Arc<Mutex<Vec<Client>>>,
     protocols: Option<Arc<[String]>>,
 }
 
@@ -100,15 +100,15 @@ pub struct WsLink {
 /// # Panics
 /// When the pattern is invalid; the message names it and the position.
 #[track_caller]
-pub fn link(pattern: impl AsRef<str>) -> WsLink {
+pub fn link(pattern: impl AsRef<str>) -> Link {
     try_link(pattern).unwrap_or_else(|error| panic!("{error}"))
 }
 
 /// Like [`link`], returning an invalid pattern as an error.
-pub fn try_link(pattern: impl AsRef<str>) -> Result<WsLink, PatternError> {
+pub fn try_link(pattern: impl AsRef<str>) -> Result<Link, PatternError> {
     let url = pattern.as_ref().to_owned();
     let as_http = crate::matching::as_http_url(&url);
-    Ok(WsLink {
+    Ok(Link {
         predicate: Arc::new(as_http.into_predicate()?),
         url,
         clients: Arc::default(),
@@ -116,7 +116,7 @@ pub fn try_link(pattern: impl AsRef<str>) -> Result<WsLink, PatternError> {
     })
 }
 
-impl WsLink {
+impl Link {
     /// The pattern as given.
     pub fn url(&self) -> &str {
         &self.url
@@ -138,7 +138,7 @@ impl WsLink {
     /// take what the closure captured: the link itself, to broadcast.
     pub fn on_connection<F, R, M>(&self, handler: F) -> Handler
     where
-        F: FnOnce(WsConnection) -> R + Clone + Send + Sync + 'static,
+        F: FnOnce(ResolverArgs) -> R + Clone + Send + Sync + 'static,
         R: SessionOutput<M>,
     {
         Handler::new(WsHandler {
@@ -157,7 +157,7 @@ impl WsLink {
     }
 
     /// Sends `message` to every open client of this link except `client`.
-    pub fn broadcast_except(&self, client: &WsClient, message: impl Into<Message>) {
+    pub fn broadcast_except(&self, client: &Client, message: impl Into<Message>) {
         let message = message.into();
         for other in self.clients().iter().filter(|other| *other != client) {
             other.send(message.clone());
@@ -165,15 +165,15 @@ impl WsLink {
     }
 
     /// The open clients of this link, oldest first.
-    pub fn clients(&self) -> Vec<WsClient> {
+    pub fn clients(&self) -> Vec<Client> {
         let mut clients = self.clients.lock().unwrap_or_else(PoisonError::into_inner);
-        clients.retain(WsClient::is_open);
+        clients.retain(Client::is_open);
         clients.clone()
     }
 
-    fn register(&self, client: &WsClient) {
+    fn register(&self, client: &Client) {
         let mut clients = self.clients.lock().unwrap_or_else(PoisonError::into_inner);
-        clients.retain(WsClient::is_open);
+        clients.retain(Client::is_open);
         clients.push(client.clone());
     }
 
@@ -189,18 +189,18 @@ impl WsLink {
     }
 }
 
-impl std::fmt::Debug for WsLink {
+impl std::fmt::Debug for Link {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("WsLink")
+        f.debug_struct("Link")
             .field("url", &self.url)
             .finish_non_exhaustive()
     }
 }
 
-type OnConnection = dyn Fn(WsConnection) -> crate::handling::resolver::SessionDriver + Send + Sync;
+type OnConnection = dyn Fn(ResolverArgs) -> crate::handling::resolver::SessionDriver + Send + Sync;
 
 struct WsHandler {
-    link: WsLink,
+    link: Link,
     header: String,
     on_connection: Arc<OnConnection>,
 }

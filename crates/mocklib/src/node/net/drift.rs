@@ -22,7 +22,6 @@ impl Drift {
     ///
     /// The requests are real, `POST` and `DELETE` included: check against
     /// an environment where they may run.
-    #[cfg_attr(docsrs, doc(cfg(feature = "net")))]
     pub async fn check(&self) -> Result<DriftReport, HarError> {
         let performer = UpstreamPerformer {
             upstream: Arc::new(LazyUpstream {

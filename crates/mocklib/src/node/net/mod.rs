@@ -20,7 +20,7 @@
 //! that cannot be sent on (its URL is over the 65,534 bytes of a URI once
 //! percent-encoded) is answered `414 URI Too Long` with a text body saying
 //! why, and the connection goes on: see
-//! [`UnsendableRequestError`](crate::UnsendableRequestError).
+//! [`UnsendableRequestError`](crate::request::UnsendableRequestError).
 //!
 //! **What decides a request's scope.** The listener cannot see which task
 //! sent a request, so the scope travels in the address the client was given:
@@ -96,7 +96,6 @@ pub(crate) use tls::CertificateAuthority;
 pub(crate) use upstream::{Upstream, strip_hop_by_hop};
 
 /// Why the listener could not start.
-#[cfg_attr(docsrs, doc(cfg(feature = "net")))]
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ListenError {

@@ -1,4 +1,4 @@
-//! [`GraphqlContract`]: a schema at an endpoint, as a [`Contract`].
+//! [`Contract`]: a schema at an endpoint, as a [`contract::Contract`](crate::contract::Contract).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -8,7 +8,7 @@ use serde_json::Value as Json;
 
 use super::{Schema, SchemaError, request, response};
 use crate::handling::contract::{
-    Answered, Contract, Coverage, Finding, Memo, OperationCoverage, fingerprint,
+    self, Answered, Coverage, Finding, Memo, OperationCoverage, fingerprint,
 };
 use crate::matching::{Predicate, as_http_url};
 use crate::namespace::graphql::document::tree;
@@ -21,7 +21,7 @@ use crate::namespace::graphql::{OperationInfo, OperationType};
 /// [module docs](crate::graphql::schema) for what it checks. Clones are the same
 /// contract.
 #[derive(Clone)]
-pub struct GraphqlContract(Arc<Inner>);
+pub struct Contract(Arc<Inner>);
 
 struct Inner {
     name: String,
@@ -56,9 +56,9 @@ fn roots(schema: &Schema) -> Vec<RootField> {
         .collect()
 }
 
-impl std::fmt::Debug for GraphqlContract {
+impl std::fmt::Debug for Contract {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("GraphqlContract")
+        f.debug_struct("Contract")
             .field("name", &self.0.name)
             .field("schema", &self.0.schema)
             .finish_non_exhaustive()
@@ -70,11 +70,11 @@ impl Schema {
     /// pattern as for [`graphql::link`](crate::graphql::link) (an absolute
     /// URL, a path relative to the base URL, `*` wildcards). Requests to
     /// other URLs are not checked. Its findings name it `GraphQL
-    /// <endpoint>` unless [`named`](GraphqlContract::named) otherwise.
-    pub fn contract(&self, endpoint: impl AsRef<str>) -> Result<GraphqlContract, SchemaError> {
+    /// <endpoint>` unless [`named`](Contract::named) otherwise.
+    pub fn contract(&self, endpoint: impl AsRef<str>) -> Result<Contract, SchemaError> {
         let endpoint = endpoint.as_ref();
         let predicate = Predicate::path(&as_http_url(endpoint))?;
-        Ok(GraphqlContract(Arc::new(Inner {
+        Ok(Contract(Arc::new(Inner {
             name: format!("GraphQL {endpoint}"),
             schema: self.clone(),
             endpoint: Arc::new(predicate),
@@ -84,10 +84,10 @@ impl Schema {
     }
 }
 
-impl GraphqlContract {
+impl Contract {
     /// The same contract named `name` in its findings (an API's name).
     pub fn named(self, name: impl Into<String>) -> Self {
-        GraphqlContract(Arc::new(Inner {
+        Contract(Arc::new(Inner {
             name: name.into(),
             schema: self.0.schema.clone(),
             endpoint: Arc::clone(&self.0.endpoint),
@@ -102,13 +102,13 @@ impl GraphqlContract {
     }
 }
 
-impl Contract for GraphqlContract {
+impl contract::Contract for Contract {
     fn name(&self) -> &str {
         &self.0.name
     }
 
     fn coverage(&self) -> Option<Coverage> {
-        Some(GraphqlContract::coverage(self))
+        Some(Contract::coverage(self))
     }
 
     fn check(&self, answered: &Answered<'_>) -> Vec<Finding> {
@@ -303,7 +303,7 @@ impl Inner {
     }
 }
 
-impl GraphqlContract {
+impl Contract {
     /// Which root fields (`Query.user`, `Mutation.createUser`) the checked
     /// requests asked for, and how often: what the mocks never cover.
     /// Keep a clone of the contract to read it after attaching one.

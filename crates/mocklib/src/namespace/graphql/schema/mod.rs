@@ -110,7 +110,7 @@ mod response;
 #[cfg(test)]
 mod walk_tests;
 
-pub use contract::GraphqlContract;
+pub use contract::Contract;
 
 use std::collections::HashMap;
 use std::sync::Arc;
