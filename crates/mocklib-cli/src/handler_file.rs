@@ -37,20 +37,26 @@ use crate::grpc_entry::{self, GrpcEntry};
 use crate::resource_entry::{self, ResourceEntry};
 use crate::stamp::{Watched, stamp};
 
-/// One entry as written: an HTTP one (`path`), a gRPC one (`grpc`) or a
-/// REST resource (`resource`). Unknown fields are errors (a misspelt
-/// `staus` would otherwise be ignored silently); so are the fields of the
-/// other kinds.
+/// One entry, of the kind its key says: `grpc` (a gRPC method of the
+/// --proto files), `resource` (a REST collection), `sequence` (an HTTP entry
+/// answering in turn), otherwise an HTTP entry with one answer. Each kind is
+/// its own struct, so serde refuses the fields of the others by itself (a
+/// misspelt `staus` too), as the JSON Schema's four shapes do.
+enum Entry {
+    Http(HttpEntry),
+    Sequence(SequenceEntry),
+    Resource(ResourceFields),
+    Grpc(GrpcFields),
+}
+
+/// An HTTP entry with one answer.
 #[derive(serde::Deserialize)]
 #[serde(deny_unknown_fields)]
-struct Entry {
+struct HttpEntry {
     method: Option<String>,
     path: Option<String>,
-    grpc: Option<String>,
-    /// An HTTP status number, or a gRPC code (name or number).
+    /// An HTTP status number (or, with `template`, a template of one).
     status: Option<serde_json::Value>,
-    /// A gRPC status message.
-    message: Option<String>,
     #[serde(default)]
     headers: BTreeMap<String, String>,
     body: Option<String>,
@@ -64,24 +70,171 @@ struct Entry {
     /// templates rendered per request (see `template.rs`).
     #[serde(default)]
     template: bool,
-    /// One answer per request, in order (the last repeats, or with `once`
-    /// the entry then stops matching), in place of a single answer.
-    sequence: Option<Vec<Answer>>,
-    /// The entry answers once (a sequence: each of its answers once), then
-    /// lets the next entry or the unhandled strategy take the requests.
+    /// The entry answers once, then lets the next entry or the unhandled
+    /// strategy take the requests.
     #[serde(default)]
     once: bool,
     /// How many requests the entry expects: `GET /__mocklib/verify`
     /// reports the entries whose count is off.
     times: Option<Expected>,
-    /// A stateful REST collection at this path (see `resource_entry.rs`).
-    resource: Option<String>,
-    /// A resource's id field.
+}
+
+/// An HTTP entry answering in turn: one answer per request, in order (the
+/// last repeats, or with `once` the entry then stops matching).
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SequenceEntry {
+    method: Option<String>,
+    path: Option<String>,
+    sequence: Vec<Answer>,
+    #[serde(rename = "match")]
+    conditions: Option<Conditions>,
+    #[serde(default)]
+    once: bool,
+    times: Option<Expected>,
+}
+
+/// A `resource` entry: a stateful REST collection (see `resource_entry.rs`).
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ResourceFields {
+    resource: String,
     id_field: Option<String>,
-    /// A resource's first items.
     seed: Option<serde_json::Value>,
-    /// A file holding a resource's first items.
     seed_file: Option<PathBuf>,
+    #[serde(rename = "match")]
+    conditions: Option<Conditions>,
+    times: Option<Expected>,
+}
+
+/// A `grpc` entry: a method of the --proto files (see `grpc_entry.rs`).
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct GrpcFields {
+    grpc: String,
+    json: Option<serde_json::Value>,
+    /// A gRPC code (name or number).
+    status: Option<serde_json::Value>,
+    message: Option<String>,
+    delay_ms: Option<u64>,
+    times: Option<Expected>,
+}
+
+/// An entry's kind, chosen by its key.
+#[derive(Clone, Copy)]
+enum Kind {
+    Http,
+    Sequence,
+    Resource,
+    Grpc,
+}
+
+impl Kind {
+    fn of(value: &serde_json::Value) -> Kind {
+        let has = |key: &str| value.get(key).is_some();
+        if has("grpc") {
+            Kind::Grpc
+        } else if has("resource") {
+            Kind::Resource
+        } else if has("sequence") {
+            Kind::Sequence
+        } else {
+            Kind::Http
+        }
+    }
+
+    /// What to say of `field`, which this kind of entry does not take: the
+    /// kind it belongs to, when it belongs to one.
+    fn misplaced(self, field: &str) -> Option<String> {
+        let belongs = |fields: &[&str]| fields.contains(&field);
+        let http = fields_of::<HttpEntry>();
+        let resource = fields_of::<ResourceFields>();
+        let grpc = fields_of::<GrpcFields>();
+        Some(match self {
+            Kind::Resource => format!(
+                "`{field}` does not go on a resource entry: a resource answers from its collection (list, get, create, replace, patch, delete); it takes id_field, seed or seed_file, and match"
+            ),
+            Kind::Sequence if belongs(fields_of::<Answer>()) || field == "template" => format!(
+                "`{field}` beside `sequence`: give each answer's fields in its sequence item"
+            ),
+            Kind::Grpc if belongs(http) || field == "sequence" => format!(
+                "`{field}` is a field of HTTP entries; a grpc entry takes json, status, message and delay_ms"
+            ),
+            Kind::Http | Kind::Sequence | Kind::Grpc if belongs(resource) => format!(
+                "`{field}` is a field of resource entries (`resource: /users` in place of `path`)"
+            ),
+            Kind::Http | Kind::Sequence if belongs(grpc) => {
+                format!("`{field}` is a field of grpc entries (the status message)")
+            }
+            _ => return None,
+        })
+    }
+}
+
+impl Entry {
+    /// The entry `value` is, of `kind`; an error names the field at fault.
+    fn of(
+        kind: Kind,
+        value: serde_json::Value,
+    ) -> Result<Entry, serde_path_to_error::Error<serde_json::Error>> {
+        Ok(match kind {
+            Kind::Grpc => Entry::Grpc(serde_path_to_error::deserialize(value)?),
+            Kind::Resource => Entry::Resource(serde_path_to_error::deserialize(value)?),
+            Kind::Sequence => Entry::Sequence(serde_path_to_error::deserialize(value)?),
+            Kind::Http => Entry::Http(serde_path_to_error::deserialize(value)?),
+        })
+    }
+
+    fn times(&mut self) -> Option<Expected> {
+        match self {
+            Entry::Http(entry) => entry.times.take(),
+            Entry::Sequence(entry) => entry.times.take(),
+            Entry::Resource(entry) => entry.times.take(),
+            Entry::Grpc(entry) => entry.times.take(),
+        }
+    }
+}
+
+/// The fields of a struct deserialized with serde's derive, as its derive
+/// lists them: the kinds' fields are written once, in their structs.
+fn fields_of<'de, T: serde::Deserialize<'de>>() -> &'static [&'static str] {
+    #[derive(Debug)]
+    struct Found(&'static [&'static str]);
+    impl std::fmt::Display for Found {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            write!(f, "{:?}", self.0)
+        }
+    }
+    impl std::error::Error for Found {}
+    impl serde::de::Error for Found {
+        fn custom<M: std::fmt::Display>(_: M) -> Self {
+            Found(&[])
+        }
+    }
+    struct Probe;
+    impl<'de> serde::Deserializer<'de> for Probe {
+        type Error = Found;
+        fn deserialize_any<V: serde::de::Visitor<'de>>(self, _: V) -> Result<V::Value, Found> {
+            Err(Found(&[]))
+        }
+        fn deserialize_struct<V: serde::de::Visitor<'de>>(
+            self,
+            _: &'static str,
+            fields: &'static [&'static str],
+            _: V,
+        ) -> Result<V::Value, Found> {
+            Err(Found(fields))
+        }
+        serde::forward_to_deserialize_any! {
+            bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string
+            bytes byte_buf option unit unit_struct newtype_struct seq tuple
+            tuple_struct map enum identifier ignored_any
+        }
+    }
+    match T::deserialize(Probe) {
+        Err(Found(fields)) => fields,
+        Ok(_) => &[],
+    }
 }
 
 /// An entry's `match:` block: each field one kind of `mocklib::matchers`
@@ -502,35 +655,40 @@ pub(crate) fn parse(
                 format!("{name}, entry {}{label}: {error}", index + 1),
             )
         };
-        let mut entry: Entry = serde_path_to_error::deserialize(value).map_err(|error| {
+        let kind = Kind::of(&value);
+        let mut entry = Entry::of(kind, value).map_err(|error| {
             let mut path: Vec<String> = error.path().iter().map(ToString::to_string).collect();
             let error = error.into_inner().to_string();
             let pointer: String = path
                 .iter()
                 .map(|segment| format!("/{}", pointer_escape(segment)))
                 .collect();
-            // The message names an unknown field itself.
+            // The message names an unknown field itself; one of the entry's
+            // own is said as the field of which kind it is.
+            let mut message = error.clone();
             if error.starts_with("unknown field") {
-                path.pop();
+                let field = path.pop().unwrap_or_default();
+                if let Some(said) = kind.misplaced(&field).filter(|_| path.is_empty()) {
+                    message = said;
+                }
             }
             let message = if path.is_empty() {
-                error
+                message
             } else {
-                format!("{}: {error}", path.join("."))
+                format!("{}: {message}", path.join("."))
             };
             LoadError::at(
                 &format!("/{index}{pointer}"),
                 format!("{name}, entry {}{label}: {message}", index + 1),
             )
         })?;
-        let expected = entry.times.take().map(|times| times.times()).transpose();
+        let expected = entry.times().map(|times| times.times()).transpose();
         let expected = expected.map_err(fail)?;
-        let handler = if entry.resource.is_some() {
-            entry.into_resource_handler(dir, &mut files)
-        } else if entry.grpc.is_some() {
-            entry.into_grpc_handler(pool)
-        } else {
-            entry.into_handler(dir, &mut files)
+        let handler = match entry {
+            Entry::Http(entry) => entry.into_handler(dir, &mut files),
+            Entry::Sequence(entry) => entry.into_handler(dir, &mut files),
+            Entry::Resource(entry) => entry.into_handler(dir, &mut files),
+            Entry::Grpc(entry) => entry.into_handler(pool),
         };
         let handler = handler.map_err(fail)?;
         handlers.push(match expected {
@@ -541,38 +699,12 @@ pub(crate) fn parse(
     Ok((handlers, files))
 }
 
-impl Entry {
-    /// The handler of a `resource` entry: a collection answering by itself,
-    /// so none of the fields that write a response (nor `path`, `method`,
-    /// `grpc`) belong on it; `match` does.
-    fn into_resource_handler(
-        self,
-        dir: &Path,
-        files: &mut Vec<Watched>,
-    ) -> Result<Handler, String> {
-        let refused = [
-            ("method", self.method.is_some()),
-            ("path", self.path.is_some()),
-            ("grpc", self.grpc.is_some()),
-            ("status", self.status.is_some()),
-            ("message", self.message.is_some()),
-            ("headers", !self.headers.is_empty()),
-            ("body", self.body.is_some()),
-            ("json", self.json.is_some()),
-            ("body_file", self.body_file.is_some()),
-            ("delay_ms", self.delay_ms.is_some()),
-            ("template", self.template),
-            ("sequence", self.sequence.is_some()),
-            ("once", self.once),
-        ];
-        if let Some((field, _)) = refused.iter().find(|(_, given)| *given) {
-            return Err(format!(
-                "`{field}` does not go on a resource entry: a resource answers from its collection (list, get, create, replace, patch, delete); it takes id_field, seed or seed_file, and match"
-            ));
-        }
+impl ResourceFields {
+    /// The handler of a `resource` entry: a collection answering by itself.
+    fn into_handler(self, dir: &Path, files: &mut Vec<Watched>) -> Result<Handler, String> {
         let handler = resource_entry::handler(
             ResourceEntry {
-                path: self.resource.unwrap_or_default(),
+                path: self.resource,
                 id_field: self.id_field,
                 seed: self.seed,
                 seed_file: self.seed_file,
@@ -583,47 +715,15 @@ impl Entry {
         let conditions = self.conditions.unwrap_or_default().matchers()?;
         Ok(conditions.into_iter().fold(handler, Handler::when))
     }
+}
 
-    /// An error naming the first field that only a `resource` entry takes.
-    fn refuse_resource_fields(&self) -> Result<(), String> {
-        let resource_fields = [
-            ("id_field", self.id_field.is_some()),
-            ("seed", self.seed.is_some()),
-            ("seed_file", self.seed_file.is_some()),
-        ];
-        match resource_fields.iter().find(|(_, given)| *given) {
-            Some((field, _)) => Err(format!(
-                "`{field}` is a field of resource entries (`resource: /users` in place of `path`)"
-            )),
-            None => Ok(()),
-        }
-    }
-
-    /// The handler of a `grpc` entry, which has none of an HTTP entry's
-    /// fields but `json` and `delay_ms` (`template: true` included: a
-    /// grpc entry's replies are not templated).
-    fn into_grpc_handler(self, pool: Option<&DescriptorPool>) -> Result<Handler, String> {
-        let http_fields = [
-            ("method", self.method.is_some()),
-            ("path", self.path.is_some()),
-            ("headers", !self.headers.is_empty()),
-            ("body", self.body.is_some()),
-            ("body_file", self.body_file.is_some()),
-            ("match", self.conditions.is_some()),
-            ("template", self.template),
-            ("sequence", self.sequence.is_some()),
-            ("once", self.once),
-        ];
-        self.refuse_resource_fields()?;
-        if let Some((field, _)) = http_fields.iter().find(|(_, given)| *given) {
-            return Err(format!(
-                "`{field}` is a field of HTTP entries; a grpc entry takes json, status, message and delay_ms"
-            ));
-        }
+impl GrpcFields {
+    /// The handler of a `grpc` entry (its replies are not templated).
+    fn into_handler(self, pool: Option<&DescriptorPool>) -> Result<Handler, String> {
         grpc_entry::handler(
             pool,
             GrpcEntry {
-                method: self.grpc.unwrap_or_default(),
+                method: self.grpc,
                 json: self.json,
                 status: self.status,
                 message: self.message,
@@ -631,54 +731,51 @@ impl Entry {
             },
         )
     }
+}
 
-    /// The handler of an HTTP entry.
+/// An HTTP entry's method (`None`: any) and path.
+fn method_and_path(
+    method: Option<&str>,
+    path: Option<String>,
+) -> Result<(Option<Method>, String), String> {
+    let path = path.ok_or("missing field `path` (or `grpc`, for a gRPC method)")?;
+    let method = match method {
+        None | Some("ALL" | "all" | "*") => None,
+        Some(method) => Some(
+            Method::from_bytes(method.to_ascii_uppercase().as_bytes())
+                .map_err(|_| format!("method: invalid method {method:?}"))?,
+        ),
+    };
+    Ok((method, path))
+}
+
+impl SequenceEntry {
+    /// The handler of an entry answering in turn.
     fn into_handler(self, dir: &Path, files: &mut Vec<Watched>) -> Result<Handler, String> {
-        self.refuse_resource_fields()?;
-        let path = self
-            .path
-            .ok_or("missing field `path` (or `grpc`, for a gRPC method)")?;
-        if self.message.is_some() {
-            return Err("`message` is a field of grpc entries (the status message)".to_owned());
+        let (method, path) = method_and_path(self.method.as_deref(), self.path)?;
+        if self.sequence.is_empty() {
+            return Err("sequence: give at least one answer".to_owned());
         }
-        let method = match self.method.as_deref() {
-            None | Some("ALL" | "all" | "*") => None,
-            Some(method) => Some(
-                Method::from_bytes(method.to_ascii_uppercase().as_bytes())
-                    .map_err(|_| format!("method: invalid method {method:?}"))?,
-            ),
-        };
-        if let Some(sequence) = self.sequence {
-            let beside = [
-                ("status", self.status.is_some()),
-                ("headers", !self.headers.is_empty()),
-                ("body", self.body.is_some()),
-                ("json", self.json.is_some()),
-                ("body_file", self.body_file.is_some()),
-                ("delay_ms", self.delay_ms.is_some()),
-                ("template", self.template),
-            ];
-            if let Some((field, _)) = beside.iter().find(|(_, given)| *given) {
-                return Err(format!(
-                    "`{field}` beside `sequence`: give each answer's fields in its sequence item"
-                ));
-            }
-            if sequence.is_empty() {
-                return Err("sequence: give at least one answer".to_owned());
-            }
-            let answers = sequence
-                .into_iter()
-                .enumerate()
-                .map(|(index, answer)| {
-                    answer
-                        .canned(dir, files)
-                        .map_err(|error| format!("sequence[{index}]: {error}"))
-                })
-                .collect::<Result<Vec<_>, _>>()?;
-            let conditions = self.conditions.unwrap_or_default().matchers()?;
-            let handler = sequence_handler(method, path, answers, self.once)?;
-            return Ok(conditions.into_iter().fold(handler, Handler::when));
-        }
+        let answers = self
+            .sequence
+            .into_iter()
+            .enumerate()
+            .map(|(index, answer)| {
+                answer
+                    .canned(dir, files)
+                    .map_err(|error| format!("sequence[{index}]: {error}"))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let conditions = self.conditions.unwrap_or_default().matchers()?;
+        let handler = sequence_handler(method, path, answers, self.once)?;
+        Ok(conditions.into_iter().fold(handler, Handler::when))
+    }
+}
+
+impl HttpEntry {
+    /// The handler of an HTTP entry with one answer.
+    fn into_handler(self, dir: &Path, files: &mut Vec<Watched>) -> Result<Handler, String> {
+        let (method, path) = method_and_path(self.method.as_deref(), self.path)?;
         let mut templates = self.template.then(crate::template::Templates::new);
         let status = match self.status {
             None => 200,
