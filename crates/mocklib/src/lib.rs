@@ -188,6 +188,7 @@ mod request;
 pub mod resolver;
 mod response;
 pub mod rest;
+mod rpc;
 mod scope_local;
 mod setup_api;
 pub mod sse;

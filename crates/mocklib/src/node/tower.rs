@@ -151,7 +151,10 @@ where
                     } else {
                         outgoing.map(Full::new)
                     };
-                    let response = call_ready(inner, outgoing).await?;
+                    let response = match call_ready(inner, outgoing).await {
+                        Ok(response) => response,
+                        Err(error) => return nothing_behind(passthrough.request(), error),
+                    };
                     let capture = passthrough.capture(
                         response.status(),
                         response.version(),
@@ -202,11 +205,26 @@ async fn read_all(request: &Request) -> Result<Bytes, BoxError> {
 /// The answer to a request to pass on that cannot become an
 /// `http::Request` (its URL is too long once encoded, say): the status of
 /// [`UnsendableRequestError::status_code`](crate::UnsendableRequestError::status_code)
-/// with a text body saying why. The inner service never sees it.
+/// with a text body saying why (a gRPC call: `RESOURCE_EXHAUSTED`, see
+/// `crate::rpc`). The inner service never sees it.
 fn unsendable<B>(
     request: &Request,
     error: &crate::UnsendableRequestError,
 ) -> http::Response<MockBody<B>> {
+    let call = crate::rpc::call_error(
+        request.method(),
+        request.headers(),
+        crate::rpc::Code::ResourceExhausted,
+        || {
+            format!(
+                "mocklib could not pass the call on: {}",
+                request.unsendable_message(error).trim_end()
+            )
+        },
+    );
+    if let Some(call) = call {
+        return call.map(MockBody::mocked);
+    }
     let mut response =
         http::Response::new(MockBody::mocked(request.unsendable_message(error).into()));
     *response.status_mut() = error.status_code();
@@ -215,6 +233,35 @@ fn unsendable<B>(
         http::HeaderValue::from_static("text/plain; charset=utf-8"),
     );
     response
+}
+
+/// The inner service's error for a request it was to perform; but a call
+/// (gRPC) that [`NoUpstream`] cannot pass on is answered `UNIMPLEMENTED`
+/// (see `crate::rpc`): no handler answered it and nothing is behind this
+/// service, so to its client the method is one the server does not serve.
+/// A real inner service's errors are its own, passed on as they are.
+fn nothing_behind<B>(
+    request: &Request,
+    error: BoxError,
+) -> Result<http::Response<MockBody<B>>, BoxError> {
+    if !error.is::<NoUpstreamError>() {
+        return Err(error);
+    }
+    let call = crate::rpc::call_error(
+        request.method(),
+        request.headers(),
+        crate::rpc::Code::Unimplemented,
+        || {
+            format!(
+                "mocklib: no handler answered the call {}, and nothing is behind this service: {error}",
+                request.url_parts().path()
+            )
+        },
+    );
+    match call {
+        Some(call) => Ok(call.map(MockBody::mocked)),
+        None => Err(error),
+    }
 }
 
 async fn call_ready<S, R>(mut service: S, request: R) -> Result<S::Response, BoxError>
