@@ -75,7 +75,8 @@ async fn https_proxy_client(server: &Server, authority: String) -> GreeterClient
 }
 
 /// SpellHello (server streaming), which no handler answers: the status the
-/// call ends with. A trailers-only answer fails the call itself.
+/// call ends with (a trailers-only answer fails the call itself; any other
+/// answer, its stream).
 async fn spell_hello<T>(
     client: &mut GreeterClient<T>,
     request: tonic::Request<HelloRequest>,
@@ -87,9 +88,12 @@ where
     <T::ResponseBody as http_body::Body>::Error:
         Into<Box<dyn std::error::Error + Send + Sync>> + Send,
 {
-    let called = tokio::time::timeout(GUARD, client.spell_hello(request)).await;
-    match called.expect("the call hung") {
-        Ok(_) => panic!("a call no handler answers got replies"),
+    let ended = tokio::time::timeout(GUARD, async {
+        let mut replies = client.spell_hello(request).await?.into_inner();
+        replies.message().await
+    });
+    match ended.await.expect("the call hung") {
+        Ok(reply) => panic!("a call no handler answers got {reply:?}"),
         Err(status) => status,
     }
 }
