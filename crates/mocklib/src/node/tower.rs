@@ -33,7 +33,11 @@
 //! [`HttpResponse::fault`](crate::HttpResponse::fault) that replaces the
 //! answer, or the "error" unhandled strategy) is the service's `Err`, a boxed
 //! [`NetworkError`](crate::NetworkError); a body fault is an error of the
-//! response body (see [`Fault`](crate::Fault)).
+//! response body (see [`Fault`](crate::Fault)). A gRPC call gets a gRPC
+//! status instead where the layer answers itself: `UNIMPLEMENTED` when
+//! [`Server::service`] has nothing behind it for a call no handler answers,
+//! `RESOURCE_EXHAUSTED` for the `414` (see the [`grpc`](crate::grpc) module
+//! docs).
 
 use std::future::Future;
 use std::pin::Pin;

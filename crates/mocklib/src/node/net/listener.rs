@@ -841,7 +841,7 @@ async fn perform_for_real(
         .append(http::header::VIA, shared.via.clone());
     let upstream = match shared.upstream.get() {
         Ok(upstream) => upstream,
-        Err(error) => return upstream_failed(request, &format!("{error}")),
+        Err(error) => return upstream_failed(request, error),
     };
     match upstream.perform(outgoing).await {
         Ok(response) => {
