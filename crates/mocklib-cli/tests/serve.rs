@@ -874,6 +874,96 @@ fn the_journal_shows_grpc_calls_as_proto3_json() {
     assert_eq!(ping["grpc"], serde_json::Value::Null, "{ping:#}");
 }
 
+/// gRPC calls `mocklib serve` answers itself (issue 41), as Python's
+/// grpcio reads them. A method no entry answers, on MOCKLIB_URL (h2c):
+/// under the default strategy the call was passed through to the listener
+/// itself and answered a plain-text 502, which grpcio read as a broken
+/// message; now `UNIMPLEMENTED` naming the method, as under `--unhandled
+/// error`. Through the proxy of a scope that has ended, the `CONNECT` is
+/// refused (`407`) before any call is made, and grpcio reports that
+/// itself: `UNAVAILABLE`, naming the 407.
+#[test]
+fn grpc_calls_that_mocklib_serve_answers_itself_end_with_a_status() {
+    let dir = with_helloworld("- grpc: helloworld.Greeter/SayHello\n  json: {message: Hi}\n");
+    let kate = r"b'\x0a\x04Kate'";
+    for (strategy, why) in [
+        (None, "addressed to this mocklib listener itself"),
+        (Some("error"), "without a matching request handler"),
+    ] {
+        let mut args = vec![
+            "--proto",
+            "protos/helloworld.proto",
+            "--handlers",
+            "greeter.yaml",
+        ];
+        args.extend(
+            strategy
+                .iter()
+                .flat_map(|strategy| ["--unhandled", strategy]),
+        );
+        let serve = Serve::start(dir.path(), &args);
+        for method in [
+            "/helloworld.Greeter/SpellHello",
+            "/helloworld.Greeter/NotInTheProto",
+        ] {
+            let ended = grpcio_call(&serve, "unary_stream", method, kate);
+            assert!(
+                ended.starts_with("UNIMPLEMENTED ")
+                    && ended.contains(method)
+                    && ended.contains(why),
+                "{strategy:?}, {method}: {ended}"
+            );
+        }
+        assert_eq!(
+            grpcio_call(&serve, "unary_unary", "/helloworld.Greeter/SayHello", kate),
+            format!("0a02{} OK", hex(b"Hi")),
+            "the server goes on serving"
+        );
+    }
+
+    let serve = Serve::start(
+        dir.path(),
+        &[
+            "--proto",
+            "protos/helloworld.proto",
+            "--handlers",
+            "greeter.yaml",
+        ],
+    );
+    let admin = format!("{}/__mocklib/scopes", serve.url());
+    let scope: serde_json::Value = serde_json::from_str(&curl(&["-X", "POST", &admin])).unwrap();
+    // Through the scope's proxy (CONNECT, TLS with the server's CA), as a
+    // test worker given the scope's `env` calls.
+    let through_scope = || {
+        let script = "import grpc\n\
+                      channel = grpc.secure_channel('greeter.example.com:443', grpc.ssl_channel_credentials())\n\
+                      try:\n    \
+                          reply = channel.unary_unary('/helloworld.Greeter/SayHello')(b'\\x0a\\x04Kate', timeout=20)\n    \
+                          print('OK', reply.hex(), end='')\n\
+                      except grpc.RpcError as error:\n    \
+                          print(error.code().name, error.details(), end='')\n";
+        let mut command = Command::new("python3");
+        command.arg("-c").arg(script);
+        for (name, value) in scope["env"].as_object().unwrap() {
+            command.env(name, value.as_str().unwrap());
+        }
+        let output = command.output().expect("python3 runs");
+        assert!(output.status.success(), "{output:?}");
+        String::from_utf8(output.stdout).unwrap()
+    };
+    assert_eq!(through_scope(), format!("OK 0a02{}", hex(b"Hi")));
+    curl(&["-X", "DELETE", &format!("{admin}/{}", scope["id"])]);
+    // Refused once the requests in flight in it are done.
+    let ended = eventually("the ended scope's credential to be refused", || {
+        let ended = through_scope();
+        (!ended.starts_with("OK")).then_some(ended)
+    });
+    assert!(
+        ended.starts_with("UNAVAILABLE ") && ended.contains("407"),
+        "{ended}"
+    );
+}
+
 #[test]
 fn proto_files_and_their_imports_are_reloaded_and_a_broken_edit_keeps_the_handlers() {
     let dir = tempfile::tempdir().unwrap();

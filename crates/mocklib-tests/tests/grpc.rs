@@ -740,7 +740,7 @@ async fn a_call_the_real_server_cannot_take_ends_with_unavailable() {
     assert!(
         status
             .message()
-            .contains("could not perform the call for real"),
+            .contains("could not perform the call /helloworld.Greeter/SayHello for real"),
         "{}",
         status.message()
     );

@@ -453,6 +453,49 @@ async fn a_post_of_another_content_type_to_a_grpc_method_is_415() {
     still_serves(&client, &server).await;
 }
 
+/// A call no handler answers, sent to the listener's own base URL under
+/// the default strategy (nothing real behind it), as a gRPC client reads
+/// it on the wire: HTTP 200, `application/grpc`, trailers-only (no body,
+/// the status in the headers), `UNIMPLEMENTED` with a percent-encoded
+/// message naming the method. A request of another content type to the
+/// same path keeps its HTTP answer (a plain-text 502).
+#[tokio::test]
+async fn an_unhandled_call_to_the_listener_itself_is_a_trailers_only_unimplemented() {
+    let server = setup_server(greeter());
+    server.listen();
+    let client = h2c();
+    let ended = raw_call(
+        &client,
+        &server,
+        "/helloworld.Greeter/SayGoodbye",
+        &[],
+        hello("Bo"),
+    )
+    .await;
+    ended.assert_status(
+        Code::Unimplemented,
+        "no handler answered the call /helloworld.Greeter/SayGoodbye and it is addressed to this mocklib listener itself",
+    );
+    assert_eq!(
+        ended.content_type.as_deref(),
+        Some("application/grpc"),
+        "{ended:?}"
+    );
+    assert!(ended.body.is_empty(), "trailers-only: {ended:?}");
+
+    let plain = raw_call(
+        &client,
+        &server,
+        "/helloworld.Greeter/SayGoodbye",
+        &[("content-type", "application/json")],
+        b"{}".to_vec(),
+    )
+    .await;
+    assert_eq!(plain.http, StatusCode::BAD_GATEWAY, "{plain:?}");
+    assert_eq!(plain.code, None, "not a gRPC answer: {plain:?}");
+    still_serves(&client, &server).await;
+}
+
 /// tonic's own channel to a host that does not exist, through the
 /// listener's HTTPS proxy: a custom connector opens the `CONNECT` tunnel
 /// and tonic's `tls_config` (feature `tls-ring`) does TLS over it, trusting

@@ -1,7 +1,8 @@
 //! The main port of a server that listens on "any port" is pooled: after
-//! `close()` it answers `503` with an explanation, the next `listen()` takes
-//! it, and a keep-alive connection to it reaches the new server. A port asked
-//! for by number is really closed; tunnels end with their server.
+//! `close()` it answers `503` with an explanation (a gRPC call,
+//! `UNAVAILABLE`), the next `listen()` takes it, and a keep-alive
+//! connection to it reaches the new server. A port asked for by number is
+//! really closed; tunnels end with their server.
 //!
 //! Its own test binary, with one test: the pool is per process, and a
 //! parallel test could take the port under our feet.
@@ -59,6 +60,7 @@ fn server_answering(name: &'static str) -> mocklib::node::Server {
 #[test]
 fn ports_are_pooled_numbered_ports_closed_and_tunnels_end_with_their_server() {
     ports_are_pooled_and_keep_alive_connections_follow_the_port();
+    a_grpc_call_between_two_servers_is_unavailable();
     a_tunnel_ends_with_its_server();
 }
 
@@ -104,6 +106,71 @@ fn ports_are_pooled_and_keep_alive_connections_follow_the_port() {
         rebound.is_some(),
         "port {number} is still held after close()"
     );
+}
+
+/// Any message: the calls here are answered by mocklib itself.
+#[derive(Clone, PartialEq, prost::Message)]
+struct Empty {}
+
+/// A gRPC call with tonic over `channel`: the status it ends with.
+async fn grpc_call(channel: tonic::transport::Channel) -> tonic::Status {
+    let mut grpc = tonic::client::Grpc::new(channel);
+    let call = async {
+        grpc.ready().await.unwrap();
+        grpc.unary::<Empty, Empty, _>(
+            tonic::Request::new(Empty {}),
+            ::http::uri::PathAndQuery::from_static("/helloworld.Greeter/SayHello"),
+            tonic_prost::ProstCodec::default(),
+        )
+        .await
+    };
+    tokio::time::timeout(Duration::from_secs(10), call)
+        .await
+        .expect("the call hung")
+        .expect_err("no handler answers it")
+}
+
+/// A gRPC client (tonic) keeping its connection to a pooled port between
+/// two servers gets `UNAVAILABLE` saying why, not the 503's text read as a
+/// message frame; without the `grpc` feature (this binary has only `net`).
+fn a_grpc_call_between_two_servers_is_unavailable() {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let first = setup_server([]);
+        first.listen();
+        let port = first.url().port().unwrap();
+        let channel = tonic::transport::Endpoint::from_shared(first.url().to_string())
+            .unwrap()
+            .connect()
+            .await
+            .unwrap();
+        // No handler, nothing real behind the base URL.
+        let status = grpc_call(channel.clone()).await;
+        assert_eq!(status.code(), tonic::Code::Unimplemented, "{status:?}");
+
+        first.close();
+        let status = grpc_call(channel.clone()).await;
+        assert_eq!(status.code(), tonic::Code::Unavailable, "{status:?}");
+        assert!(
+            status.message().contains("/helloworld.Greeter/SayHello")
+                && status.message().contains("has closed"),
+            "{status:?}"
+        );
+
+        let second = setup_server([]);
+        second.listen();
+        assert_eq!(
+            second.url().port(),
+            Some(port),
+            "the pooled port is lent again"
+        );
+        let status = grpc_call(channel).await;
+        assert_eq!(status.code(), tonic::Code::Unimplemented, "{status:?}");
+        second.close();
+    });
 }
 
 fn a_tunnel_ends_with_its_server() {

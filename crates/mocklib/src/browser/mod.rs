@@ -95,7 +95,7 @@
 //!   to the network), so [`ResolverArgs::last_event_id`](crate::sse::ResolverArgs::last_event_id)
 //!   is `None` for that reconnection in Chromium; Firefox hands it on. A
 //!   client that sets the header itself (with `fetch`) is seen in both.
-//! - [`bypass`](crate::message::bypass) and `sse`'s `server.connect()` perform the
+//! - [`bypass`](crate::bypass) and `sse`'s `server.connect()` perform the
 //!   real request with the page's own `fetch` (in Service Worker mode marked
 //!   so that our worker lets it through), so the real server must allow the
 //!   page's origin (CORS) as for any request of the page. `server.connect()`

@@ -1,4 +1,4 @@
-//! Performing a request for real from the page, for [`bypass`](crate::message::bypass)
+//! Performing a request for real from the page, for [`bypass`](crate::bypass)
 //! and `sse`'s `server.connect()` (whose body streams).
 
 use std::cell::RefCell;

@@ -19,6 +19,7 @@ use crate::message::exchange::ExchangeSink;
 use crate::message::finalize::{FinalizeGuard, Finalizers};
 use crate::message::request::Request;
 use crate::message::response::{HttpResponse, Kind};
+use crate::message::rpc::{Code, Rpc};
 use crate::support::maybe_send::BoxFuture;
 use std::time::{Instant, SystemTime};
 
@@ -119,7 +120,24 @@ impl Lookup {
             .extensions_mut()
             .remove::<crate::handling::contract::Findings>();
         if strict {
-            response = crate::handling::contract::strict_answer(&findings);
+            // A gRPC call's client reads a status, not the JSON of a 500.
+            let internal = crate::message::rpc::call_error(
+                request.method(),
+                request.headers(),
+                Code::Internal,
+                || {
+                    format!(
+                        "mocklib: the mocked answer to {} breaks the contract: {}",
+                        request.url_parts().path(),
+                        findings
+                            .first()
+                            .map(ToString::to_string)
+                            .unwrap_or_default()
+                    )
+                },
+            );
+            response =
+                internal.unwrap_or_else(|| crate::handling::contract::strict_answer(&findings));
         }
         let all = match earlier {
             Some(earlier) => earlier.0.iter().cloned().chain(findings).collect(),
@@ -512,16 +530,16 @@ impl Lookup {
         match failure {
             None => self.passthrough(request, request_id),
             // A gRPC client expects what a gRPC server answers a method it
-            // does not serve, not a broken connection.
-            #[cfg(feature = "grpc")]
-            Some(message) if crate::namespace::grpc::is_call(&request) => {
-                Outcome::Mocked(crate::namespace::grpc::unimplemented(&message))
-            }
-            Some(message) => Outcome::NetworkError(NetworkError {
-                kind: NetworkErrorKind::Unhandled,
-                fault: None,
-                message,
-            }),
+            // does not serve, not a broken connection: `UNIMPLEMENTED`,
+            // the message naming the call and the closest handlers.
+            Some(message) => match Rpc::of_call(request.method(), request.headers()) {
+                Some(rpc) => Outcome::Mocked(rpc.error(Code::Unimplemented, &message)),
+                None => Outcome::NetworkError(NetworkError {
+                    kind: NetworkErrorKind::Unhandled,
+                    fault: None,
+                    message,
+                }),
+            },
         }
     }
 }
@@ -576,19 +594,19 @@ struct Resume {
 /// the log: MSW's 500 "Unhandled Exception" with `{name, message}`, or for
 /// a gRPC call (whose client would read that body as a garbled message)
 /// `INTERNAL` with the same words.
-#[cfg_attr(not(feature = "grpc"), allow(unused_variables))]
 fn failure_answer(
     request: &Request,
     handler: &Handler,
     error: &ResolverError,
 ) -> (http::Response<Body>, &'static str) {
-    #[cfg(feature = "grpc")]
-    if crate::namespace::grpc::is_call(request) {
-        let message = format!("the resolver of {} failed: {error}", handler.header());
-        return (
-            crate::namespace::grpc::internal(&message),
-            "an INTERNAL status",
-        );
+    let internal = crate::message::rpc::call_error(
+        request.method(),
+        request.headers(),
+        Code::Internal,
+        || format!("the resolver of {} failed: {error}", handler.header()),
+    );
+    if let Some(internal) = internal {
+        return (internal, "an INTERNAL status");
     }
     let response = HttpResponse::json(error)
         .status(500)

@@ -214,7 +214,7 @@ macro_rules! shared_api {
         }
 
         /// Life-cycle events: subscribe with [`Events::on`](crate::events::Events::on).
-        pub fn events(&self) -> &$crate::events::Events {
+        pub fn events(&self) -> &$crate::engine::events::Events {
             self.api.events()
         }
 
@@ -249,7 +249,7 @@ macro_rules! shared_api {
         /// # Ok(())
         /// # }
         /// ```
-        pub fn verify(&self) -> Result<(), $crate::verify::VerificationError> {
+        pub fn verify(&self) -> Result<(), $crate::engine::verify::VerificationError> {
             self.api.verify()
         }
 
@@ -274,7 +274,7 @@ macro_rules! shared_api {
         /// The requests the current scope received, oldest first, each with the
         /// handler that answered and how (see [`crate::journal`] for what is
         /// kept and for how long).
-        pub fn requests(&self) -> Vec<$crate::journal::RecordedRequest> {
+        pub fn requests(&self) -> Vec<$crate::engine::journal::RecordedRequest> {
             self.api.requests()
         }
 
@@ -305,7 +305,7 @@ macro_rules! shared_api {
         pub fn requests_matching(
             &self,
             handler: &$crate::Handler,
-        ) -> Vec<$crate::journal::RecordedRequest> {
+        ) -> Vec<$crate::engine::journal::RecordedRequest> {
             self.api.requests_matching(handler)
         }
 

@@ -16,5 +16,6 @@ pub(crate) mod incoming;
 pub(crate) mod params;
 pub(crate) mod request;
 pub(crate) mod response;
+pub(crate) mod rpc;
 #[cfg(feature = "ws")]
 pub(crate) mod upgrade;

@@ -238,7 +238,7 @@ impl HttpResponse {
 
     /// A streamed response of `chunks`, waiting `pause` between two chunks
     /// (the first goes at once): a slow download, a token-by-token answer.
-    /// The pause uses [`delay`](crate::message::delay)'s timer, so
+    /// The pause uses [`delay`](crate::delay)'s timer, so
     /// `tokio::time::pause()` applies.
     ///
     /// ```
@@ -247,7 +247,7 @@ impl HttpResponse {
     ///
     /// http::get("/tokens", |_| HttpResponse::chunks(["Hel", "lo"], Duration::from_millis(50)));
     /// ```
-    pub fn chunks<I>(chunks: I, pause: impl Into<crate::response::Delay>) -> Self
+    pub fn chunks<I>(chunks: I, pause: impl Into<crate::message::delay::Delay>) -> Self
     where
         I: IntoIterator,
         I::Item: Into<Bytes> + 'static,
@@ -318,7 +318,7 @@ impl HttpResponse {
     /// Sends the body in small pieces spread over `duration` (at most ten
     /// pieces, the first at once, the last after `duration`): a slow
     /// network, not an error. `Content-Length` stays as for the whole body.
-    /// The pauses use [`delay`](crate::message::delay)'s timer, so
+    /// The pauses use [`delay`](crate::delay)'s timer, so
     /// `tokio::time::pause()` applies. The body must be buffered (a stream
     /// sets its own pace; see [`chunks`](Self::chunks)), otherwise the
     /// request gets a 500 that says so.
@@ -466,14 +466,14 @@ impl HttpResponse {
         &self.parts.body
     }
 
-    /// The buffered body as text (a [`bypass`](crate::message::bypass) response is
+    /// The buffered body as text (a [`bypass`](crate::bypass) response is
     /// always buffered).
     pub fn text_body(&self) -> Result<&str, ResponseBodyError> {
         Ok(std::str::from_utf8(self.buffered_body()?)?)
     }
 
     /// The buffered body parsed as JSON into `T` (use `serde_json::Value`
-    /// for any JSON), typically to alter a [`bypass`](crate::message::bypass) response.
+    /// for any JSON), typically to alter a [`bypass`](crate::bypass) response.
     ///
     /// ```
     /// let response = mocklib::HttpResponse::json(&serde_json::json!({ "plan": "free" }));

@@ -354,8 +354,8 @@ impl Server {
     /// assert!(server.list_handlers().is_empty());
     /// drop(worker); // the boundary ends
     /// ```
-    pub fn open_boundary(&self) -> crate::boundary::Boundary {
-        crate::boundary::Boundary::new((self.engine.boundary_factory().0)())
+    pub fn open_boundary(&self) -> crate::engine::boundary::Boundary {
+        crate::engine::boundary::Boundary::new((self.engine.boundary_factory().0)())
     }
 
     /// Runs `f` outside every boundary of this server, whatever boundary

@@ -33,7 +33,11 @@
 //! [`HttpResponse::fault`](crate::HttpResponse::fault) that replaces the
 //! answer, or the "error" unhandled strategy) is the service's `Err`, a boxed
 //! [`NetworkError`](crate::front_door::NetworkError); a body fault is an error of the
-//! response body (see [`Fault`](crate::Fault)).
+//! response body (see [`Fault`](crate::Fault)). A gRPC call gets a gRPC
+//! status instead where the layer answers itself: `UNIMPLEMENTED` when
+//! [`Server::service`] has nothing behind it for a call no handler answers,
+//! `RESOURCE_EXHAUSTED` for the `414` (see the [`grpc`](crate::grpc) module
+//! docs).
 
 use std::future::Future;
 use std::pin::Pin;
@@ -55,6 +59,7 @@ use crate::message::request::Request;
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
+#[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
 impl Server {
     /// A [`Layer`] that puts this server's handlers in front of a service
     /// taking `http::Request<Full<Bytes>>`; passthrough requests go to that
@@ -74,6 +79,7 @@ impl Server {
 }
 
 /// Wraps a service in a [`MockService`]; made by [`Server::layer`].
+#[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
 #[derive(Clone, Debug)]
 pub struct MockLayer {
     door: FrontDoor,
@@ -92,6 +98,7 @@ impl<S> Layer<S> for MockLayer {
 
 /// A service answering from the server's handlers, passing requests through
 /// to `S`.
+#[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
 #[derive(Clone, Debug)]
 pub struct MockService<S> {
     door: FrontDoor,
@@ -149,7 +156,10 @@ where
                     } else {
                         outgoing.map(Full::new)
                     };
-                    let response = call_ready(inner, outgoing).await?;
+                    let response = match call_ready(inner, outgoing).await {
+                        Ok(response) => response,
+                        Err(error) => return nothing_behind(passthrough.request(), error),
+                    };
                     let capture = passthrough.capture(
                         response.status(),
                         response.version(),
@@ -200,11 +210,26 @@ async fn read_all(request: &Request) -> Result<Bytes, BoxError> {
 /// The answer to a request to pass on that cannot become an
 /// `http::Request` (its URL is too long once encoded, say): the status of
 /// [`UnsendableRequestError::status_code`](crate::request::UnsendableRequestError::status_code)
-/// with a text body saying why. The inner service never sees it.
+/// with a text body saying why (a gRPC call: `RESOURCE_EXHAUSTED`, see
+/// `crate::message::rpc`). The inner service never sees it.
 fn unsendable<B>(
     request: &Request,
     error: &crate::request::UnsendableRequestError,
 ) -> http::Response<MockBody<B>> {
+    let call = crate::message::rpc::call_error(
+        request.method(),
+        request.headers(),
+        crate::message::rpc::Code::ResourceExhausted,
+        || {
+            format!(
+                "mocklib could not pass the call on: {}",
+                request.unsendable_message(error).trim_end()
+            )
+        },
+    );
+    if let Some(call) = call {
+        return call.map(MockBody::mocked);
+    }
     let mut response =
         http::Response::new(MockBody::mocked(request.unsendable_message(error).into()));
     *response.status_mut() = error.status_code();
@@ -213,6 +238,35 @@ fn unsendable<B>(
         http::HeaderValue::from_static("text/plain; charset=utf-8"),
     );
     response
+}
+
+/// The inner service's error for a request it was to perform; but a call
+/// (gRPC) that [`NoUpstream`] cannot pass on is answered `UNIMPLEMENTED`
+/// (see `crate::message::rpc`): no handler answered it and nothing is behind this
+/// service, so to its client the method is one the server does not serve.
+/// A real inner service's errors are its own, passed on as they are.
+fn nothing_behind<B>(
+    request: &Request,
+    error: BoxError,
+) -> Result<http::Response<MockBody<B>>, BoxError> {
+    if !error.is::<NoUpstreamError>() {
+        return Err(error);
+    }
+    let call = crate::message::rpc::call_error(
+        request.method(),
+        request.headers(),
+        crate::message::rpc::Code::Unimplemented,
+        || {
+            format!(
+                "mocklib: no handler answered the call {}, and nothing is behind this service: {error}",
+                request.url_parts().path()
+            )
+        },
+    );
+    match call {
+        Some(call) => Ok(call.map(MockBody::mocked)),
+        None => Err(error),
+    }
 }
 
 async fn call_ready<S, R>(mut service: S, request: R) -> Result<S::Response, BoxError>
@@ -229,6 +283,7 @@ where
 pin_project_lite::pin_project! {
     /// The response body of a [`MockService`]: a mocked body, or the wrapped
     /// service's own body streamed through.
+    #[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
     pub struct MockBody<B> {
         #[pin]
         source: Source<B>,
@@ -307,10 +362,12 @@ where
 
 /// The inner service of [`Server::service`]: there is no real network
 /// behind it, so a request to perform as it is fails, saying so.
+#[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
 #[derive(Clone, Copy, Debug, Default)]
 pub struct NoUpstream;
 
 /// The error [`NoUpstream`] fails with.
+#[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
 #[derive(Debug, thiserror::Error)]
 #[error(
     "cannot perform {method} {uri} as it is: this mocklib service has no inner service \

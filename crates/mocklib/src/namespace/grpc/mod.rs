@@ -66,10 +66,11 @@
 //!   overridden per test with the functions above, ahead of it.
 //! - [`ResolverArgs::real_reply`] and [`ResolverArgs::real_replies`] perform the
 //!   call for real and let the resolver alter what the real service
-//!   answers (as [`bypass`](crate::message::bypass) does for HTTP). A call no
+//!   answers (as [`bypass`](crate::bypass) does for HTTP). A call no
 //!   handler answers goes to the real service under the `warn` and
 //!   `bypass` strategies, and ends with `UNIMPLEMENTED` naming the closest
-//!   handlers under `error` and `strict`.
+//!   handlers under `error` and `strict` (and under `warn` and `bypass`
+//!   when it is addressed to the listener itself: see below).
 //! - The journal entry of every call answered here holds a [`CallRecord`]:
 //!   the messages both ways (the first [`MAX_RECORDED_MESSAGES`] each way,
 //!   within [`MAX_RECORDED_BYTES`]; the rest are counted) and the status
@@ -86,6 +87,36 @@
 //! with `RESOURCE_EXHAUSTED`, as soon as its length prefix arrives. A
 //! `POST` of another content type to a method a handler serves gets HTTP
 //! 415 (it is answered by that handler, so it counts as one of its calls).
+//!
+//! **Every answer to a call is a gRPC status.** Where mocklib answers a
+//! call itself, not from a handler, the answer is gRPC's trailers-only
+//! form (HTTP 200, `grpc-status` and a percent-encoded `grpc-message` in
+//! the headers) wherever an HTTP request gets an HTTP status; its message
+//! names the method (`/package.Service/Method`) and says why. This holds
+//! without the `grpc` feature too (a call the listener passes through):
+//!
+//! | What happened | An HTTP request gets | A gRPC call gets |
+//! |---|---|---|
+//! | No handler answered, under the `error` or `strict` strategy (or the `on_unhandled_request` callback panicked) | a network error | `UNIMPLEMENTED`, naming the closest handlers |
+//! | No handler answered, under `warn` or `bypass`, and the call is addressed to the listener itself (its base URL: nothing real behind it) | `502` | `UNIMPLEMENTED` (the server it called does not serve the method) |
+//! | The same through the tower front door's [`Server::service`](crate::node::Server::service), which has nothing behind it | the service's `Err` ([`NoUpstreamError`](crate::node::NoUpstreamError)) | `UNIMPLEMENTED` |
+//! | Performed for real, and the real server could not be reached or failed before answering (DNS, refused, TLS, reset…) | `502` | `UNAVAILABLE`, with the upstream error |
+//! | The request came back to the listener that sent it on (a loop, seen by its `Via`) | `508` | `UNAVAILABLE` |
+//! | A pooled port between two servers | `503` | `UNAVAILABLE` |
+//! | Its URL is too long to send on (over 65,534 bytes encoded) | `414` | `RESOURCE_EXHAUSTED` |
+//! | Its proxy credential names a boundary (a `mocklib serve` scope) that has ended | `407` | `UNAUTHENTICATED` |
+//! | Its request target cannot be read | `400` | `INTERNAL` |
+//! | The resolver failed (panicked, or made an invalid response) | `500` | `INTERNAL`, naming the handler and the panic |
+//! | A strict contract finds the mocked answer breaks it | `500` listing the findings | `INTERNAL`, with the first finding |
+//!
+//! `UNIMPLEMENTED` where no handler answers and nothing real is behind the
+//! call, as a gRPC server answers a method it does not serve: a client
+//! retries `UNAVAILABLE`, and retrying would not help. A `CONNECT` is not
+//! a call: a tunnel refused (an ended scope's credential) is refused in
+//! HTTP, and the client reports that its own way (`grpcio`: `UNAVAILABLE`
+//! naming the proxy's `407`). A real server's own answer is passed on as
+//! it is. A real inner service of the tower layer ([`Server::layer`](crate::node::Server::layer))
+//! fails with its own errors.
 
 mod frame;
 mod handler;
@@ -118,7 +149,7 @@ pub use real::RealReplies;
 pub use record::{CallRecord, MAX_RECORDED_BYTES, MAX_RECORDED_MESSAGES, RecordedMessage};
 pub use service::{service, try_service};
 
-use handler::{reply_response, status_only, status_response, stream_response};
+use handler::{reply_response, status_response, stream_response};
 
 /// What a gRPC resolver receives. Fields are public so it can be
 /// destructured: `|ResolverArgs { message, metadata, .. }|`.
@@ -398,38 +429,6 @@ where
         resolver,
         stream_response::<Reply, S>,
     )
-}
-
-/// Whether `request` is a gRPC call (a `POST` of `application/grpc`).
-pub(crate) fn is_call(request: &Request) -> bool {
-    request.method() == http::Method::POST && handler::is_grpc(request)
-}
-
-/// The answer to a call no handler takes, under the `error` and `strict`
-/// strategies: `UNIMPLEMENTED`, with `message` (which names the closest
-/// handlers) as the status message.
-pub(crate) fn unimplemented(message: &str) -> http::Response<crate::Body> {
-    status_only(&Status::new(Code::Unimplemented, message))
-        .into_http()
-        .expect("a status-only response is valid")
-}
-
-/// The answer to a call whose resolver failed (panicked): `INTERNAL`,
-/// saying why, where an HTTP request gets a `500` (which a gRPC client
-/// reads as a garbled message).
-pub(crate) fn internal(message: &str) -> http::Response<crate::Body> {
-    status_only(&Status::new(Code::Internal, message))
-        .into_http()
-        .expect("a status-only response is valid")
-}
-
-/// The answer to a call that could not be performed for real (the real
-/// server refused, failed or is unknown): `UNAVAILABLE`, saying why.
-#[cfg(feature = "net")]
-pub(crate) fn unavailable(message: &str) -> http::Response<crate::Body> {
-    status_only(&Status::new(Code::Unavailable, message))
-        .into_http()
-        .expect("a status-only response is valid")
 }
 
 /// How a method kind makes the response of its resolver's `Ok` answer.

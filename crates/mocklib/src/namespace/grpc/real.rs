@@ -18,7 +18,7 @@ impl<M> ResolverArgs<M> {
     /// one reply, or the status it ended the call with, for the resolver
     /// to return as it is or altered (MSW: `bypass`). For unary and
     /// client-streaming methods; the client's messages are sent as they
-    /// arrived. Needs what [`bypass`](crate::message::bypass) needs: a listening
+    /// arrived. Needs what [`bypass`](crate::bypass) needs: a listening
     /// server with the `net` feature.
     ///
     /// ```

@@ -3,79 +3,10 @@
 use bytes::Bytes;
 use http::{HeaderMap, HeaderName, HeaderValue};
 
-/// A gRPC status code (the numbers every gRPC implementation shares).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum Code {
-    /// Not an error.
-    Ok = 0,
-    /// The call was cancelled, typically by the caller.
-    Cancelled = 1,
-    /// An error of an unknown kind.
-    Unknown = 2,
-    /// The client gave an invalid argument.
-    InvalidArgument = 3,
-    /// The deadline passed before the call completed.
-    DeadlineExceeded = 4,
-    /// A requested entity was not found.
-    NotFound = 5,
-    /// The entity a client tried to create exists.
-    AlreadyExists = 6,
-    /// The caller may not do this.
-    PermissionDenied = 7,
-    /// A resource (a quota, the message size) is exhausted.
-    ResourceExhausted = 8,
-    /// The system is not in a state the call needs.
-    FailedPrecondition = 9,
-    /// The call was aborted (a concurrency conflict).
-    Aborted = 10,
-    /// Past the valid range.
-    OutOfRange = 11,
-    /// The method is not implemented or not supported.
-    Unimplemented = 12,
-    /// An internal error.
-    Internal = 13,
-    /// The service is unavailable for now.
-    Unavailable = 14,
-    /// Data was lost or corrupted.
-    DataLoss = 15,
-    /// The caller is not authenticated.
-    Unauthenticated = 16,
-}
-
-impl Code {
-    /// The code's number, as sent in `grpc-status`.
-    pub fn as_i32(self) -> i32 {
-        self as i32
-    }
-
-    /// The code of a number; `None` outside gRPC's 0 to 16 (a client
-    /// reads those as `UNKNOWN`).
-    pub fn from_i32(code: i32) -> Option<Code> {
-        const ALL: [Code; 17] = [
-            Code::Ok,
-            Code::Cancelled,
-            Code::Unknown,
-            Code::InvalidArgument,
-            Code::DeadlineExceeded,
-            Code::NotFound,
-            Code::AlreadyExists,
-            Code::PermissionDenied,
-            Code::ResourceExhausted,
-            Code::FailedPrecondition,
-            Code::Aborted,
-            Code::OutOfRange,
-            Code::Unimplemented,
-            Code::Internal,
-            Code::Unavailable,
-            Code::DataLoss,
-            Code::Unauthenticated,
-        ];
-        usize::try_from(code)
-            .ok()
-            .and_then(|index| ALL.get(index).copied())
-    }
-}
+// The codes are the core's (`crate::message::rpc`): its own answers to gRPC calls
+// use them without this feature.
+pub use crate::message::rpc::Code;
+use crate::message::rpc::{GRPC_MESSAGE, GRPC_STATUS, encode_message};
 
 /// How a gRPC call ends: a [`Code`], a message, and optionally binary
 /// details (`grpc-status-details-bin`, usually an encoded
@@ -155,21 +86,11 @@ impl Status {
     pub(crate) fn to_headers(&self) -> HeaderMap {
         // Once per call: a static name and value cost no allocation (a
         // name given as `&str` is copied, a number formatted into a new one).
-        const GRPC_STATUS: HeaderName = HeaderName::from_static("grpc-status");
-        const CODES: [&str; 17] = [
-            "0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12", "13", "14", "15",
-            "16",
-        ];
         let mut headers = self.metadata().clone();
-        let code = CODES[self.code.as_i32() as usize];
-        headers.insert(GRPC_STATUS, HeaderValue::from_static(code));
+        headers.insert(GRPC_STATUS, self.code.header_value());
         if !self.message.is_empty() {
-            // The message is percent-encoded: any byte outside printable
-            // ASCII, and `%` itself (gRPC over HTTP/2).
-            let encoded: String =
-                percent_encoding::utf8_percent_encode(&self.message, MESSAGE_ESCAPES).collect();
-            if let Ok(value) = HeaderValue::try_from(encoded) {
-                headers.insert(HeaderName::from_static("grpc-message"), value);
+            if let Some(value) = encode_message(&self.message) {
+                headers.insert(GRPC_MESSAGE, value);
             }
         }
         if !self.details.is_empty() {
@@ -223,8 +144,6 @@ impl Status {
         Some(status)
     }
 }
-
-const MESSAGE_ESCAPES: &percent_encoding::AsciiSet = &percent_encoding::CONTROLS.add(b'%');
 
 impl std::fmt::Display for Status {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

@@ -25,7 +25,7 @@ impl Server {
     }
 
     /// Performs the intercepted request for real (skipping every handler,
-    /// like [`bypass`](crate::message::bypass)) and returns its event stream, read as
+    /// like [`bypass`](crate::bypass)) and returns its event stream, read as
     /// it arrives. Forward all of it with [`Upstream::forward_to`], or
     /// read it as a `Stream` of events to alter or drop some.
     ///

@@ -36,6 +36,7 @@ use crate::message::fault::Fault;
 use crate::message::incoming::LiveBody;
 use crate::message::request::{Request, Target, own_values, own_values_and, url_under};
 use crate::message::response::StatusText;
+use crate::message::rpc::Code;
 use http::header::PROXY_AUTHORIZATION;
 use http::uri::PathAndQuery;
 use std::sync::Weak;
@@ -270,7 +271,7 @@ fn answer_for(
 ) -> Answering {
     let admitted = match tenant.current() {
         Some(shared) => admit(shared, entry, fault, request),
-        None => Admitted::Answered(Ok(no_server())),
+        None => Admitted::Answered(Ok(no_server(&request))),
     };
     match admitted {
         Admitted::Answered(answer) => Answering::Ready(Some(answer)),
@@ -304,10 +305,12 @@ impl Future for Answering {
 
 /// The answer of a pooled port between two servers, to a client that kept
 /// its connection from the server before.
-fn no_server() -> http::Response<ResponseBody> {
-    plain(
+fn no_server(request: &http::Request<Incoming>) -> http::Response<ResponseBody> {
+    refusal(
+        request,
         StatusCode::SERVICE_UNAVAILABLE,
-        "mocklib: the server that listened on this port has closed, and no other holds it now\n",
+        Code::Unavailable,
+        "the server that listened on this port has closed, and no other holds it now",
     )
 }
 
@@ -359,15 +362,17 @@ fn admit(
     // A request that already went through this listener came back through a
     // name for it the address check could not know (a DNS alias, say).
     if via && came_through(&shared, request.headers()) {
-        return Admitted::Answered(Ok(plain(
+        return Admitted::Answered(Ok(refusal(
+            &request,
             StatusCode::LOOP_DETECTED,
-            "mocklib: this request already passed through this listener (its Via header says so); \
-             performing it again would loop\n",
+            Code::Unavailable,
+            "this request already passed through this listener (its Via header says so); \
+             performing it again would loop",
         )));
     }
     let scope = match scope_of(&shared, entry, request.headers(), credential) {
         Ok(scope) => scope,
-        Err(credential) => return Admitted::Answered(Ok(ended_scope(&credential))),
+        Err(credential) => return Admitted::Answered(Ok(ended_scope(&request, &credential))),
     };
     if request.method() == Method::CONNECT {
         return Admitted::Answered(Ok(connect(shared, entry, request, scope, fault)));
@@ -379,7 +384,15 @@ fn admit(
     }
     let (target, mut base_url) = match request_url(&shared, entry, &parts, own_host) {
         Ok(found) => found,
-        Err(message) => return Admitted::Answered(Ok(plain(StatusCode::BAD_REQUEST, &message))),
+        Err(why) => {
+            let refused = http::Request::from_parts(parts, ());
+            return Admitted::Answered(Ok(refusal(
+                &refused,
+                StatusCode::BAD_REQUEST,
+                Code::Internal,
+                &why,
+            )));
+        }
     };
     let mut scope = scope;
     // Sent through the proxy to the listener's own port or a boundary's:
@@ -777,7 +790,8 @@ fn empty_body() -> ResponseBody {
 }
 
 /// Performs a passthrough request with the upstream client and streams the
-/// real response back; failures become a 502 that says what went wrong.
+/// real response back; failures become a 502 that says what went wrong (a
+/// gRPC call's, `UNAVAILABLE`; see [`answer_for_call`]).
 async fn perform_for_real(
     shared: &Shared,
     passthrough: Passthrough,
@@ -785,20 +799,42 @@ async fn perform_for_real(
 ) -> http::Response<ResponseBody> {
     let request = passthrough.request();
     if is_own_address(shared, request.url()) {
-        return plain(
-            StatusCode::BAD_GATEWAY,
-            &format!(
-                "mocklib: no handler answered {} {} and it is addressed to this mocklib \
-                 listener itself, so there is no real server to pass it to\n",
-                request.method(),
-                request.url()
-            ),
-        );
+        // Nothing real behind it: for a gRPC call this listener is the
+        // server it called, and that server does not serve the method.
+        return answer_for_call(request, Code::Unimplemented, || {
+            format!(
+                "mocklib: no handler answered the call {} and it is addressed to this mocklib \
+                 listener itself ({}), so there is no real server to pass it to; add a handler \
+                 for it (grpc::unary and the like, or a grpc entry of `mocklib serve`)",
+                request.url_parts().path(),
+                request.url_for_message(),
+            )
+        })
+        .unwrap_or_else(|| {
+            plain(
+                StatusCode::BAD_GATEWAY,
+                &format!(
+                    "mocklib: no handler answered {} {} and it is addressed to this mocklib \
+                     listener itself, so there is no real server to pass it to\n",
+                    request.method(),
+                    request.url()
+                ),
+            )
+        });
     }
     let mut outgoing = match request.to_http_body() {
         Ok(outgoing) => outgoing,
         // RFC 9110 §15.5.15: 414 for a URL too long to send on.
-        Err(error) => return plain(error.status_code(), &request.unsendable_message(&error)),
+        Err(error) => {
+            let message = request.unsendable_message(&error);
+            return answer_for_call(request, Code::ResourceExhausted, || {
+                format!(
+                    "mocklib could not perform the call for real: {}",
+                    message.trim_end()
+                )
+            })
+            .unwrap_or_else(|| plain(error.status_code(), &message));
+        }
     };
     super::strip_hop_by_hop(outgoing.headers_mut());
     // RFC 9110 §7.6.3: a proxy adds itself to Via, which is also how it
@@ -808,7 +844,7 @@ async fn perform_for_real(
         .append(http::header::VIA, shared.via.clone());
     let upstream = match shared.upstream.get() {
         Ok(upstream) => upstream,
-        Err(error) => return plain(StatusCode::BAD_GATEWAY, &format!("mocklib: {error}\n")),
+        Err(error) => return upstream_failed(request, error),
     };
     match upstream.perform(outgoing).await {
         Ok(response) => {
@@ -821,17 +857,54 @@ async fn perform_for_real(
             let body = ResponseBody::boxed(HoldError::new(Tap::new(body, capture), hold));
             http::Response::from_parts(parts, body)
         }
-        // A gRPC client reads a status, not a 502 page.
-        #[cfg(feature = "grpc")]
-        Err(error) if crate::namespace::grpc::is_call(request) => mocked(
-            crate::namespace::grpc::unavailable(&format!(
-                "mocklib could not perform the call for real: {error}"
-            )),
-            // A call is HTTP/2.
-            Version::HTTP_2,
-            Hold::Marker,
-        ),
-        Err(error) => plain(StatusCode::BAD_GATEWAY, &format!("mocklib: {error}\n")),
+        Err(error) => upstream_failed(request, &error.to_string()),
+    }
+}
+
+/// The answer to a request the upstream client could not perform: a 502
+/// saying why, or for a call (whose client reads a status, not a 502
+/// page) `UNAVAILABLE`.
+fn upstream_failed(request: &Request, error: &str) -> http::Response<ResponseBody> {
+    answer_for_call(request, Code::Unavailable, || {
+        format!(
+            "mocklib could not perform the call {} for real: {error}",
+            request.url_parts().path()
+        )
+    })
+    .unwrap_or_else(|| plain(StatusCode::BAD_GATEWAY, &format!("mocklib: {error}\n")))
+}
+
+/// mocklib's own answer to `request` when it is a call of an RPC protocol
+/// (gRPC): the protocol's error with `code` and the message `message`
+/// makes (see `crate::message::rpc`); `None` for any other request.
+fn answer_for_call(
+    request: &Request,
+    code: Code,
+    message: impl FnOnce() -> String,
+) -> Option<http::Response<ResponseBody>> {
+    crate::message::rpc::call_error(request.method(), request.headers(), code, message)
+        // A call is HTTP/2.
+        .map(|answer| mocked(answer, Version::HTTP_2, Hold::Marker))
+}
+
+/// mocklib's answer to a request it refuses before resolving it: `status`
+/// with `why` as text, or for a call of an RPC protocol (gRPC) the
+/// protocol's error with `code`, naming the method (see `crate::message::rpc`).
+#[cold] // kept out of `admit`, which is inlined into every request's service call
+fn refusal<B>(
+    request: &http::Request<B>,
+    status: StatusCode,
+    code: Code,
+    why: &str,
+) -> http::Response<ResponseBody> {
+    let why = why.trim_end();
+    let why = why.strip_prefix("mocklib: ").unwrap_or(why);
+    let call = crate::message::rpc::call_error(request.method(), request.headers(), code, || {
+        format!("mocklib refused the call {}: {why}", request.uri().path())
+    });
+    match call {
+        Some(answer) => mocked(answer, Version::HTTP_2, Hold::Marker),
+        None => plain(status, &format!("mocklib: {why}\n")),
     }
 }
 
@@ -873,19 +946,25 @@ fn mocked(
 }
 
 /// A proxy credential for a boundary that has ended: say so instead of
-/// silently answering from the root.
-fn ended_scope(credential: &str) -> http::Response<ResponseBody> {
-    let mut response = plain(
+/// silently answering from the root (a gRPC call: `UNAUTHENTICATED`, the
+/// credential being no longer good).
+fn ended_scope<B>(request: &http::Request<B>, credential: &str) -> http::Response<ResponseBody> {
+    let mut response = refusal(
+        request,
         StatusCode::PROXY_AUTHENTICATION_REQUIRED,
+        Code::Unauthenticated,
         &format!(
-            "mocklib: the proxy credential {credential:?} names a boundary that has ended; \
-             get proxy_url(), env() or reqwest_client() again inside the current boundary\n"
+            "the proxy credential {credential:?} names a boundary that has ended; \
+             get proxy_url(), env() or reqwest_client() again inside the current boundary"
         ),
     );
-    response.headers_mut().insert(
-        http::header::PROXY_AUTHENTICATE,
-        http::HeaderValue::from_static("Basic realm=\"mocklib\""),
-    );
+    // HTTP's 407 asks for another credential; a call's status says why.
+    if response.status() == StatusCode::PROXY_AUTHENTICATION_REQUIRED {
+        response.headers_mut().insert(
+            http::header::PROXY_AUTHENTICATE,
+            http::HeaderValue::from_static("Basic realm=\"mocklib\""),
+        );
+    }
     response
 }
 

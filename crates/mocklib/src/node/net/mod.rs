@@ -39,6 +39,13 @@
 //! A credential whose boundary has ended is refused with `407` and a message
 //! saying so.
 //!
+//! **A gRPC call is answered in gRPC's form** wherever the listener answers
+//! itself (no handler and nothing real behind it, a real server that
+//! cannot be reached, a refusal above): HTTP 200 with a status in the
+//! headers, which gRPC clients read; an HTTP status and a text would read
+//! as a broken message. The codes are in the [`grpc`](crate::grpc) module
+//! docs.
+//!
 //! The listeners of every server in the process run on one tokio runtime that
 //! mocklib owns (its own two threads, started by the first `listen()`), so a
 //! server kept in a `static` and shared by tests that each run their own
