@@ -1003,7 +1003,7 @@ async fn a_reply_stream_that_panics_ends_with_internal_after_its_replies() {
 
 #[tokio::test]
 async fn the_journal_keeps_large_messages_up_to_its_byte_limit_and_counts_the_rest() {
-    use mocklib::grpc::{CallRecord, MAX_RECORDED_BYTES};
+    use mocklib::grpc::MAX_RECORDED_BYTES;
     #[derive(Clone, PartialEq, prost::Message)]
     struct Chunk {
         #[prost(bytes = "vec", tag = "1")]
