@@ -226,7 +226,10 @@ fn example_files() -> Vec<(String, String)> {
         };
         for entry in entries {
             let path = entry.unwrap().path();
-            if path.extension().is_some_and(|extension| extension == "yaml") {
+            if path
+                .extension()
+                .is_some_and(|extension| extension == "yaml")
+            {
                 let text = std::fs::read_to_string(&path).unwrap();
                 let name = path.strip_prefix(&examples).unwrap().display();
                 files.push((format!("examples/{name}"), text));

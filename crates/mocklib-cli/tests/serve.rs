@@ -414,7 +414,9 @@ fn readme_blocks_of(lang: &str) -> Vec<String> {
 
 /// A file of the repository, by its path from the repository's root.
 fn repository_file(path: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").join(path)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .join(path)
 }
 
 /// The `mocklib` command's folder first on the `PATH`, as after
@@ -581,7 +583,7 @@ fn the_readme_shows_the_example_files_as_they_are() {
                 piece.push_str(line);
             }
         }
-        checked.push(path);
+        checked.push(path.to_owned());
     }
     assert!(checked.len() >= 9, "{checked:?}");
 }
