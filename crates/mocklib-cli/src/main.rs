@@ -6,7 +6,7 @@
 //! - `mocklib serve ...` starts the loopback listener answering from HAR
 //!   files, OpenAPI documents and handler files (gRPC methods too, with
 //!   `.proto` files), for test suites in any language (see `serve.rs` and
-//!   the README's "mocklib serve: for any language").
+//!   this package's README.md).
 //! - `mocklib check --har FILE --against URL` sends a recording's requests
 //!   to the live API and reports how the answers drifted (see `check.rs`).
 //!

@@ -130,7 +130,8 @@ Options (each file option may be repeated; earlier files win):
                          SIGINT/SIGTERM
 
 Prints KEY=VALUE lines once listening, then an empty line:
-  MOCKLIB_URL            the base URL (relative paths of handlers match it)
+  MOCKLIB_URL            the base URL (a relative path such as /users/:id
+                         matches there, and on every host through the proxy)
   MOCKLIB_PROXY_URL      the same listener as a proxy
   MOCKLIB_CA_FILE        the CA certificate, with --ca-out
   HTTP_PROXY, HTTPS_PROXY, SSL_CERT_FILE, REQUESTS_CA_BUNDLE, ... (the

@@ -1,11 +1,11 @@
 //! handler-file.schema.json, the JSON Schema of `mocklib serve` handler
 //! files that editors validate with, kept honest: the handler files of the
-//! README, of the module docs and of tests/serve.rs validate against it;
-//! documents that the loader (the built command) refuses, the schema
-//! refuses too, and documents covering every entry kind and field pass
-//! both. Each document is checked as draft 2020-12 (the schema's
-//! `$schema`) and as draft 7, which editors still on draft 7 (VS Code's
-//! YAML extension) apply.
+//! package's README, of examples/serve-*, of the module docs and of
+//! tests/serve.rs validate against it; documents that the loader (the built
+//! command) refuses, the schema refuses too, and documents covering every
+//! entry kind and field pass both. Each document is checked as draft
+//! 2020-12 (the schema's `$schema`) and as draft 7, which editors still on
+//! draft 7 (VS Code's YAML extension) apply.
 
 use std::collections::BTreeSet;
 use std::process::{Command, Stdio};
@@ -215,12 +215,40 @@ fn serve_test_files() -> Vec<String> {
         .collect()
 }
 
+/// The handler files of the examples' suites (examples/serve-*/tests/*.yaml).
+fn example_files() -> Vec<(String, String)> {
+    let examples = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+    let mut files = Vec::new();
+    for example in std::fs::read_dir(&examples).unwrap() {
+        let tests = example.unwrap().path().join("tests");
+        let Ok(entries) = std::fs::read_dir(&tests) else {
+            continue;
+        };
+        for entry in entries {
+            let path = entry.unwrap().path();
+            if path
+                .extension()
+                .is_some_and(|extension| extension == "yaml")
+            {
+                let text = std::fs::read_to_string(&path).unwrap();
+                let name = path.strip_prefix(&examples).unwrap().display();
+                files.push((format!("examples/{name}"), text));
+            }
+        }
+    }
+    files
+}
+
 #[test]
-fn the_handler_files_of_the_readme_the_docs_and_the_serve_tests_validate() {
-    let mut documents = Vec::new();
-    let readme = yaml_blocks(include_str!("../../../README.md"));
+fn the_handler_files_of_the_readme_the_examples_the_docs_and_the_serve_tests_validate() {
+    let mut documents: Vec<(String, String)> = Vec::new();
+    let readme = yaml_blocks(include_str!("../README.md"));
     assert!(readme.len() >= 2, "{readme:?}");
-    documents.extend(readme.into_iter().map(|d| ("README.md", d)));
+    documents.extend(readme.into_iter().map(|d| ("README.md".to_owned(), d)));
+    let examples = example_files();
+    // serve-python, serve-node, serve-go and serve-grpc.
+    assert!(examples.len() >= 4, "{examples:?}");
+    documents.extend(examples);
     for (file, source) in [
         (
             "src/handler_file.rs",
@@ -240,11 +268,11 @@ fn the_handler_files_of_the_readme_the_docs_and_the_serve_tests_validate() {
             .collect();
         let blocks = yaml_blocks(&docs);
         assert_eq!(blocks.len(), 1, "{file}: one yaml block in its docs");
-        documents.extend(blocks.into_iter().map(|d| (file, d)));
+        documents.extend(blocks.into_iter().map(|d| (file.to_owned(), d)));
     }
     let tests = serve_test_files();
     assert!(tests.len() >= 5, "{tests:?}");
-    documents.extend(tests.into_iter().map(|d| ("tests/serve.rs", d)));
+    documents.extend(tests.into_iter().map(|d| ("tests/serve.rs".to_owned(), d)));
     for (origin, text) in &documents {
         let document = yaml(text);
         assert!(document.is_array(), "{origin}: not a list\n{text}");

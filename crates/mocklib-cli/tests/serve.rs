@@ -1,5 +1,6 @@
 //! `mocklib serve` as a test suite in another language uses it: the built
-//! command as a child process, driven by curl and Python's `requests`.
+//! command as a child process, driven by curl and Python's `requests`, and
+//! the suites of examples/serve-* (pytest, node, go, grpcio) run as they are.
 
 mod common;
 use common::*;
@@ -80,6 +81,18 @@ fn answers_from_handler_and_har_files_through_the_base_url_and_the_proxy() {
         "https://api.example.com/posts",
     ]);
     assert_eq!(posted, "created 201");
+    // A relative path (`/users/:id`) matches on every host reached through
+    // the proxy too, not only on the base URL.
+    let user = curl(&[
+        "--proxy",
+        proxy,
+        "--cacert",
+        ca,
+        "https://api.example.com/users/7",
+    ]);
+    assert_eq!(user, r#"{"id":7,"name":"Kate"}"#);
+    let user = curl(&["--proxy", proxy, "http://users.internal/users/7"]);
+    assert_eq!(user, r#"{"id":7,"name":"Kate"}"#);
     // `method: ALL` answers any method.
     let greeted = curl(&[
         "--proxy",
@@ -376,27 +389,34 @@ fn a_wrong_flag_prints_the_usage() {
     );
 }
 
-/// The code blocks tagged `lang` of the README's "mocklib serve" section.
-fn readme_blocks(lang: &str) -> Vec<String> {
-    let readme = include_str!("../../../README.md");
-    let start = readme
-        .find("\n## mocklib serve: for any language\n")
-        .expect("the README has the section");
-    let section = &readme[start + 1..];
-    let section = &section[..section[3..]
-        .find("\n## ")
-        .map_or(section.len(), |end| end + 3)];
+/// The fenced code blocks of this package's README, as (info string, body).
+fn readme_blocks() -> Vec<(&'static str, String)> {
+    let readme = include_str!("../README.md");
     let mut blocks = Vec::new();
-    let mut lines = section.lines();
+    let mut lines = readme.lines();
     while let Some(line) = lines.next() {
         if let Some(tag) = line.strip_prefix("```") {
             let body: Vec<&str> = lines.by_ref().take_while(|l| *l != "```").collect();
-            if tag == lang {
-                blocks.push(body.join("\n") + "\n");
-            }
+            blocks.push((tag, body.join("\n") + "\n"));
         }
     }
     blocks
+}
+
+/// The README's code blocks tagged `lang`.
+fn readme_blocks_of(lang: &str) -> Vec<String> {
+    readme_blocks()
+        .into_iter()
+        .filter(|(tag, _)| *tag == lang)
+        .map(|(_, body)| body)
+        .collect()
+}
+
+/// A file of the repository, by its path from the repository's root.
+fn repository_file(path: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .join(path)
 }
 
 /// The `mocklib` command's folder first on the `PATH`, as after
@@ -410,25 +430,50 @@ fn path_with_mocklib() -> std::ffi::OsString {
     std::env::join_paths(paths).unwrap()
 }
 
-/// A project folder with the README's handler file as tests/mocks.yaml.
-fn readme_project() -> tempfile::TempDir {
+/// A copy of the suite in `examples/{name}` in a temporary folder, where
+/// it writes what it writes (mocklib.env, caches, generated stubs) without
+/// touching the repository.
+fn example_copy(name: &str) -> tempfile::TempDir {
+    fn copy(from: &Path, to: &Path) {
+        for entry in std::fs::read_dir(from).unwrap() {
+            let entry = entry.unwrap();
+            let target = to.join(entry.file_name());
+            if entry.file_type().unwrap().is_dir() {
+                std::fs::create_dir(&target).unwrap();
+                copy(&entry.path(), &target);
+            } else {
+                std::fs::copy(entry.path(), &target).unwrap();
+            }
+        }
+    }
     let dir = tempfile::tempdir().unwrap();
-    std::fs::create_dir(dir.path().join("tests")).unwrap();
-    let handlers = &readme_blocks("yaml")[0];
-    std::fs::write(dir.path().join("tests/mocks.yaml"), handlers).unwrap();
+    copy(&repository_file(&format!("examples/{name}")), dir.path());
     dir
 }
 
+/// Runs the example's `run.sh` in `dir` with its test command `suite`
+/// swapped for `command` (`suite` itself to run it as it is).
+fn run_example_script(dir: &Path, suite: &str, command: &str) -> std::process::Output {
+    let path = dir.join("run.sh");
+    let script = std::fs::read_to_string(&path).unwrap();
+    assert!(script.contains(suite), "{script}");
+    std::fs::write(&path, script.replace(suite, command)).unwrap();
+    Command::new("sh")
+        .arg("run.sh")
+        .current_dir(dir)
+        .env("PATH", path_with_mocklib())
+        .output()
+        .unwrap()
+}
+
+/// The test command of examples/serve-python/run.sh.
+const PYTHON_SUITE: &str = "python3 -m pytest -n 8 tests";
+
 #[test]
-fn the_readme_python_suite_passes_with_eight_workers_in_scopes() {
-    let dir = readme_project();
-    std::fs::write(
-        dir.path().join("tests/test_users.py"),
-        &readme_blocks("python")[0],
-    )
-    .unwrap();
-    // The README's script as it is: one server, `pytest -n 8` around it.
-    let output = run_readme_script(dir.path(), README_SUITE);
+fn the_python_example_passes_with_eight_workers_in_scopes() {
+    let dir = example_copy("serve-python");
+    // Its script as it is: one server, `pytest -n 8` around it.
+    let output = run_example_script(dir.path(), PYTHON_SUITE, PYTHON_SUITE);
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(
         output.status.success(),
@@ -441,29 +486,12 @@ fn the_readme_python_suite_passes_with_eight_workers_in_scopes() {
     assert!(stdout.contains("46 passed"), "{stdout}");
 }
 
-/// Runs the README's shell script in `dir` with its test command
-/// (`go test ./...`) swapped for `command`, one this machine has.
-/// The test command in the README's shell script.
-const README_SUITE: &str = "python3 -m pytest -n 8 tests";
-
-/// The README's shell script with `command` in place of its test command.
-fn run_readme_script(dir: &Path, command: &str) -> std::process::Output {
-    let script = &readme_blocks("sh")[1];
-    assert!(script.contains(README_SUITE), "{script}");
-    Command::new("sh")
-        .arg("-c")
-        .arg(script.replace(README_SUITE, command))
-        .current_dir(dir)
-        .env("PATH", path_with_mocklib())
-        .output()
-        .unwrap()
-}
-
 #[test]
-fn the_readme_shell_script_reaches_the_handlers() {
-    let dir = readme_project();
-    let output = run_readme_script(
+fn the_python_example_script_reaches_the_handlers() {
+    let dir = example_copy("serve-python");
+    let output = run_example_script(
         dir.path(),
+        PYTHON_SUITE,
         "curl --silent --show-error https://api.example.com/users/7 > answer.json",
     );
     assert!(output.status.success(), "{output:?}");
@@ -471,8 +499,8 @@ fn the_readme_shell_script_reaches_the_handlers() {
     assert_eq!(answer, r#"{"id":7,"name":"Kate"}"#);
     // Its curl lines: the matched report, the templated order, a todo
     // created and the list holding it; what the README says they print.
-    let [printed] = &readme_blocks("text")[..] else {
-        panic!("one text block in the README's serve section")
+    let [printed] = &readme_blocks_of("text")[..] else {
+        panic!("one text block in the README")
     };
     // (After the variables `mocklib serve` prints, up to an empty line.)
     let stdout = String::from_utf8_lossy(&output.stdout);
@@ -481,22 +509,14 @@ fn the_readme_shell_script_reaches_the_handlers() {
     assert_eq!(printed.lines().count(), 4, "{printed}");
 }
 
-/// The README's Go suite through its shell script: forty `t.Parallel()`
-/// tests, each with a client of its own through its scope's proxy.
+/// The Go example through its script: forty `t.Parallel()` tests, each
+/// with a client of its own through its scope's proxy.
 #[test]
-fn the_readme_go_suite_passes_through_the_readme_shell_script() {
-    let dir = readme_project();
-    let [suite] = &readme_blocks("go")[..] else {
-        panic!("one go block in the README's serve section")
-    };
-    std::fs::write(dir.path().join("users_test.go"), suite).unwrap();
-    std::fs::write(
-        dir.path().join("go.mod"),
-        "module example.com/users\n\ngo 1.19\n",
-    )
-    .unwrap();
-    let output = run_readme_script(
+fn the_go_example_passes_through_its_script() {
+    let dir = example_copy("serve-go");
+    let output = run_example_script(
         dir.path(),
+        "go test ./...",
         "GOPROXY=off GOFLAGS=-mod=mod go test -count=1 -v ./... > go.out 2>&1",
     );
     let report = std::fs::read_to_string(dir.path().join("go.out")).unwrap_or_default();
@@ -515,15 +535,11 @@ fn the_readme_go_suite_passes_through_the_readme_shell_script() {
 }
 
 #[test]
-fn the_readme_node_suite_passes_through_the_readme_shell_script() {
-    let dir = readme_project();
-    let [suite] = &readme_blocks("js")[..] else {
-        panic!("one js block in the README's serve section")
-    };
-    std::fs::create_dir_all(dir.path().join("tests")).unwrap();
-    std::fs::write(dir.path().join("tests/users.test.mjs"), suite).unwrap();
-    let output = run_readme_script(
+fn the_node_example_passes_through_its_script() {
+    let dir = example_copy("serve-node");
+    let output = run_example_script(
         dir.path(),
+        "node --test tests/users.test.mjs",
         "node --test tests/users.test.mjs > node.out 2>&1",
     );
     let report = std::fs::read_to_string(dir.path().join("node.out")).unwrap_or_default();
@@ -532,6 +548,44 @@ fn the_readme_node_suite_passes_through_the_readme_shell_script() {
         report.contains("# pass 42") && report.contains("# fail 0"),
         "{report}"
     );
+}
+
+/// Each code block of the README whose first line names an example file
+/// (`# examples/...`, `// examples/...`) is taken from that file: every
+/// run of lines between the block's `...` elisions is in it, whole lines
+/// as they are.
+#[test]
+fn the_readme_shows_the_example_files_as_they_are() {
+    let mut checked = Vec::new();
+    for (tag, block) in readme_blocks() {
+        let mut lines = block.lines();
+        let Some(path) = lines.next().and_then(|first| {
+            first
+                .strip_prefix("# ")
+                .or_else(|| first.strip_prefix("// "))
+                .filter(|path| path.starts_with("examples/"))
+        }) else {
+            continue;
+        };
+        let file = std::fs::read_to_string(repository_file(path))
+            .unwrap_or_else(|error| panic!("README, ```{tag} block: {path}: {error}"));
+        let file = format!("\n{file}");
+        let mut piece = String::new();
+        for line in lines.chain(["..."]) {
+            if matches!(line.trim(), "..." | "# ..." | "// ...") {
+                assert!(
+                    piece.is_empty() || file.contains(&piece),
+                    "README, ```{tag} block: not in {path} as it is:{piece}"
+                );
+                piece.clear();
+            } else {
+                piece.push('\n');
+                piece.push_str(line);
+            }
+        }
+        checked.push(path.to_owned());
+    }
+    assert!(checked.len() >= 9, "{checked:?}");
 }
 
 /// The service of crates/mocklib-tests/protos/helloworld.proto, copied (this
@@ -596,32 +650,15 @@ fn load_error(text: &str) -> String {
 }
 
 #[test]
-fn the_readme_grpcio_suite_passes_against_the_readme_proto_and_handler_file() {
-    let dir = tempfile::tempdir().unwrap();
-    for folder in ["protos", "tests"] {
-        std::fs::create_dir(dir.path().join(folder)).unwrap();
-    }
-    let [proto] = &readme_blocks("proto")[..] else {
-        panic!("one proto block in the README's serve section")
-    };
-    std::fs::write(dir.path().join("protos/helloworld.proto"), proto).unwrap();
-    std::fs::write(
-        dir.path().join("tests/greeter.yaml"),
-        &readme_blocks("yaml")[1],
-    )
-    .unwrap();
-    std::fs::write(
-        dir.path().join("tests/test_greeter.py"),
-        &readme_blocks("python")[1],
-    )
-    .unwrap();
-    // The README's commands: its protoc line as it is, and the serve line
-    // it shows with these arguments.
-    let script = &readme_blocks("sh")[2];
+fn the_grpc_example_passes_against_its_proto_and_handler_file() {
+    let dir = example_copy("serve-grpc");
+    // Its script's commands: the protoc line as it is, and the serve line
+    // it has with these arguments.
+    let script = std::fs::read_to_string(dir.path().join("run.sh")).unwrap();
     let protoc = script
         .lines()
         .find(|line| line.starts_with("python3 -m grpc_tools.protoc "))
-        .expect("the README runs grpc_tools.protoc");
+        .expect("run.sh runs grpc_tools.protoc");
     let generated = Command::new("sh")
         .arg("-c")
         .arg(protoc)
@@ -645,7 +682,7 @@ fn the_readme_grpcio_suite_passes_against_the_readme_proto_and_handler_file() {
     );
     let serve = Serve::start(dir.path(), &args);
 
-    // With the printed variables, as the README's shell script sets them.
+    // With the printed variables, as its script sets them.
     let output = Command::new("python3")
         .arg("tests/test_greeter.py")
         .current_dir(dir.path())

@@ -41,24 +41,35 @@
 //!
 //! ## Map of the crate
 //!
-//! | Concept | Where |
-//! |---|---|
-//! | handlers for REST APIs | [`http`]: `get`, `post`, … `all` |
-//! | handlers for GraphQL APIs | [`graphql`]: `query`, `mutation`, `operation`, `link` |
-//! | server-sent event streams | [`sse`]: `get`, `post`, the [`sse::Client`] a resolver sends through |
-//! | streamed bodies, cleanup after them | [`HttpResponse::stream`], [`Body`], [`ResolverArgs::finalize`] |
-//! | answering in turn (retries) | [`sequence`], [`sequence_once`] |
-//! | stateful REST resources (CRUD from an in-memory collection) | [`rest`]: `resource`; state per scope in a [`ScopeLocal`](boundary::ScopeLocal) |
-//! | WebSocket servers (feature `ws`) | `ws`: `link`, `on_connection`, `broadcast` |
-//! | which requests a handler matches | [`matching`] |
-//! | what a resolver receives and returns | [`resolver`], [`Request`], [`HttpResponse`] |
-//! | the server, its handler list, front doors | [`node`] |
-//! | scoping overrides to one test | [`boundary`] |
-//! | observing requests | [`events`] |
-//! | slow responses | [`delay()`] |
-//! | a handler kind of your own | [`handler`]: [`HandlerKind`](handler::HandlerKind), [`MatchContext`](handler::MatchContext), [`IndexHint`](handler::IndexHint) |
-//! | a front door of your own (another client) | [`front_door`]: [`FrontDoor`](front_door::FrontDoor), [`Outcome`](front_door::Outcome) |
-//! | recording what is performed for real | [`exchange`]: [`ExchangeSink`](exchange::ExchangeSink), [`Tap`](exchange::Tap) |
+//! The [`guide`] explains each area at length; its chapters are linked in
+//! the last column.
+//!
+//! | Concept | Where | Guide |
+//! |---|---|---|
+//! | handlers for REST APIs | [`http`]: `get`, `post`, … `all` | [matching](guide::matching) |
+//! | handlers for GraphQL APIs | [`graphql`]: `query`, `mutation`, `operation`, `link` | [graphql](guide::graphql) |
+//! | gRPC methods (feature `grpc`) | `grpc`: `unary`, `server_streaming`, `client_streaming`, `bidi_streaming`, `service` | [grpc](guide::grpc) |
+//! | server-sent event streams | [`sse`]: `get`, `post`, the [`sse::Client`] a resolver sends through | [streams](guide::streams) |
+//! | streamed bodies, cleanup after them | [`HttpResponse::stream`], [`Body`], [`ResolverArgs::finalize`] | [streams](guide::streams) |
+//! | answering in turn (retries) | [`sequence`], [`sequence_once`] | [matching](guide::matching) |
+//! | broken connections | [`Fault`], [`HttpResponse::fault`] | [matching](guide::matching#faults) |
+//! | stateful REST resources (CRUD from an in-memory collection) | [`rest`]: `resource`; state per scope in a [`ScopeLocal`](boundary::ScopeLocal) | [matching](guide::matching#stateful-resources) |
+//! | WebSocket servers (feature `ws`) | `ws`: `link`, `on_connection`, `broadcast` | [streams](guide::streams#websockets) |
+//! | which requests a handler matches | [`matching`], [`matchers`] | [matching](guide::matching) |
+//! | what a resolver receives and returns | [`resolver`], [`Request`], [`HttpResponse`] | [matching](guide::matching) |
+//! | the server, its handler list, front doors | [`node`] | [ways in](guide::ways_in) |
+//! | mocking in the browser (wasm32) | [`browser`]: `setup_worker` | [browser](guide::browser) |
+//! | scoping overrides to one test | [`boundary`] | [boundaries](guide::boundaries) |
+//! | observing requests | [`events`] | [verifying](guide::verifying) |
+//! | expectations, the request journal, strict mode | [`Handler::times`], [`journal`], [`ListenOptions::strict`] | [verifying](guide::verifying) |
+//! | recording and replaying HAR files (feature `har`) | `har`: `Recording`, `handlers`, `check_drift` | [record and replay](guide::record_replay) |
+//! | OpenAPI documents as handlers (feature `openapi`) | `openapi`: `OpenApi` | [openapi](guide::openapi) |
+//! | checking answers against a description | [`contract`] | [openapi](guide::openapi#contracts-mocks-that-cannot-drift) |
+//! | slow responses | [`delay()`] | [matching](guide::matching) |
+//! | a handler kind of your own | [`handler`]: [`HandlerKind`](handler::HandlerKind), [`MatchContext`](handler::MatchContext), [`IndexHint`](handler::IndexHint) | [extending](guide::extending) |
+//! | a front door of your own (another client) | [`front_door`]: [`FrontDoor`](front_door::FrontDoor), [`Outcome`](front_door::Outcome) | [extending](guide::extending) |
+//! | recording what is performed for real | [`exchange`]: [`ExchangeSink`](exchange::ExchangeSink), [`Tap`](exchange::Tap) | [extending](guide::extending) |
+//! | how mocklib compares with wiremock-rs, httpmock, mockito, MSW | | [comparison](guide::comparison) |
 //!
 //! ## Features
 //!
@@ -136,6 +147,7 @@
 pub mod browser;
 mod engine;
 pub mod front_door;
+pub mod guide;
 mod handling;
 pub mod matching;
 mod message;

@@ -517,7 +517,8 @@ impl Server {
     /// | `WGETRC` | an rc file naming the bundle: Debian's wget (GnuTLS) ignores `SSL_CERT_FILE`; `~/.wgetrc` is not read |
     /// | `JAVA_TOOL_OPTIONS` (appended to this process's) | `-Dhttp(s).proxyHost/Port`, `-Dhttp.nonProxyHosts=` and a JKS trust store with the same certificates, for `java.net.http.HttpClient` and `HttpURLConnection`. The JDK sends a proxy credential only to an `Authenticator`, so inside a boundary the port is the boundary's own ([`url`](Self::url)). The JVM prints "Picked up JAVA_TOOL_OPTIONS" on standard error |
     ///
-    /// Each client's use is tested with the real client (README: "Tested clients").
+    /// Each client's use is tested with the real client (the guide's
+    /// [tested clients](crate::guide::ways_in#tested-clients)).
     ///
     /// ```no_run
     /// # let server = mocklib::node::setup_server([]);
