@@ -29,7 +29,7 @@ use js_sys::{Function, Uint8Array};
 use wasm_bindgen::prelude::*;
 
 use super::{glue, task};
-use crate::{Body, message::response::StreamError};
+use crate::message::body::{Body, StreamError};
 
 /// The body's next non-empty chunk (an empty one would reach a reader as a
 /// zero-length read).
