@@ -949,7 +949,10 @@ async fn a_deleted_scope_ends_the_http2_streams_and_connection_a_client_holds() 
             let status = response.status();
             let body = response.into_body().collect().await.unwrap().to_bytes();
             let body = String::from_utf8_lossy(&body);
-            assert_held_connection_refused("the held HTTP/2 connection", &format!("{status} {body}"));
+            assert_held_connection_refused(
+                "the held HTTP/2 connection",
+                &format!("{status} {body}"),
+            );
         }
     }
 }
