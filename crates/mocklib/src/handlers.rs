@@ -343,13 +343,17 @@ impl Scope {
         }
         // Taken under the lock `on_end` checks the flag under, after the
         // flag is set: each callback runs exactly once, here or there.
-        for callback in std::mem::take(
+        // Run after the lock is let go: a callback takes locks of its own
+        // (the listener's ports), which their holders may hold while they
+        // add a callback.
+        let callbacks = std::mem::take(
             &mut *self
                 .ending
                 .on_end
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner),
-        ) {
+        );
+        for callback in callbacks {
             callback();
         }
     }

@@ -272,29 +272,33 @@ async fn serve(
         io: Some(io),
         fault: Arc::clone(&fault),
     };
-    let connection = builder.serve_connection_with_upgrades(TokioIo::new(io), service);
-    let mut connection = std::pin::pin!(connection);
-    // `return` drops the connection (so hyper's hold on `io`) as it ends.
-    let result = tokio::select! {
-        // In order: no random start to draw per request.
-        biased;
-        result = connection.as_mut() => result,
-        // The runtime is shared by every server: connections end with
-        // their tenancy, not with the runtime.
-        () = tenant.gone() => return,
-        () = wait(ending.as_deref()), if ending.is_some() => {
-            // The boundary ended. An idle connection closes now (HTTP/1),
-            // or is told to go away (HTTP/2's GOAWAY); a request already
-            // in flight gets the moment it needs to finish (the `DELETE`
-            // that ended a scope, sent on that scope's own port, gets its
-            // answer), then the connection goes, whatever it still
-            // streams. A request that arrives meanwhile is answered `410`.
-            connection.as_mut().graceful_shutdown();
-            tokio::select! {
-                biased;
-                result = connection.as_mut() => result,
-                () = tenant.gone() => return,
-                () = tokio::time::sleep(ENDED_GRACE) => return,
+    // The connection (so hyper's hold on `io`) is dropped at the end of
+    // this block, before a planned fault takes `io` back below.
+    let result = {
+        let mut connection =
+            std::pin::pin!(builder.serve_connection_with_upgrades(TokioIo::new(io), service));
+        tokio::select! {
+            // In order: no random start to draw per request.
+            biased;
+            result = connection.as_mut() => result,
+            // The runtime is shared by every server: connections end with
+            // their tenancy, not with the runtime.
+            () = tenant.gone() => return,
+            () = wait(ending.as_deref()), if ending.is_some() => {
+                // The boundary ended. An idle connection closes now
+                // (HTTP/1), or is told to go away (HTTP/2's GOAWAY); a
+                // request already in flight gets the moment it needs to
+                // finish (the `DELETE` that ended a scope, sent on that
+                // scope's own port, gets its answer), then the connection
+                // goes, whatever it still streams. A request that arrives
+                // meanwhile is answered `410`.
+                connection.as_mut().graceful_shutdown();
+                tokio::select! {
+                    biased;
+                    result = connection.as_mut() => result,
+                    () = tenant.gone() => return,
+                    () = tokio::time::sleep(ENDED_GRACE) => return,
+                }
             }
         }
     };
