@@ -151,7 +151,9 @@ The admin API, under MOCKLIB_URL/__mocklib/ (GET openapi.json describes it):
   scopes                 POST: open a scope (its own handlers, journal and
                          expectations; a port and a proxy credential; the
                          env its processes need); GET: list; scopes/ID:
-                         GET, DELETE; scopes/ID/RESOURCE or the scope's own
+                         GET, DELETE (its port, credential and the
+                         connections its clients keep end at once);
+                         scopes/ID/RESOURCE or the scope's own
                          URL/__mocklib/RESOURCE: the resources above in it;
                          .../hold: a request that ends the scope when it ends
   record                 POST {\"path\": FILE, \"mode\": MODE}: record; DELETE: stop

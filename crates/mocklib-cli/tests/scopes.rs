@@ -621,3 +621,338 @@ fn hostile_admin_requests_are_answered_and_nothing_panics() {
     let stderr = serve.stderr();
     assert!(!stderr.contains("panicked"), "{stderr}");
 }
+
+/// A server whose files answer `/who`, `https://api.example.com/who` and
+/// `http://plain.example.com/who` with `root`, and a scope of it whose
+/// handlers answer them with `scope`: the scope's description.
+fn root_and_scope_answering_who() -> (tempfile::TempDir, Serve, Value) {
+    let who = |body: &str| {
+        format!(
+            "- path: /who\n  body: {body}\n- path: https://api.example.com/who\n  body: {body}\n\
+             - path: http://plain.example.com/who\n  body: {body}\n"
+        )
+    };
+    let dir = with_handler_file(&who("root"));
+    let serve = Serve::start(dir.path(), &["--handlers", "handlers.yaml"]);
+    let scope = open_scope(&serve);
+    let (status, body) = post_yaml(
+        &format!("{}/handlers", text(&scope, "admin_url")),
+        &who("scope"),
+    );
+    assert_eq!(status, 201, "{body}");
+    (dir, serve, scope)
+}
+
+/// What a client got after the scope was deleted: never an answer of the
+/// scope's handlers, nor of the root's.
+fn assert_answered_by_neither(what: &str, outcome: &str) {
+    assert!(
+        !outcome.starts_with("200"),
+        "{what}: answered by a handler after the scope was deleted: {outcome}"
+    );
+}
+
+/// A request on a connection kept from before the delete: the listener
+/// closed it (the client sees an error, or retries on a new connection,
+/// which is refused), or, if it arrived first, answered `410` naming the
+/// ended boundary.
+fn assert_held_connection_refused(what: &str, outcome: &str) {
+    assert_answered_by_neither(what, outcome);
+    assert!(
+        (outcome.starts_with("410 ") && outcome.contains("has ended"))
+            || outcome.starts_with("error: "),
+        "{what}: {outcome}"
+    );
+}
+
+const PYTHON_KEPT_SESSIONS: &str = r#"
+import json, sys
+import requests
+
+server, scope = sys.argv[1], json.loads(sys.argv[2])
+ca = scope["env"]["REQUESTS_CA_BUNDLE"]
+proxies = {"http": scope["proxy_url"], "https": scope["proxy_url"]}
+
+
+def session(proxied):
+    s = requests.Session()
+    s.trust_env = False
+    if proxied:
+        s.proxies = proxies
+        s.verify = ca
+    return s
+
+
+def outcome(send):
+    try:
+        r = send()
+        return f"{r.status_code} {r.text.strip()}"
+    except requests.exceptions.RequestException as e:
+        return f"error: {type(e).__name__}: {e}"
+
+
+# Kept alive: to the scope's port; an HTTPS tunnel made with its credential;
+# the server's proxy port, to which each request names the scope.
+direct, tunnel, proxy = session(False), session(True), session(True)
+calls = {
+    "direct": lambda s: s.get(scope["url"] + "/who", timeout=10),
+    "tunnel": lambda s: s.get("https://api.example.com/who", timeout=10),
+    "proxy": lambda s: s.get("http://plain.example.com/who", timeout=10),
+}
+kept = {"direct": direct, "tunnel": tunnel, "proxy": proxy}
+printed = {"before " + name: outcome(lambda: call(kept[name])) for name, call in calls.items()}
+# The README's fixture: its admin session keeps a connection to the scope's
+# port (here, the one `direct` holds) while it deletes the scope.
+deleted = session(False).delete(f"{server}/__mocklib/scopes/{scope['id']}")
+printed["delete"] = str(deleted.status_code)
+for name, call in calls.items():
+    printed["kept " + name] = outcome(lambda: call(kept[name]))
+    printed["new " + name] = outcome(lambda: call(session(name != "direct")))
+print(json.dumps(printed))
+"#;
+
+/// Issue 39: deleting a scope ends it whatever Python `requests` sessions
+/// keep open. Kept-alive connections to its port and HTTPS tunnels made
+/// with its credential get none of its handlers' answers (nor the
+/// root's); its port refuses new connections and its credential is
+/// refused with `407` at once, also on a proxy connection kept to the
+/// server's own port.
+#[test]
+fn a_deleted_scope_answers_nothing_python_sessions_kept_open() {
+    let (_dir, serve, scope) = root_and_scope_answering_who();
+    let printed = python(
+        &serve,
+        PYTHON_KEPT_SESSIONS,
+        &[serve.url(), &scope.to_string()],
+    );
+    let printed: Value = serde_json::from_str(&printed).unwrap();
+    let outcome = |key: &str| text(&printed, key).to_owned();
+    for name in ["direct", "tunnel", "proxy"] {
+        assert_eq!(outcome(&format!("before {name}")), "200 scope", "{printed}");
+    }
+    assert_eq!(outcome("delete"), "204");
+    assert_held_connection_refused("kept direct", &outcome("kept direct"));
+    assert_held_connection_refused("kept tunnel", &outcome("kept tunnel"));
+    // The proxy connection is the server's, not the scope's: it stays, and
+    // the credential each request carries is refused.
+    let kept_proxy = outcome("kept proxy");
+    assert!(
+        kept_proxy.starts_with("407 ") && kept_proxy.contains("has ended"),
+        "{kept_proxy}"
+    );
+    let new_direct = outcome("new direct");
+    assert!(
+        new_direct.starts_with("error: ConnectionError") && new_direct.contains("refused"),
+        "{new_direct}"
+    );
+    let new_tunnel = outcome("new tunnel");
+    assert!(
+        new_tunnel.starts_with("error: ProxyError") && new_tunnel.contains("407"),
+        "{new_tunnel}"
+    );
+    assert!(outcome("new proxy").starts_with("407 "), "{printed}");
+    // Still serving everyone else.
+    assert_eq!(
+        get(&format!("{}/who", serve.url())),
+        (200, "root".to_owned())
+    );
+}
+
+const GO_KEPT_CLIENTS: &str = r#"package main
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+)
+
+type scope struct {
+	ID       int               `json:"id"`
+	URL      string            `json:"url"`
+	ProxyURL string            `json:"proxy_url"`
+	Env      map[string]string `json:"env"`
+}
+
+func main() {
+	server := os.Args[1]
+	var s scope
+	if err := json.Unmarshal([]byte(os.Args[2]), &s); err != nil {
+		panic(err)
+	}
+	proxy, _ := url.Parse(s.ProxyURL)
+	bundle, err := os.ReadFile(s.Env["SSL_CERT_FILE"])
+	if err != nil {
+		panic(err)
+	}
+	roots := x509.NewCertPool()
+	roots.AppendCertsFromPEM(bundle)
+	// Each keeps its idle connections (90 s, Go's default): to the scope's
+	// port; an HTTP/2 connection inside a tunnel made with its credential;
+	// the server's proxy port, to which each request names the scope.
+	client := func(proxied bool) *http.Client {
+		transport := &http.Transport{IdleConnTimeout: 90 * time.Second}
+		if proxied {
+			transport.Proxy = http.ProxyURL(proxy)
+			transport.TLSClientConfig = &tls.Config{RootCAs: roots}
+			transport.ForceAttemptHTTP2 = true
+		}
+		return &http.Client{Transport: transport, Timeout: 10 * time.Second}
+	}
+	outcome := func(c *http.Client, target string) string {
+		response, err := c.Get(target)
+		if err != nil {
+			return "error: " + err.Error()
+		}
+		defer response.Body.Close()
+		body, _ := io.ReadAll(response.Body)
+		return fmt.Sprintf("%d %s %s", response.StatusCode, strings.TrimSpace(string(body)), response.Proto)
+	}
+	targets := map[string]string{
+		"direct": s.URL + "/who",
+		"tunnel": "https://api.example.com/who",
+		"proxy":  "http://plain.example.com/who",
+	}
+	kept := map[string]*http.Client{"direct": client(false), "tunnel": client(true), "proxy": client(true)}
+	printed := map[string]string{}
+	for name, target := range targets {
+		printed["before "+name] = outcome(kept[name], target)
+	}
+	end, _ := http.NewRequest("DELETE", fmt.Sprintf("%s/__mocklib/scopes/%d", server, s.ID), nil)
+	deleted, err := client(false).Do(end)
+	if err != nil {
+		panic(err)
+	}
+	printed["delete"] = fmt.Sprint(deleted.StatusCode)
+	for name, target := range targets {
+		printed["kept "+name] = outcome(kept[name], target)
+		printed["new "+name] = outcome(client(name != "direct"), target)
+	}
+	out, _ := json.Marshal(printed)
+	fmt.Println(string(out))
+}
+"#;
+
+/// Issue 39 with Go's `net/http`, whose transports keep idle connections
+/// for 90 s: after the delete, neither the kept HTTP/1.1 connection to the
+/// scope's port nor the kept HTTP/2 connection inside a tunnel made with
+/// its credential reaches its handlers (or the root's); new connections
+/// are refused, and its credential too (`407`), also on a proxy
+/// connection kept to the server's own port.
+#[test]
+fn a_deleted_scope_answers_nothing_go_clients_keep_idle() {
+    let (_dir, serve, scope) = root_and_scope_answering_who();
+    let program = tempfile::tempdir().unwrap();
+    let main = program.path().join("main.go");
+    std::fs::write(&main, GO_KEPT_CLIENTS).unwrap();
+    let output = Command::new("go")
+        .arg("run")
+        .arg(&main)
+        .args([serve.url(), &scope.to_string()])
+        .env("GOFLAGS", "-mod=mod")
+        .env("GOPROXY", "off")
+        .current_dir(program.path())
+        .output()
+        .expect("go runs (Debian: golang-go)");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let printed: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let outcome = |key: &str| text(&printed, key).to_owned();
+    assert_eq!(outcome("before direct"), "200 scope HTTP/1.1", "{printed}");
+    assert_eq!(outcome("before tunnel"), "200 scope HTTP/2.0", "{printed}");
+    assert_eq!(outcome("before proxy"), "200 scope HTTP/1.1", "{printed}");
+    assert_eq!(outcome("delete"), "204");
+    assert_held_connection_refused("kept direct", &outcome("kept direct"));
+    assert_held_connection_refused("kept tunnel", &outcome("kept tunnel"));
+    let kept_proxy = outcome("kept proxy");
+    assert!(
+        kept_proxy.starts_with("407 ") && kept_proxy.contains("has ended"),
+        "{kept_proxy}"
+    );
+    let new_direct = outcome("new direct");
+    assert!(new_direct.contains("connection refused"), "{new_direct}");
+    let new_tunnel = outcome("new tunnel");
+    assert!(
+        new_tunnel.starts_with("error: ") && new_tunnel.contains("Proxy Authentication Required"),
+        "{new_tunnel}"
+    );
+    assert!(outcome("new proxy").starts_with("407 "), "{printed}");
+}
+
+/// Issue 39 over HTTP/2 with prior knowledge, one connection held by hand
+/// (hyper's client): a stream of the scope still open when it is deleted
+/// (its `hold`) ends, a new request on the connection reaches no handler,
+/// and the port refuses a new connection.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deleted_scope_ends_the_http2_streams_and_connection_a_client_holds() {
+    use http_body_util::{BodyExt, Empty};
+    use hyper_util::rt::{TokioExecutor, TokioIo};
+
+    let (_dir, serve, scope) = tokio::task::block_in_place(root_and_scope_answering_who);
+    let scope_url = text(&scope, "url").to_owned();
+    let address = scope_url.trim_start_matches("http://").to_owned();
+    let tcp = tokio::net::TcpStream::connect(&address).await.unwrap();
+    let (mut sender, connection) =
+        hyper::client::conn::http2::handshake(TokioExecutor::new(), TokioIo::new(tcp))
+            .await
+            .unwrap();
+    tokio::spawn(connection);
+    let get = |path: &str| {
+        http::Request::get(format!("{scope_url}{path}"))
+            .body(Empty::<bytes::Bytes>::new())
+            .unwrap()
+    };
+    let who = sender.send_request(get("/who")).await.unwrap();
+    assert_eq!(who.version(), http::Version::HTTP_2);
+    let body = who.into_body().collect().await.unwrap().to_bytes();
+    assert_eq!(body, "scope");
+    let held = sender.send_request(get("/__mocklib/hold")).await.unwrap();
+    assert_eq!(held.status(), 200);
+    let mut held = held.into_body();
+    let beat = held.frame().await.unwrap().unwrap().into_data().unwrap();
+    assert_eq!(beat, "held\n");
+
+    let deleted = tokio::task::block_in_place(|| {
+        delete(&format!("{}/__mocklib/scopes/{}", serve.url(), scope["id"]))
+    });
+    assert_eq!(deleted, 204);
+    // The port is closed before the delete is answered.
+    assert!(tokio::net::TcpStream::connect(&address).await.is_err());
+    // The hold, which beats every second for as long as it is open, ends
+    // (reset) rather than beating on.
+    let ended = tokio::time::timeout(std::time::Duration::from_secs(3), async {
+        loop {
+            match held.frame().await {
+                Some(Ok(_)) => continue,
+                Some(Err(error)) => break format!("reset: {error}"),
+                None => break "ended".to_owned(),
+            }
+        }
+    })
+    .await
+    .expect("the hold of a deleted scope ends");
+    assert!(!ended.is_empty());
+    // Another request on the connection: refused (the listener sent
+    // GOAWAY), or answered 410 if it got there first.
+    match sender.send_request(get("/who")).await {
+        Err(_) => {}
+        Ok(response) => {
+            let status = response.status();
+            let body = response.into_body().collect().await.unwrap().to_bytes();
+            let body = String::from_utf8_lossy(&body);
+            assert_held_connection_refused(
+                "the held HTTP/2 connection",
+                &format!("{status} {body}"),
+            );
+        }
+    }
+}

@@ -656,28 +656,267 @@ async fn an_open_boundary_lasts_until_dropped_and_at_root_reaches_the_server_lis
     assert_eq!(worker.in_scope(|| server.requests().len()), 4);
     assert_eq!(server.requests().len(), 1);
 
+    // Dropped while `client` keeps its connection to the proxy: the
+    // credential is refused on it and on a new one, and the port is closed,
+    // at once.
     drop(worker);
-    drop(client);
-    let refused = through(&proxy)
-        .get("http://plain.example.com/hello")
+    for client in [&client, &through(&proxy)] {
+        let refused = client
+            .get("http://plain.example.com/hello")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(refused.status(), 407);
+    }
+    assert!(
+        std::net::TcpStream::connect(own.socket_addrs(|| None).unwrap()[0]).is_err(),
+        "the ended boundary's port {own} still accepts connections"
+    );
+}
+
+/// What a client got from an ended boundary: never its handlers' answer,
+/// nor the root's. A connection kept from before is closed by the listener
+/// (the client sees an error, or retries on a new connection, refused) or,
+/// for a request that got there first, answered `410` naming the boundary.
+async fn assert_refused(what: &str, sent: Result<reqwest::Response, reqwest::Error>) {
+    let Ok(response) = sent else { return };
+    let status = response.status();
+    let body = response.text().await.unwrap_or_default();
+    assert!(
+        status == 410 && body.contains("has ended"),
+        "{what}: {status} {body}"
+    );
+}
+
+/// Issue 39: a boundary ends when its last handle goes, whatever its
+/// clients keep open — a kept-alive HTTP/1.1 connection and an HTTP/2 one
+/// (prior knowledge) to its port, a `CONNECT` tunnel with TLS made with its
+/// credential, a proxy connection to the server's port whose requests
+/// carry the credential, a stream it is still sending. Its port refuses
+/// connections and its credential is refused at once; no kept connection
+/// reaches its handlers (or the root's) again; the stream ends.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_boundary_ends_whatever_connections_its_clients_keep() {
+    let who = |body: &'static str| {
+        [
+            http::get("/who", move |_| HttpResponse::text(body)),
+            http::get("https://api.example.com/who", move |_| {
+                HttpResponse::text(body)
+            }),
+            http::get("http://plain.example.com/who", move |_| {
+                HttpResponse::text(body)
+            }),
+        ]
+    };
+    let server = setup_server(who("root"));
+    server.listen();
+    let worker = server.open_boundary();
+    let (own, proxy, tunnelling) = worker.in_scope(|| {
+        server.use_handlers(who("boundary"));
+        // A stream that never ends by itself.
+        server.use_handlers([http::get("/events", |_| {
+            let ticks = futures_util::stream::unfold(0u64, |n| async move {
+                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+                Some((bytes::Bytes::from(format!("tick {n}\n")), n + 1))
+            });
+            HttpResponse::stream(ticks)
+        })]);
+        (server.url(), server.proxy_url(), server.reqwest_client())
+    });
+    let direct = |builder: reqwest::ClientBuilder| builder.no_proxy().build().unwrap();
+    let http1 = direct(reqwest::Client::builder().http1_only());
+    let http2 = direct(reqwest::Client::builder().http2_prior_knowledge());
+    let proxied = || {
+        reqwest::Client::builder()
+            .proxy(reqwest::Proxy::http(proxy.as_str()).unwrap())
+            .build()
+            .unwrap()
+    };
+    let plain_proxy = proxied();
+    let who_url = own.join("who").unwrap();
+    let sends = |client: &reqwest::Client, url: &str| client.get(url).send();
+    for (client, url, version) in [
+        (&http1, who_url.as_str(), reqwest::Version::HTTP_11),
+        (&http2, who_url.as_str(), reqwest::Version::HTTP_2),
+        (
+            &tunnelling,
+            "https://api.example.com/who",
+            reqwest::Version::HTTP_11,
+        ),
+        (
+            &plain_proxy,
+            "http://plain.example.com/who",
+            reqwest::Version::HTTP_11,
+        ),
+    ] {
+        let response = sends(client, url).await.unwrap();
+        assert_eq!(response.version(), version, "{url}");
+        assert_eq!(response.text().await.unwrap(), "boundary", "{url}");
+    }
+    let mut events = http2.get(own.join("events").unwrap()).send().await.unwrap();
+    assert!(events.chunk().await.unwrap().is_some());
+
+    drop(worker);
+
+    assert!(
+        std::net::TcpStream::connect(own.socket_addrs(|| None).unwrap()[0]).is_err(),
+        "the ended boundary's port {own} still accepts connections"
+    );
+    let refused = sends(&proxied(), "http://plain.example.com/who")
+        .await
+        .unwrap();
+    assert_eq!(refused.status(), 407);
+    let refused = sends(&plain_proxy, "http://plain.example.com/who")
+        .await
+        .unwrap();
+    assert_eq!(refused.status(), 407);
+    let ended = tokio::time::timeout(std::time::Duration::from_secs(3), async {
+        while let Ok(Some(_)) = events.chunk().await {}
+    });
+    ended.await.expect("the ended boundary's stream ends");
+    assert_refused("kept HTTP/1.1", sends(&http1, who_url.as_str()).await).await;
+    assert_refused("kept HTTP/2", sends(&http2, who_url.as_str()).await).await;
+    assert_refused(
+        "kept tunnel",
+        sends(&tunnelling, "https://api.example.com/who").await,
+    )
+    .await;
+    // Outside the boundary, nothing changed.
+    let root = sends(&http1, server.url().join("who").unwrap().as_str()).await;
+    assert_eq!(root.unwrap().text().await.unwrap(), "root");
+}
+
+/// A boundary call's addresses end with the call, though a client made in
+/// it lives on; `Boundary::end` ends one whose clones are still held.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_boundary_call_or_end_ends_what_its_clients_keep() {
+    let server = setup_server([http::get("/who", |_| HttpResponse::text("root"))]);
+    server.listen();
+    let (own, client) = server
+        .in_boundary({
+            let server = server.clone();
+            async move {
+                server.use_handlers([http::get("/who", |_| HttpResponse::text("call"))]);
+                let client = reqwest::Client::builder().no_proxy().build().unwrap();
+                let own = server.url().join("who").unwrap();
+                let answer = client.get(own.clone()).send().await.unwrap();
+                assert_eq!(answer.text().await.unwrap(), "call");
+                (own, client)
+            }
+        })
+        .await;
+    assert_refused("after the call", client.get(own.clone()).send().await).await;
+
+    let boundary = server.open_boundary();
+    let kept = boundary.clone();
+    let (own, proxy) = boundary.in_scope(|| {
+        server.use_handlers([http::get("http://plain.example.com/who", |_| {
+            HttpResponse::text("held")
+        })]);
+        (server.url(), server.proxy_url())
+    });
+    let proxied = reqwest::Client::builder()
+        .proxy(reqwest::Proxy::http(proxy.as_str()).unwrap())
+        .build()
+        .unwrap();
+    let held = proxied
+        .get("http://plain.example.com/who")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(held.text().await.unwrap(), "held");
+    boundary.end();
+    assert!(kept.is_ended());
+    let refused = proxied
+        .get("http://plain.example.com/who")
         .send()
         .await
         .unwrap();
     assert_eq!(refused.status(), 407);
-    // The port closes within the listener's liveness tick (1 s).
-    let mut closed = false;
-    for _ in 0..40 {
-        if tokio::net::TcpStream::connect(own.socket_addrs(|| None).unwrap()[0])
-            .await
-            .is_err()
-        {
-            closed = true;
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    assert!(std::net::TcpStream::connect(own.socket_addrs(|| None).unwrap()[0]).is_err());
+    // Its list and journal are still there for whoever holds it.
+    assert_eq!(kept.in_scope(|| server.requests().len()), 1);
+}
+
+/// A request that reaches an ended boundary on a connection made to it
+/// (here, the first in a tunnel its credential opened just before it
+/// ended) is answered `410 Gone` naming the boundary, not by its handlers
+/// nor the root's, and the connection closes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_in_a_tunnel_of_an_ended_boundary_is_answered_410() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let server = setup_server([http::get("http://plain.example.com/who", |_| {
+        HttpResponse::text("root")
+    })]);
+    server.listen();
+    let boundary = server.open_boundary();
+    let proxy = boundary.in_scope(|| {
+        server.use_handlers([http::get("http://plain.example.com/who", |_| {
+            HttpResponse::text("boundary")
+        })]);
+        server.proxy_url()
+    });
+    let credential = proxy.password().unwrap().to_owned();
+    let mut tcp = tokio::net::TcpStream::connect(proxy.socket_addrs(|| None).unwrap()[0])
+        .await
+        .unwrap();
+    let authorization = base64_basic(&format!("mocklib:{credential}"));
+    tcp.write_all(
+        format!(
+            "CONNECT plain.example.com:80 HTTP/1.1\r\nHost: plain.example.com:80\r\n\
+             Proxy-Authorization: Basic {authorization}\r\n\r\n"
+        )
+        .as_bytes(),
+    )
+    .await
+    .unwrap();
+    let mut head = Vec::new();
+    while !head.ends_with(b"\r\n\r\n") {
+        let mut byte = [0u8; 1];
+        tcp.read_exact(&mut byte).await.unwrap();
+        head.push(byte[0]);
     }
-    assert!(
-        closed,
-        "the ended boundary's port {own} still accepts connections"
+    assert!(head.starts_with(b"HTTP/1.1 200"), "{head:?}");
+
+    boundary.end();
+    tcp.write_all(b"GET /who HTTP/1.1\r\nHost: plain.example.com\r\n\r\n")
+        .await
+        .unwrap();
+    let mut answer = String::new();
+    let read = tokio::time::timeout(
+        std::time::Duration::from_secs(10),
+        tcp.read_to_string(&mut answer),
     );
+    read.await.expect("the connection closes").unwrap();
+    assert!(answer.starts_with("HTTP/1.1 410 Gone\r\n"), "{answer}");
+    assert!(
+        answer.contains(&format!("({credential}) that has ended")),
+        "{answer}"
+    );
+    assert!(
+        answer.to_ascii_lowercase().contains("connection: close"),
+        "{answer}"
+    );
+}
+
+/// `user:password` in base64, as a `Basic` credential carries it.
+fn base64_basic(text: &str) -> String {
+    const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut encoded = String::new();
+    for chunk in text.as_bytes().chunks(3) {
+        let bytes = [
+            chunk[0],
+            *chunk.get(1).unwrap_or(&0),
+            *chunk.get(2).unwrap_or(&0),
+        ];
+        let bits = u32::from(bytes[0]) << 16 | u32::from(bytes[1]) << 8 | u32::from(bytes[2]);
+        for (index, shift) in [18, 12, 6, 0].into_iter().enumerate() {
+            if index <= chunk.len() {
+                encoded.push(char::from(ALPHABET[(bits >> shift & 63) as usize]));
+            } else {
+                encoded.push('=');
+            }
+        }
+    }
+    encoded
 }

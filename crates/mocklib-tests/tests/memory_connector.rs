@@ -69,19 +69,35 @@ async fn hyper_clients_reach_the_handlers_over_http1_and_http2_without_a_socket(
     );
 }
 
+/// A connector made inside a boundary resolves in it, from whichever task
+/// uses it (it carries the scope, not the task), until the boundary ends:
+/// then its connections close, and a request that still reaches one is
+/// answered `410`, by neither the boundary's handlers nor the root's.
 #[tokio::test]
-async fn a_connector_made_inside_a_boundary_resolves_in_it() {
+async fn a_connector_made_inside_a_boundary_resolves_in_it_until_it_ends() {
     let server = server();
-    let inside = server.boundary(|server: Server| async move {
+    let boundary = server.open_boundary();
+    let client = boundary.in_scope(|| {
         server.use_handlers([http::get("/user", |_| HttpResponse::text("Kate"))]);
-        let client =
-            Client::builder(TokioExecutor::new()).build::<_, Full<Bytes>>(server.connector());
-        // Used after the boundary's callback returned to its caller's task
-        // too: the connector carries the scope, not the task.
-        client
+        Client::builder(TokioExecutor::new()).build::<_, Full<Bytes>>(server.connector())
     });
-    let client = inside(server.clone()).await;
-    assert_eq!(get(&client, "http://api.internal/user").await.1, "Kate");
+    let elsewhere = tokio::spawn({
+        let client = client.clone();
+        async move { get(&client, "http://api.internal/user").await }
+    });
+    assert_eq!(elsewhere.await.unwrap().1, "Kate");
     let outside = Client::builder(TokioExecutor::new()).build::<_, Full<Bytes>>(server.connector());
+    assert_eq!(get(&outside, "http://api.internal/user").await.1, "John");
+
+    drop(boundary);
+    let after = tokio::time::timeout(
+        GUARD,
+        client.get("http://api.internal/user".parse().unwrap()),
+    )
+    .await
+    .expect("the request hung");
+    if let Ok(response) = after {
+        assert_eq!(response.status(), 410);
+    }
     assert_eq!(get(&outside, "http://api.internal/user").await.1, "John");
 }

@@ -530,3 +530,33 @@ async fn two_hundred_concurrent_connections_each_see_their_own_boundary() {
     let mut socket = connect(&server, "/whoami").await;
     assert_eq!(next_text(&mut socket).await, "root");
 }
+
+/// Issue 39: a WebSocket a boundary's handler holds ends with the boundary
+/// (its handler stops and the socket closes), though the client keeps it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_boundary_s_websocket_ends_with_the_boundary() {
+    let server = setup_server([]);
+    server.listen();
+    let boundary = server.open_boundary();
+    let url = boundary.in_scope(|| {
+        server.use_handlers([ws::link("/ticks").on_connection(|connection| async move {
+            for n in 0.. {
+                connection.client.send(format!("tick {n}"));
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        })]);
+        server.url()
+    });
+    let url = url
+        .join("/ticks")
+        .unwrap()
+        .to_string()
+        .replacen("http", "ws", 1);
+    let (mut socket, _) = tokio_tungstenite::connect_async(url).await.unwrap();
+    assert_eq!(next_text(&mut socket).await, "tick 0");
+    boundary.end();
+    let ended = tokio::time::timeout(Duration::from_secs(3), async {
+        while let Some(Ok(_)) = socket.next().await {}
+    });
+    ended.await.expect("the ended boundary's WebSocket closes");
+}

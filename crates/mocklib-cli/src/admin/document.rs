@@ -134,6 +134,7 @@ pub(super) fn document(base_url: &Url) -> serde_json::Value {
                 "delete": {
                     "operationId": "endScope",
                     "summary": "Ends a scope: its port closes, its credential is refused",
+                    "description": "Whatever its clients keep open: before the answer its port refuses connections and its credential is refused (407); connections kept to its port or tunnelled with its credential close (a request still arriving on one gets 410), and its streams end.",
                     "responses": { "204": { "description": "Ended." }, "404": text("No such scope.") }
                 }
             },

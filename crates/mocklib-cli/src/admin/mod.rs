@@ -30,8 +30,12 @@
 //! as `scopes/{id}/handlers`. `DELETE scopes/{id}` ends one; so does its
 //! owner disappearing: a `GET {url}/__mocklib/hold` held open ends the
 //! scope when it ends, and a scope nobody holds or asks about for the
-//! idle timeout is ended. A scope never sees another's state, and the
-//! server's own list does not see theirs.
+//! idle timeout is ended. An ended scope ends whatever its clients keep
+//! open: its port is closed and its credential refused (`407`) before the
+//! `DELETE` is answered, the connections kept to its port or tunnelled
+//! with its credential close (a request still arriving on one is
+//! answered `410`), and its streams end. A scope never sees another's
+//! state, and the server's own list does not see theirs.
 //!
 //! Server-wide: `GET scopes`, `POST record` (`{"path", "mode"}`: record
 //! what passes through into a HAR file) and `DELETE record`,
@@ -539,9 +543,9 @@ impl Admin {
         match method {
             "GET" => HttpResponse::json(&describe_scope(id, &tenants.scopes[&id])),
             "DELETE" => {
-                // Its port closes and its credential is refused once the
-                // requests in flight in it are done.
-                drop(tenants.scopes.remove(&id));
+                // Answered once its port is closed and its credential
+                // refused, whatever its clients keep open (issue 39).
+                tenants.end(id);
                 HttpResponse::empty().status(204)
             }
             _ => not_allowed("GET, DELETE"),
@@ -640,7 +644,7 @@ impl Drop for Hold {
             scope.holds == 0
         });
         if ended {
-            drop(tenants.scopes.remove(&self.id));
+            tenants.end(self.id);
         }
     }
 }

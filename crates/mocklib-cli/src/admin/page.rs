@@ -99,6 +99,8 @@ impl Page {
         // Every poll reads the journal: in the tenant's scope, wherever the
         // body is polled.
         let scoped = futures_util::stream::poll_fn(move |cx| match &boundary {
+            // An ended scope's stream ends (this clone does not keep it).
+            Some(boundary) if boundary.is_ended() => std::task::Poll::Ready(None),
             Some(boundary) => boundary.in_scope(|| stream.as_mut().poll_next(cx)),
             None => server.at_root(|| stream.as_mut().poll_next(cx)),
         });

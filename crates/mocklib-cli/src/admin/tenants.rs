@@ -152,8 +152,28 @@ impl Tenants {
             .to_vec()
     }
 
-    /// Ends scopes that nobody held or asked about for `idle`; their
-    /// ports close and their proxy credentials are refused from then on.
+    /// Ends scope `id`, whatever its clients still hold: before this
+    /// returns, its port is closed and its proxy credential refused; the
+    /// connections kept to it close, a request still arriving on one
+    /// answered `410`, and its streams end (`Boundary::end`). Whether it
+    /// was open.
+    ///
+    /// Ended explicitly, not by dropping its `Boundary`: a clone of it may
+    /// live on (the live page's event stream holds one).
+    pub(crate) fn end(&mut self, id: u64) -> bool {
+        match self.scopes.remove(&id) {
+            Some(scope) => {
+                if let Some(boundary) = &scope.tenant.boundary {
+                    boundary.end();
+                }
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Ends scopes that nobody held or asked about for `idle`, as
+    /// [`end`](Self::end) does.
     pub(crate) fn expire(&mut self, now: Instant, idle: Duration) -> Vec<u64> {
         let ended: Vec<u64> = self
             .scopes
@@ -162,7 +182,7 @@ impl Tenants {
             .map(|(id, _)| *id)
             .collect();
         for id in &ended {
-            self.scopes.remove(id);
+            self.end(*id);
         }
         ended
     }

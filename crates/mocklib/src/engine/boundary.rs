@@ -86,6 +86,40 @@ pub(crate) fn outside<T>(engine_id: u64, f: impl FnOnce() -> T) -> T {
     replace(&kept, f)
 }
 
+/// Holds a boundary open: every [`Boundary`] value and every boundary
+/// call's [`Scoped`] is one, and the boundary ends when the last goes. What
+/// else holds its scope (a connection of the listener, a task carrying it
+/// with [`BoundaryExt::in_current_boundary`], a request in flight) does not
+/// keep it open: the listener stops answering its port, its credential
+/// and its connections as it ends.
+pub(crate) struct Owner(Arc<Scope>);
+
+impl Owner {
+    pub(crate) fn new(scope: Arc<Scope>) -> Self {
+        scope.hold_open();
+        Owner(scope)
+    }
+}
+
+impl Clone for Owner {
+    fn clone(&self) -> Self {
+        Owner::new(Arc::clone(&self.0))
+    }
+}
+
+impl Drop for Owner {
+    fn drop(&mut self) {
+        self.0.let_go();
+    }
+}
+
+impl std::ops::Deref for Owner {
+    type Target = Arc<Scope>;
+    fn deref(&self) -> &Arc<Scope> {
+        &self.0
+    }
+}
+
 pin_project_lite::pin_project! {
     /// The result of a boundary call: the callback's return value, kept inside
     /// its scope.
@@ -97,6 +131,9 @@ pin_project_lite::pin_project! {
     #[must_use = "a boundary's future does nothing unless awaited"]
     pub struct Scoped<R> {
         scope: Arc<Scope>,
+        // A boundary call's own: it ends the boundary as it goes. (`None`
+        // in a request's resolution, which runs in a scope it does not own.)
+        owner: Option<Owner>,
         verify_on_exit: bool,
         #[pin]
         inner: R,
@@ -107,6 +144,17 @@ impl<R> Scoped<R> {
     pub(crate) fn new(scope: Arc<Scope>, inner: R) -> Self {
         Scoped {
             scope,
+            owner: None,
+            verify_on_exit: false,
+            inner,
+        }
+    }
+
+    /// A boundary call's result, holding the boundary open while it lives.
+    pub(crate) fn owning(owner: Owner, inner: R) -> Self {
+        Scoped {
+            scope: Arc::clone(&owner),
+            owner: Some(owner),
             verify_on_exit: false,
             inner,
         }
@@ -157,9 +205,14 @@ impl<R> Scoped<R> {
 /// call. Code run with [`in_scope`](Self::in_scope), and futures wrapped
 /// with [`scoped`](Self::scoped), act on the boundary's list, journal and
 /// expectations; the URL, proxy URL and environment obtained inside lead
-/// requests of other processes into it. The boundary ends when the last
-/// clone is dropped (and the futures and connections made in it are done):
-/// its port closes and its proxy credential is refused with `407`.
+/// requests of other processes into it.
+///
+/// The boundary ends when the last clone and the last future made by
+/// [`scoped`](Self::scoped) are dropped, or at [`end`](Self::end), whatever
+/// its clients still hold open: its port closes, its proxy credential is
+/// refused with `407`, and the connections made to it (kept-alive HTTP/1.1,
+/// HTTP/2, `CONNECT` tunnels) close, a request still arriving on one
+/// answered `410 Gone`; its streamed bodies and WebSockets end.
 ///
 /// Clones are the same boundary (`==` tells).
 ///
@@ -177,20 +230,22 @@ impl<R> Scoped<R> {
 #[cfg(not(target_arch = "wasm32"))] // no boundaries in the browser yet
 #[derive(Clone)]
 pub struct Boundary {
-    scope: Arc<Scope>,
+    owner: Owner,
 }
 
 #[cfg(not(target_arch = "wasm32"))]
 impl Boundary {
     pub(crate) fn new(scope: Arc<Scope>) -> Self {
-        Boundary { scope }
+        Boundary {
+            owner: Owner::new(scope),
+        }
     }
 
     /// Runs `f` inside the boundary (and inside nothing else of its server:
     /// the boundary replaces the caller's scope of the same server for the
     /// call).
     pub fn in_scope<T>(&self, f: impl FnOnce() -> T) -> T {
-        enter(std::slice::from_ref(&self.scope), f)
+        enter(std::slice::from_ref(&*self.owner), f)
     }
 
     /// `future`, every poll of which runs inside the boundary.
@@ -207,14 +262,42 @@ impl Boundary {
     /// # }
     /// ```
     pub fn scoped<F: Future>(&self, future: F) -> Scoped<F> {
-        Scoped::new(Arc::clone(&self.scope), future)
+        Scoped::owning(self.owner.clone(), future)
+    }
+
+    /// Ends the boundary now, though clones of it remain: its port closes,
+    /// its proxy credential is refused, the connections its clients keep
+    /// to it close (a request still arriving on one is answered `410
+    /// Gone`), and its streamed bodies and WebSockets end. Code run with
+    /// [`in_scope`](Self::in_scope) still reads and changes its list and
+    /// journal; addresses obtained in it from now on lead nowhere.
+    ///
+    /// ```
+    /// use mocklib::node::setup_server;
+    ///
+    /// let server = setup_server([]);
+    /// server.listen();
+    /// let boundary = server.open_boundary();
+    /// let kept = boundary.clone();
+    /// let port = boundary.in_scope(|| server.url());
+    /// boundary.end();
+    /// assert!(kept.is_ended());
+    /// assert!(std::net::TcpStream::connect(port.socket_addrs(|| None).unwrap()[0]).is_err());
+    /// ```
+    pub fn end(&self) {
+        self.owner.end();
+    }
+
+    /// Whether the boundary has ended (see [`end`](Self::end)).
+    pub fn is_ended(&self) -> bool {
+        self.owner.is_ended()
     }
 }
 
 #[cfg(not(target_arch = "wasm32"))]
 impl PartialEq for Boundary {
     fn eq(&self, other: &Self) -> bool {
-        Arc::ptr_eq(&self.scope, &other.scope)
+        Arc::ptr_eq(&self.owner, &other.owner)
     }
 }
 
@@ -375,12 +458,12 @@ macro_rules! boundary_callback {
             #[allow(non_snake_case)]
             fn bind(self, new_scope: NewScope) -> Self::Bounded {
                 Arc::new(move |$($arg),*| {
-                    let scope = (new_scope.0)();
+                    let owner = Owner::new((new_scope.0)());
                     // A fresh clone per call, so the callback may consume
                     // what it captured (axum's handlers work the same way).
                     let callback = self.clone();
-                    let result = enter(std::slice::from_ref(&scope), || callback($($arg),*));
-                    Scoped::new(scope, result)
+                    let result = enter(std::slice::from_ref(&*owner), || callback($($arg),*));
+                    Scoped::owning(owner, result)
                 })
             }
         }

@@ -185,6 +185,31 @@ pub(crate) struct Scope {
     /// The handlers' [`ScopeLocal`](crate::boundary::ScopeLocal) values, behind a lock
     /// of their own: a resolver changes them while the lookup goes on.
     values: ScopeValues,
+    /// Whether a boundary has ended, and what ends with it.
+    ending: Ending,
+}
+
+/// A boundary's end. It ends when the last of its owners (the `Boundary`
+/// values and the boundary calls' futures: see `boundary::Owner`) lets go,
+/// or when told to: not when the last `Arc` goes, since the listener's
+/// connections hold one for as long as their clients keep them open, and
+/// an ended boundary must stop answering them at once (issue 39).
+#[derive(Default)]
+struct Ending {
+    owners: std::sync::atomic::AtomicUsize,
+    ended: AtomicBool,
+    /// Run once, when it ends: the listener closes the boundary's port and
+    /// wakes what waits on its end.
+    on_end: Mutex<Vec<Box<dyn FnOnce() + Send>>>,
+}
+
+/// A boundary nobody ended is ended as it goes (its end callbacks close
+/// what the listener opened for it).
+#[cfg(all(feature = "net", not(target_arch = "wasm32")))]
+impl Drop for Scope {
+    fn drop(&mut self) {
+        self.end();
+    }
 }
 
 #[cfg(all(feature = "net", not(target_arch = "wasm32")))]
@@ -265,6 +290,7 @@ impl Scope {
             }),
             exhausted_any: AtomicBool::new(false),
             values: ScopeValues::default(),
+            ending: Ending::default(),
         }
     }
 
@@ -288,12 +314,69 @@ impl Scope {
             }),
             exhausted_any: AtomicBool::new(self.exhausted_any.load(Ordering::Relaxed)),
             values: self.values.fork(),
+            ending: Ending::default(),
         }
     }
 
     #[cfg(all(feature = "net", not(target_arch = "wasm32")))]
     pub(crate) fn id(&self) -> u64 {
         self.id
+    }
+
+    /// One more owner holds this boundary open.
+    pub(crate) fn hold_open(&self) {
+        self.ending.owners.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// An owner let go; the last one ends the boundary.
+    pub(crate) fn let_go(&self) {
+        if self.ending.owners.fetch_sub(1, Ordering::AcqRel) == 1 {
+            self.end();
+        }
+    }
+
+    /// Ends the boundary (once; later owners do not open it again): its
+    /// end callbacks run now, on this thread.
+    pub(crate) fn end(&self) {
+        if self.ending.ended.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        // Taken under the lock `on_end` checks the flag under, after the
+        // flag is set: each callback runs exactly once, here or there.
+        // Run after the lock is let go: a callback takes locks of its own
+        // (the listener's ports), which their holders may hold while they
+        // add a callback.
+        let callbacks = std::mem::take(
+            &mut *self
+                .ending
+                .on_end
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner),
+        );
+        for callback in callbacks {
+            callback();
+        }
+    }
+
+    #[cfg(not(target_arch = "wasm32"))]
+    pub(crate) fn is_ended(&self) -> bool {
+        self.ending.ended.load(Ordering::SeqCst)
+    }
+
+    /// Runs `callback` when the boundary ends (now, if it has).
+    #[cfg(all(feature = "net", not(target_arch = "wasm32")))]
+    pub(crate) fn on_end(&self, callback: Box<dyn FnOnce() + Send>) {
+        let mut on_end = self
+            .ending
+            .on_end
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if self.is_ended() {
+            drop(on_end);
+            callback();
+        } else {
+            on_end.push(callback);
+        }
     }
 
     pub(crate) fn engine_id(&self) -> u64 {

@@ -343,8 +343,9 @@ impl Server {
 
     /// Opens a boundary held by the value returned, not by a call: it starts
     /// from the caller's current list, as a [`boundary`](Self::boundary)
-    /// call does, and lasts until the value (and its clones) are dropped.
-    /// See [`Boundary`](crate::boundary::Boundary).
+    /// call does, and lasts until the value (and its clones) are dropped,
+    /// or [`end`](crate::boundary::Boundary::end)ed, whatever connections its clients
+    /// keep. See [`Boundary`](crate::boundary::Boundary).
     ///
     /// ```
     /// # use mocklib::{http, HttpResponse, node::setup_server};
@@ -393,7 +394,10 @@ impl Server {
     /// # }
     /// ```
     pub fn in_boundary<F: std::future::Future>(&self, future: F) -> Scoped<F> {
-        Scoped::new((self.engine.boundary_factory().0)(), future)
+        Scoped::owning(
+            crate::engine::boundary::Owner::new((self.engine.boundary_factory().0)()),
+            future,
+        )
     }
 
     /// Resolves a request in the caller's current scope, taken now: a

@@ -214,7 +214,7 @@ async fn read_all(request: &Request) -> Result<Bytes, BoxError> {
 /// `crate::message::rpc`). The inner service never sees it.
 fn unsendable<B>(
     request: &Request,
-    error: &crate::request::UnsendableRequestError,
+    error: &crate::message::request::UnsendableRequestError,
 ) -> http::Response<MockBody<B>> {
     let call = crate::message::rpc::call_error(
         request.method(),

@@ -25,6 +25,8 @@ use url::Url;
 
 use super::connection::{Connection, ConnectionFault, FaultIo, inject};
 use super::held_error::{Hold, HoldError};
+use super::scopes::EndsWith;
+use super::signal::Signal;
 use super::target::{Entry, came_through, is_own_address, request_url};
 use super::{CredentialScope, Port, Shared};
 use crate::engine::journal::MAX_BODY;
@@ -131,36 +133,70 @@ impl Tenant {
     }
 }
 
+/// A listening socket and its accept loop's hold on it. A boundary's end
+/// closes it at once, on the thread that ends the boundary: its port
+/// refuses connections before that call returns (`mocklib serve` answers
+/// the `DELETE` that ended a scope after it), not whenever the accept
+/// loop's task next runs.
+pub(super) struct Accepting(std::sync::Mutex<Option<tokio::net::TcpListener>>);
+
+impl Accepting {
+    pub(super) fn new(listener: tokio::net::TcpListener) -> Arc<Self> {
+        Arc::new(Accepting(std::sync::Mutex::new(Some(listener))))
+    }
+
+    fn listener(&self) -> std::sync::MutexGuard<'_, Option<tokio::net::TcpListener>> {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The next connection; `None` once closed.
+    fn poll_accept(
+        &self,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<io::Result<(tokio::net::TcpStream, std::net::SocketAddr)>>> {
+        match &*self.listener() {
+            Some(listener) => listener.poll_accept(cx).map(Some),
+            None => Poll::Ready(None),
+        }
+    }
+
+    /// Closes the socket: connections to its port are refused from now on.
+    pub(super) fn close(&self) {
+        drop(self.listener().take());
+    }
+}
+
 /// Accepts connections until the port is retired (a pooled port never is),
-/// or, for a boundary's own port (`scope` set), until its server closes or
-/// the boundary is gone.
+/// or, for a boundary's own port (`scope` set: the boundary and the signal
+/// raised as it ends), until its server closes or the boundary ends.
 pub(super) async fn accept_loop(
-    listener: tokio::net::TcpListener,
+    listener: Arc<Accepting>,
     tenant: Tenant,
-    scope: Option<Weak<Scope>>,
+    scope: Option<(Weak<Scope>, Arc<Signal>)>,
 ) {
-    // Only a boundary's port checks on its boundary: a timer that is always
-    // due makes every idle worker of the runtime park with a timeout, which
-    // costs each request of every other port too (counted: ~300 instructions).
-    let mut liveness = scope
-        .is_some()
-        .then(|| tokio::time::interval(std::time::Duration::from_secs(1)));
+    let address = listener
+        .listener()
+        .as_ref()
+        .and_then(|l| l.local_addr().ok());
+    let mut ended = std::pin::pin!(wait(scope.as_ref().map(|(_, ended)| &**ended)));
     loop {
         let accepted = tokio::select! {
-            accepted = listener.accept() => accepted,
+            // The end first: a connection waiting in the backlog is not
+            // taken into an ended boundary.
+            biased;
+            () = &mut ended => break,
             () = tenant.gone() => break,
-            () = tick(&mut liveness) => {
-                if scope.as_ref().is_some_and(|scope| scope.strong_count() == 0) {
-                    break;
-                }
-                continue;
-            }
+            accepted = std::future::poll_fn(|cx| listener.poll_accept(cx)) => accepted,
         };
         match accepted {
-            Ok((stream, _peer)) => {
+            // Closed by the boundary's end.
+            None => break,
+            Some(Ok((stream, _peer))) => {
                 let scope = match &scope {
                     None => None,
-                    Some(weak) => match weak.upgrade() {
+                    Some((weak, _)) => match weak.upgrade().filter(|scope| !scope.is_ended()) {
                         Some(scope) => Some(scope),
                         None => break,
                     },
@@ -174,24 +210,15 @@ pub(super) async fn accept_loop(
                 ));
             }
             // Out of file descriptors and the like: keep serving the others.
-            Err(error) => {
+            Some(Err(error)) => {
                 tracing::warn!(target: "mocklib", %error, "accepting a connection failed");
                 tokio::time::sleep(std::time::Duration::from_millis(10)).await;
             }
         }
     }
-    if let (Some(_), Some(shared), Ok(address)) = (scope, tenant.current(), listener.local_addr()) {
+    listener.close();
+    if let (Some(_), Some(shared), Some(address)) = (&scope, tenant.current(), address) {
         shared.scopes.forget_port(address);
-    }
-}
-
-/// The next tick of `interval`; never without one.
-async fn tick(interval: &mut Option<tokio::time::Interval>) {
-    match interval {
-        Some(interval) => {
-            interval.tick().await;
-        }
-        None => std::future::pending().await,
     }
 }
 
@@ -225,6 +252,18 @@ async fn serve(
     entry: Entry,
     outer: Option<Arc<ConnectionFault>>,
 ) {
+    // A connection to a boundary (its port, a tunnel its credential
+    // opened, a memory connection made in it) ends with the boundary.
+    let ending = match (&entry, &tenant) {
+        (
+            Entry::Direct { scope: Some(scope) }
+            | Entry::Tunnel {
+                scope: Some(scope), ..
+            },
+            Tenant::Fixed(shared),
+        ) => Some(shared.scopes.register(scope)),
+        _ => None,
+    };
     let fault = Arc::new(ConnectionFault::new(outer));
     let serving = tenant.clone();
     let faulting = Arc::clone(&fault);
@@ -234,15 +273,35 @@ async fn serve(
         io: Some(io),
         fault: Arc::clone(&fault),
     };
-    let connection = builder.serve_connection_with_upgrades(TokioIo::new(io), service);
-    // `select!` drops the connection (so hyper's hold on `io`) as it ends.
-    let result = tokio::select! {
-        // In order: no random start to draw per request.
-        biased;
-        result = connection => result,
-        // The runtime is shared by every server: connections end with
-        // their tenancy, not with the runtime.
-        () = tenant.gone() => return,
+    // The connection (so hyper's hold on `io`) is dropped at the end of
+    // this block, before a planned fault takes `io` back below.
+    let result = {
+        let mut connection =
+            std::pin::pin!(builder.serve_connection_with_upgrades(TokioIo::new(io), service));
+        tokio::select! {
+            // In order: no random start to draw per request.
+            biased;
+            result = connection.as_mut() => result,
+            // The runtime is shared by every server: connections end with
+            // their tenancy, not with the runtime.
+            () = tenant.gone() => return,
+            () = wait(ending.as_deref()), if ending.is_some() => {
+                // The boundary ended. An idle connection closes now
+                // (HTTP/1), or is told to go away (HTTP/2's GOAWAY); a
+                // request already in flight gets the moment it needs to
+                // finish (the `DELETE` that ended a scope, sent on that
+                // scope's own port, gets its answer), then the connection
+                // goes, whatever it still streams. A request that arrives
+                // meanwhile is answered `410`.
+                connection.as_mut().graceful_shutdown();
+                tokio::select! {
+                    biased;
+                    result = connection.as_mut() => result,
+                    () = tenant.gone() => return,
+                    () = tokio::time::sleep(ENDED_GRACE) => return,
+                }
+            }
+        }
     };
     if let Err(error) = result {
         // Clients that vanish, garbage, resets by `HttpResponse::error()`:
@@ -254,6 +313,18 @@ async fn serve(
         let _ = io.write_all(&bytes).await;
         let _ = io.flush().await;
         let _ = io.shutdown().await;
+    }
+}
+
+/// How long a request in flight on a connection to a boundary may take to
+/// finish once the boundary has ended.
+const ENDED_GRACE: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Resolves when `signal` is raised; never without one.
+async fn wait(signal: Option<&Signal>) {
+    match signal {
+        Some(signal) => signal.wait().await,
+        None => std::future::pending().await,
     }
 }
 
@@ -372,7 +443,12 @@ fn admit(
     }
     let scope = match scope_of(&shared, entry, request.headers(), credential) {
         Ok(scope) => scope,
-        Err(credential) => return Admitted::Answered(Ok(ended_scope(&request, &credential))),
+        Err(Refused::Credential(credential)) => {
+            return Admitted::Answered(Ok(ended_scope(&request, &credential)));
+        }
+        Err(Refused::Ended(id)) => {
+            return Admitted::Answered(Ok(ended_connection(&request, Some(id))));
+        }
     };
     if request.method() == Method::CONNECT {
         return Admitted::Answered(Ok(connect(shared, entry, request, scope, fault)));
@@ -399,11 +475,18 @@ fn admit(
     // what it would be sent there directly (performing it would loop).
     if let (None, Entry::Direct { .. }, Target::Url(url)) = (&base_url, entry, &target) {
         if is_own_address(&shared, url) {
-            if let Some(own) = url
-                .port()
-                .and_then(|port| shared.scopes.scope_on_port(port))
-            {
-                scope = Some(own);
+            let port = url.port_or_known_default();
+            if port != Some(shared.address.port()) {
+                match port.and_then(|port| shared.scopes.scope_on_port(port)) {
+                    Some(own) => scope = Some(own),
+                    // Its boundary ended since `is_own_address` saw its port.
+                    None => {
+                        return Admitted::Answered(Ok(ended_connection(
+                            &http::Request::from_parts(parts, ()),
+                            None,
+                        )));
+                    }
+                }
             }
             let mut origin = url.clone();
             origin.set_path("/");
@@ -536,12 +619,14 @@ impl Asking {
         impl Future<Output = Outcome> + Unpin + Send + use<>,
         Delivery,
     ) {
-        let scope = self
-            .scope
-            .unwrap_or_else(|| self.shared.engine.current_scope());
+        let scope = match &self.scope {
+            Some(boundary) => Arc::clone(boundary),
+            None => self.shared.engine.current_scope(),
+        };
         let delivery = Delivery {
             version: self.version,
             fault: self.fault,
+            boundary: self.scope,
             #[cfg(feature = "ws")]
             on_upgrade: self.on_upgrade,
             #[cfg(all(feature = "ws", feature = "graphql"))]
@@ -643,15 +728,23 @@ fn connect(
     }
 }
 
+/// Why a request's scope refuses it.
+enum Refused {
+    /// A proxy credential whose boundary has ended.
+    Credential(String),
+    /// The boundary the connection was made to (its port, a tunnel its
+    /// credential opened) has ended: the boundary's id.
+    Ended(u64),
+}
+
 /// The scope a request resolves in: the boundary's own port, the tunnel's,
-/// or the one a proxy credential names (`Err`: a credential whose boundary
-/// has ended).
+/// or the one a proxy credential names.
 fn scope_of(
     shared: &Shared,
     entry: &Entry,
     headers: &http::HeaderMap,
     credential: bool,
-) -> Result<Option<Arc<Scope>>, String> {
+) -> Result<Option<Arc<Scope>>, Refused> {
     match entry {
         Entry::Direct { scope: None } if !credential => Ok(None),
         Entry::Direct { scope: None } => {
@@ -661,9 +754,15 @@ fn scope_of(
             {
                 CredentialScope::None => Ok(None),
                 CredentialScope::Live(scope) => Ok(Some(scope)),
-                CredentialScope::Ended(credential) => Err(credential),
+                CredentialScope::Ended(credential) => Err(Refused::Credential(credential)),
             }
         }
+        // The connection outlives its boundary while the client keeps it
+        // (and until the listener closes it, just after the end).
+        Entry::Direct { scope: Some(scope) }
+        | Entry::Tunnel {
+            scope: Some(scope), ..
+        } if scope.is_ended() => Err(Refused::Ended(scope.id())),
         Entry::Direct { scope } | Entry::Tunnel { scope, .. } => Ok(scope.clone()),
     }
 }
@@ -672,6 +771,9 @@ fn scope_of(
 struct Delivery {
     version: Version,
     fault: Arc<ConnectionFault>,
+    /// The boundary the request resolves in (`None` at the root): its
+    /// streamed bodies and WebSockets end with it.
+    boundary: Option<Arc<Scope>>,
     #[cfg(feature = "ws")]
     on_upgrade: Option<hyper::upgrade::OnUpgrade>,
     #[cfg(all(feature = "ws", feature = "graphql"))]
@@ -695,11 +797,7 @@ enum Now {
 
 /// The answer to every outcome but a passthrough, which is handed back.
 #[inline(always)] // one call per request: inlined, the head is not copied between steps
-fn answer_now(
-    #[cfg_attr(not(feature = "ws"), allow(unused_variables))] shared: &Arc<Shared>,
-    outcome: Outcome,
-    delivery: Delivery,
-) -> Now {
+fn answer_now(shared: &Arc<Shared>, outcome: Outcome, delivery: Delivery) -> Now {
     let (version, fault) = (delivery.version, &delivery.fault);
     Now::Answer(match outcome {
         Outcome::Mocked(response) => match response.extensions().get::<Fault>() {
@@ -707,7 +805,12 @@ fn answer_now(
                 let (head, _) = response.into_parts();
                 Err(inject(injected, Some(&head), version, fault))
             }
-            None => Ok(mocked(response, version, hold_for(version, fault))),
+            None => Ok(mocked(
+                response,
+                version,
+                hold_for(version, fault),
+                delivery.boundary.as_ref().map(|scope| (&**shared, scope)),
+            )),
         },
         Outcome::NetworkError(error) => match error.fault() {
             Some(injected) => Err(inject(injected, None, version, fault)),
@@ -722,6 +825,10 @@ fn answer_now(
                 shared,
                 upgrade,
                 delivery.on_upgrade,
+                delivery
+                    .boundary
+                    .as_ref()
+                    .map(|scope| shared.scopes.register(scope)),
                 #[cfg(feature = "graphql")]
                 Some(delivery.resolve_in),
             );
@@ -884,7 +991,7 @@ fn answer_for_call(
 ) -> Option<http::Response<ResponseBody>> {
     crate::message::rpc::call_error(request.method(), request.headers(), code, message)
         // A call is HTTP/2.
-        .map(|answer| mocked(answer, Version::HTTP_2, Hold::Marker))
+        .map(|answer| mocked(answer, Version::HTTP_2, Hold::Marker, None))
 }
 
 /// mocklib's answer to a request it refuses before resolving it: `status`
@@ -903,7 +1010,7 @@ fn refusal<B>(
         format!("mocklib refused the call {}: {why}", request.uri().path())
     });
     match call {
-        Some(answer) => mocked(answer, Version::HTTP_2, Hold::Marker),
+        Some(answer) => mocked(answer, Version::HTTP_2, Hold::Marker, None),
         None => plain(status, &format!("mocklib: {why}\n")),
     }
 }
@@ -918,10 +1025,12 @@ fn hold_for(version: Version, fault: &ConnectionFault) -> Hold {
 }
 
 /// A mocked response as hyper sends it on a connection of `version`.
+/// `boundary`: the boundary it answers in, whose end ends a streamed body.
 fn mocked(
     response: http::Response<crate::Body>,
     version: Version,
     hold: Hold,
+    boundary: Option<(&Shared, &Arc<Scope>)>,
 ) -> http::Response<ResponseBody> {
     let (mut parts, body) = response.into_parts();
     // HTTP/1.1 sends the status text as the reason phrase; `into_http` sets
@@ -936,7 +1045,13 @@ fn mocked(
     // Streamed or not, hyper pulls the body frame by frame and drops it
     // (ending the stream) when the client goes away. Only a stream can fail.
     let body = if body.is_stream() {
-        ResponseBody::boxed(HoldError::new(body, hold))
+        match boundary {
+            Some((shared, scope)) => ResponseBody::boxed(HoldError::new(
+                EndsWith::new(body, scope.id(), shared.scopes.register(scope)),
+                hold,
+            )),
+            None => ResponseBody::boxed(HoldError::new(body, hold)),
+        }
     } else if body.has_trailers() && version >= Version::HTTP_2 {
         ResponseBody::Trailed(body)
     } else {
@@ -963,6 +1078,40 @@ fn ended_scope<B>(request: &http::Request<B>, credential: &str) -> http::Respons
         response.headers_mut().insert(
             http::header::PROXY_AUTHENTICATE,
             http::HeaderValue::from_static("Basic realm=\"mocklib\""),
+        );
+    }
+    response
+}
+
+/// A request on a connection made to a boundary that has ended (to its
+/// port, or in a tunnel its credential opened), which arrived before the
+/// listener closed the connection: neither the boundary's handlers nor the
+/// root's answer it.
+///
+/// `410 Gone` rather than `503`: the boundary will not come back, and
+/// clients and retry middleware take a 5xx for a passing fault and send it
+/// again (urllib3's `Retry`, reqwest-retry), where a 4xx tells the test it
+/// used an address it should not have kept. The body names the boundary
+/// by its credential (`scope-N`). On HTTP/1 the connection closes after it.
+fn ended_connection<B>(
+    request: &http::Request<B>,
+    id: Option<u64>,
+) -> http::Response<ResponseBody> {
+    let which = id.map_or_else(String::new, |id| format!(" (scope-{id})"));
+    let mut response = refusal(
+        request,
+        StatusCode::GONE,
+        Code::Unavailable,
+        &format!(
+            "this connection was made to a boundary{which} that has ended (a scope \
+             `mocklib serve` deleted or expired, or a boundary dropped or ended); its handlers \
+             no longer answer. Use the addresses of a live one."
+        ),
+    );
+    if request.version() < Version::HTTP_2 {
+        response.headers_mut().insert(
+            http::header::CONNECTION,
+            http::HeaderValue::from_static("close"),
         );
     }
     response
@@ -1022,6 +1171,9 @@ async fn tunnel<I>(
 ) where
     I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
+    // If the boundary whose credential opened it ends before the client
+    // speaks in it, `serve` answers the first request `410` (and closes a
+    // connection that sends none).
     let mut first = [0u8; 1];
     match io.read(&mut first).await {
         Ok(1) => {}
@@ -1060,12 +1212,17 @@ async fn tunnel<I>(
         // A plain tunnel to the listener's own port or a boundary's is a
         // connection to it (performing its requests would loop).
         let entry = if is_own_authority(&shared, &authority) {
-            let port_scope = authority
-                .port_u16()
-                .and_then(|port| shared.scopes.scope_on_port(port));
-            Entry::Direct {
-                scope: port_scope.or(scope),
-            }
+            let port = authority.port_u16();
+            let scope = if port == Some(shared.address.port()) {
+                scope
+            } else {
+                match port.and_then(|port| shared.scopes.scope_on_port(port)) {
+                    Some(own) => Some(own),
+                    // Its boundary ended since `is_own_authority` saw its port.
+                    None => return,
+                }
+            };
+            Entry::Direct { scope }
         } else {
             Entry::tunnel("http", authority, scope)
         };

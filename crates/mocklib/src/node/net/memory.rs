@@ -33,7 +33,8 @@ const PIPE_BYTES: usize = 256 * 1024;
 /// client built on either (kube, the AWS SDK's hyper client) takes it the
 /// same way.
 ///
-/// Made inside a boundary, its connections resolve in that boundary.
+/// Made inside a boundary, its connections resolve in that boundary, and
+/// close as it ends (a request on one after that is answered `410`).
 #[derive(Clone)]
 pub struct MemoryConnector {
     shared: Arc<Shared>,

@@ -32,9 +32,19 @@
 //!   proxy, and every request inside a `CONNECT` tunnel opened with it,
 //!   resolves in that boundary;
 //! - [`url`](super::Server::url) obtained inside a boundary is a port of its
-//!   own for that boundary, closed once the boundary is gone;
+//!   own for that boundary, closed as the boundary ends;
 //! - anything else resolves at the server's root, whatever boundary the
 //!   sending code runs in.
+//!
+//! A boundary ends when its last owner goes (its call's future, its last
+//! [`Boundary`](crate::boundary::Boundary)) or at `Boundary::end`, not when the
+//! last connection made to it closes: its port closes and its credential
+//! is refused at once, the connections its clients keep to it (its port,
+//! tunnels its credential opened, in-memory ones) close — a request still
+//! arriving on one is answered `410 Gone` — and its streamed bodies and
+//! WebSockets end. The state lives on the scope (`handlers::Scope`: its
+//! owners and its end callbacks) and in `scopes.rs` (the signal each
+//! boundary raises as it ends).
 //!
 //! A credential whose boundary has ended is refused with `407` and a message
 //! saying so.
@@ -303,7 +313,7 @@ fn take_port(
         retired: signal::Signal::default(),
     });
     runtime.spawn(listener::accept_loop(
-        listener,
+        listener::Accepting::new(listener),
         listener::Tenant::Lent(Arc::clone(&port)),
         None,
     ));
@@ -328,7 +338,7 @@ impl Network {
                 retired: signal::Signal::default(),
             });
             runtime.spawn(listener::accept_loop(
-                listener,
+                listener::Accepting::new(listener),
                 listener::Tenant::Lent(Arc::clone(&port)),
                 None,
             ));
@@ -419,14 +429,29 @@ impl Network {
         }
         let runtime = &self.shared.runtime;
         let (listener, address) = bind(runtime, 0)?;
+        let accepting = listener::Accepting::new(listener);
         // Found by its port too: a request sent to it through the proxy.
-        self.shared.scopes.register(scope);
+        let ended = self.shared.scopes.register(scope);
         runtime.spawn(listener::accept_loop(
-            listener,
+            Arc::clone(&accepting),
             listener::Tenant::Fixed(Arc::clone(&self.shared)),
-            Some(Arc::downgrade(scope)),
+            Some((Arc::downgrade(scope), ended)),
         ));
         ports.insert(scope.id(), address);
+        drop(ports);
+        // As the boundary ends (at once, if it has): the port refuses
+        // connections before the call that ended it returns, and is no
+        // longer the listener's own.
+        let (ports, id) = (Arc::downgrade(&self.shared.scopes.ports), scope.id());
+        scope.on_end(Box::new(move || {
+            accepting.close();
+            if let Some(ports) = ports.upgrade() {
+                ports
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .remove(&id);
+            }
+        }));
         Ok(address)
     }
 

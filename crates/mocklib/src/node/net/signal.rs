@@ -1,4 +1,5 @@
-//! A one-way signal many tasks wait on: a server closed, a port retired.
+//! A one-way signal many tasks wait on: a server closed, a port retired,
+//! a boundary ended.
 //!
 //! Every connection races its requests against its server's end, so the
 //! wait is polled again each time the connection's task wakes: once per
@@ -9,9 +10,10 @@
 
 use std::collections::HashMap;
 use std::future::Future;
+use std::ops::Deref;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll, Waker};
 
 /// Raised once, never lowered.
@@ -50,7 +52,16 @@ impl Signal {
     }
 
     /// Resolves once the signal is raised.
-    pub(super) fn wait(&self) -> Wait<'_> {
+    pub(super) fn wait(&self) -> Wait<&Self> {
+        Wait {
+            signal: self,
+            registered: None,
+        }
+    }
+
+    /// [`wait`](Self::wait) holding the signal: for a body or a task that
+    /// outlives whoever handed it the signal.
+    pub(super) fn wait_owned(self: Arc<Self>) -> Wait<Arc<Self>> {
         Wait {
             signal: self,
             registered: None,
@@ -59,13 +70,13 @@ impl Signal {
 }
 
 /// [`Signal::wait`]'s future.
-pub(super) struct Wait<'a> {
-    signal: &'a Signal,
+pub(super) struct Wait<S: Deref<Target = Signal>> {
+    signal: S,
     /// The key and waker this wait is registered under.
     registered: Option<(u64, Waker)>,
 }
 
-impl Future for Wait<'_> {
+impl<S: Deref<Target = Signal> + Unpin> Future for Wait<S> {
     type Output = ();
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
@@ -77,7 +88,8 @@ impl Future for Wait<'_> {
                 return Poll::Pending;
             }
         }
-        let signal = self.signal;
+        let this = &mut *self;
+        let signal = &*this.signal;
         let mut waiters = signal
             .waiters
             .lock()
@@ -86,7 +98,7 @@ impl Future for Wait<'_> {
         if signal.is_raised() {
             return Poll::Ready(());
         }
-        let key = match &self.registered {
+        let key = match &this.registered {
             Some((key, _)) => *key,
             None => {
                 waiters.next += 1;
@@ -95,12 +107,12 @@ impl Future for Wait<'_> {
         };
         waiters.wakers.insert(key, cx.waker().clone());
         drop(waiters);
-        self.registered = Some((key, cx.waker().clone()));
+        this.registered = Some((key, cx.waker().clone()));
         Poll::Pending
     }
 }
 
-impl Drop for Wait<'_> {
+impl<S: Deref<Target = Signal>> Drop for Wait<S> {
     fn drop(&mut self) {
         if let Some((key, _)) = self.registered.take() {
             self.signal

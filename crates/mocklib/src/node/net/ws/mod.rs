@@ -19,6 +19,7 @@ use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::{self, protocol::Role};
 
 use super::Shared;
+use super::signal::Signal;
 use crate::message::request::Request;
 use crate::message::upgrade::{CloseFrame, Connected, Connector, Peer, Services, WebSocketUpgrade};
 #[cfg(feature = "graphql")]
@@ -30,11 +31,13 @@ const CLOSE_GRACE: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// The `101 Switching Protocols` answer to `upgrade`, and the task that runs
 /// the connection once hyper hands over the socket; a `400` for a request
-/// that is not a valid WebSocket handshake.
+/// that is not a valid WebSocket handshake. `ended`: raised as the boundary
+/// the upgrade came in ends, which ends the connection too.
 pub(super) fn accept(
     shared: &Arc<Shared>,
     upgrade: WebSocketUpgrade,
     on_upgrade: Option<OnUpgrade>,
+    ended: Option<Arc<Signal>>,
     #[cfg(feature = "graphql")] scope: Option<ResolveIn>,
 ) -> Result<http::Response<()>, String> {
     let request = upgrade.request();
@@ -89,6 +92,14 @@ pub(super) fn accept(
             biased;
             () = connection => {}
             () = shared.closed() => {}
+            // Its boundary ended: the socket and its handler go with it,
+            // as with the server's close.
+            () = async {
+                match &ended {
+                    Some(ended) => ended.wait().await,
+                    None => std::future::pending().await,
+                }
+            } => {}
         }
     });
     Ok(response)
@@ -236,10 +247,12 @@ pub(super) async fn pass_through(
             )
         })?;
     let upgrade = crate::namespace::ws::passthrough_upgrade(request, connected);
+    // A relay to a real server: it ends with the server, not a boundary.
     accept(
         shared,
         upgrade,
         on_upgrade,
+        None,
         #[cfg(feature = "graphql")]
         None,
     )
