@@ -2,7 +2,7 @@
 // journal as /__mocklib/events streams it. Plain JavaScript, served as it
 // is: no build step, no dependency.
 
-// Where this page's tenant is: /__mocklib/ for the server's own list, a
+// Where this page's state is: /__mocklib/ for the server's own list, a
 // scope's own origin or /__mocklib/scopes/ID/ for a scope's.
 const BASE = globalThis.location ? location.pathname.replace(/[^/]*$/, "") : "/__mocklib/";
 const HANDLERS = `${BASE}handlers`;

@@ -304,7 +304,7 @@ fn serve(options: &Options) -> Result<(), String> {
         .map_err(|error| format!("could not start listening: {error}"))?;
     let base_url = server.url();
     let pool = crate::admin::SharedPool::default();
-    let tenants = crate::admin::SharedTenants::default();
+    let scopes = crate::admin::SharedScopes::default();
     let show = {
         let pool = Arc::clone(&pool);
         move |entry: &_| crate::admin::journal_entry(entry, lock(&pool).as_ref())
@@ -339,7 +339,7 @@ fn serve(options: &Options) -> Result<(), String> {
             base_url: base_url.clone(),
             pool: Arc::clone(&pool),
             dir: std::env::current_dir().unwrap_or_default(),
-            tenants: Arc::clone(&tenants),
+            scopes: Arc::clone(&scopes),
             token: options.admin_token.clone(),
             page: crate::admin::Page::new(&server, Box::new(show)),
             // Clones: the same contracts, counting what the server checks.
@@ -352,19 +352,19 @@ fn serve(options: &Options) -> Result<(), String> {
                 .collect(),
         };
     let endpoints = vec![admin.into_handler(), crate::admin::page_redirect(&base_url)];
-    lock(&tenants).endpoints = endpoints;
+    lock(&scopes).endpoints = endpoints;
     let mut sources = Sources {
         options,
-        tenants,
+        scopes,
         pool,
         watched: Vec::new(),
         settling: None,
     };
     let files = sources.load()?;
     {
-        let mut tenants = lock(&sources.tenants);
-        tenants.rebase(&server, &tenants.root, files.clone());
-        tenants.files = files;
+        let mut scopes = lock(&sources.scopes);
+        scopes.rebase(&server, &scopes.root, files.clone());
+        scopes.files = files;
     }
     for contract in &contracts {
         if options.contract_strict {
@@ -400,7 +400,7 @@ fn serve(options: &Options) -> Result<(), String> {
     let idle = options.scope_idle_timeout.unwrap_or(SCOPE_IDLE_TIMEOUT);
     runtime.block_on(wait(options.until_stdin_closes, stop, || {
         sources.reload_if_changed(&server);
-        let ended = lock(&sources.tenants).expire(std::time::Instant::now(), idle);
+        let ended = lock(&sources.scopes).expire(std::time::Instant::now(), idle);
         for id in ended {
             eprintln!(
                 "mocklib serve: scope {id} ended: idle for {}s",
@@ -451,7 +451,7 @@ struct Sources<'a> {
     options: &'a Options,
     /// The lists the files' handlers go into: the server's own and every
     /// scope's (`admin`).
-    tenants: crate::admin::SharedTenants,
+    scopes: crate::admin::SharedScopes,
     /// The descriptors of the `--proto` files last loaded, shared with the
     /// journal, which decodes the calls' messages with them.
     pool: crate::admin::SharedPool,
@@ -549,7 +549,7 @@ impl Sources<'_> {
             }
             Ok(files) => {
                 eprintln!("mocklib serve: reloaded ({} handlers)", files.len());
-                lock(&self.tenants).reload(server, files);
+                lock(&self.scopes).reload(server, files);
             }
             Err(error) => {
                 eprintln!("mocklib serve: {error}; keeping the previous handlers");

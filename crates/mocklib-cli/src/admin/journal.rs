@@ -1,4 +1,4 @@
-//! `/__mocklib/requests`: the journal of one tenant (the server's own list
+//! `/__mocklib/requests`: the journal of one state (the server's own list
 //! or a scope) as JSON, filtered; `DELETE` clears it.
 
 use mocklib::journal::AnswerSummary;

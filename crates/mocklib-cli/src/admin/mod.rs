@@ -1,7 +1,7 @@
 //! The admin API of `mocklib serve`: what a test in any language changes
 //! and asks at runtime, on the server's own origin, under `/__mocklib/`.
 //!
-//! Per tenant — the server's own list, or a scope (below):
+//! Per state — the server's own list, or a scope (below):
 //!
 //! - `GET handlers`: the handlers in lookup order (`handler`, `once`,
 //!   `added_at_runtime`), less the admin API itself.
@@ -56,13 +56,13 @@ mod document;
 mod journal;
 mod origin;
 mod page;
-mod tenants;
+mod scopes;
 
 pub(crate) use journal::journal_entry;
 use origin::{PREFIX, is_loopback};
 pub(crate) use page::{Page, redirect as page_redirect};
 
-pub(crate) use tenants::Tenants;
+pub(crate) use scopes::Scopes;
 
 use std::panic::AssertUnwindSafe;
 use std::path::PathBuf;
@@ -77,10 +77,10 @@ use prost_reflect::DescriptorPool;
 use url::Url;
 
 use crate::handler_file;
-use tenants::{ScopeEntry, Tenant, TenantId};
+use scopes::{ScopeEntry, ScopeId, ScopeState};
 
-/// The tenants, shared by the admin API and the reloads of the files.
-pub(crate) type SharedTenants = Arc<Mutex<Tenants>>;
+/// The scopes, shared by the admin API and the reloads of the files.
+pub(crate) type SharedScopes = Arc<Mutex<Scopes>>;
 
 /// The descriptors of the `--proto` files (`None` without any).
 pub(crate) type SharedPool = Arc<Mutex<Option<DescriptorPool>>>;
@@ -101,10 +101,10 @@ pub(crate) struct Admin {
     /// What `body_file`, `seed_file` and recording paths are relative to
     /// (the command's folder).
     pub(crate) dir: PathBuf,
-    pub(crate) tenants: SharedTenants,
+    pub(crate) scopes: SharedScopes,
     /// `--admin-token`: the bearer token every request must carry.
     pub(crate) token: Option<String>,
-    /// The live page, for every tenant.
+    /// The live page, for every state.
     pub(crate) page: Page,
     /// The `--contract` documents, for `coverage`.
     pub(crate) contracts: Vec<Arc<dyn mocklib::contract::Contract>>,
@@ -129,12 +129,12 @@ impl Admin {
     fn answer(&self, request: &Request, document: &serde_json::Value) -> Option<HttpResponse> {
         let url = request.url();
         let rest = url.path().strip_prefix(PREFIX)?;
-        let mut tenants = lock(&self.tenants);
+        let mut scopes = lock(&self.scopes);
         // The server's own origin only (see the module's "Who may ask").
         if !is_loopback(url) {
             return None;
         }
-        let caller = tenants.of_port(url.port_or_known_default(), self.base_url.port())?;
+        let caller = scopes.of_port(url.port_or_known_default(), self.base_url.port())?;
         // The live page's own files hold no data: a browser opens them
         // without a header (the page then sends the token it was given).
         let page_file = matches!(rest, "" | "page.js" | "page.css");
@@ -166,13 +166,13 @@ impl Admin {
                 ),
             ));
         }
-        let (tenant, resource) = match rest
+        let (target, resource) = match rest
             .strip_prefix("scopes/")
             .and_then(|after| after.split_once('/'))
         {
             // `scopes/ID/...`: a resource of that scope (`scopes/ID/` its page).
             Some((id, tail)) => {
-                if caller != TenantId::Root {
+                if caller != ScopeId::Root {
                     return Some(refuse(
                         403,
                         "a scope reaches only its own state: ask for another scope on the server's own origin",
@@ -181,38 +181,38 @@ impl Admin {
                 match id
                     .parse::<u64>()
                     .ok()
-                    .filter(|id| tenants.scopes.contains_key(id))
+                    .filter(|id| scopes.opened.contains_key(id))
                 {
-                    Some(id) => (TenantId::Scope(id), tail),
+                    Some(id) => (ScopeId::Opened(id), tail),
                     None => return Some(refuse(404, &format!("there is no scope {id:?}"))),
                 }
             }
             _ => (caller, rest),
         };
-        if tenants.get(tenant).is_none() {
+        if scopes.get(target).is_none() {
             return Some(refuse(410, "this scope has ended"));
         }
-        if let TenantId::Scope(id) = tenant {
-            if let Some(scope) = tenants.scopes.get_mut(&id) {
+        if let ScopeId::Opened(id) = target {
+            if let Some(scope) = scopes.opened.get_mut(&id) {
                 scope.last_seen = Instant::now();
             }
         }
         let method = request.method().as_str();
         let answer = match resource {
-            "handlers" => self.handlers(&mut tenants, tenant, request),
+            "handlers" => self.handlers(&mut scopes, target, request),
             "requests" => {
                 let pool = lock(&self.pool).clone();
-                tenants.root_or(tenant).within(&self.server, || {
+                scopes.root_or(target).within(&self.server, || {
                     journal::answer(&self.server, request, pool.as_ref())
                 })
             }
-            "verify" if method == "GET" => tenants
-                .root_or(tenant)
+            "verify" if method == "GET" => scopes
+                .root_or(target)
                 .within(&self.server, || self.verify()),
             "verify" => not_allowed("GET"),
-            "hold" => self.hold(&mut tenants, tenant, method),
-            "scopes" if caller == TenantId::Root => self.scopes(&mut tenants, method),
-            "record" if caller == TenantId::Root => self.record(request),
+            "hold" => self.hold(&mut scopes, target, method),
+            "scopes" if caller == ScopeId::Root => self.scopes(&mut scopes, method),
+            "record" if caller == ScopeId::Root => self.record(request),
             "scopes" | "record" => refuse(
                 403,
                 "scopes and recording are the server's: ask on its own origin, not a scope's",
@@ -225,12 +225,12 @@ impl Admin {
             "" | "page.js" | "page.css" => return Page::file(resource),
             "events" if method == "GET" => self
                 .page
-                .events(request.header("last-event-id"), tenants.root_or(tenant)),
+                .events(request.header("last-event-id"), scopes.root_or(target)),
             "events" => not_allowed("GET"),
             _ => match resource.split_once('/') {
-                Some(("handlers", index)) => self.remove_one(&mut tenants, tenant, index, method),
-                Some(("scopes", id)) if caller == TenantId::Root => {
-                    self.scope(&mut tenants, id, method)
+                Some(("handlers", index)) => self.remove_one(&mut scopes, target, index, method),
+                Some(("scopes", id)) if caller == ScopeId::Root => {
+                    self.scope(&mut scopes, id, method)
                 }
                 _ => refuse(
                     404,
@@ -243,17 +243,17 @@ impl Admin {
         Some(answer)
     }
 
-    fn handlers(&self, tenants: &mut Tenants, id: TenantId, request: &Request) -> HttpResponse {
+    fn handlers(&self, scopes: &mut Scopes, id: ScopeId, request: &Request) -> HttpResponse {
         let server = &self.server;
-        let Some(tenant) = tenants.get(id) else {
+        let Some(state) = scopes.get(id) else {
             return refuse(410, "this scope has ended");
         };
         match request.method().as_str() {
             "GET" => {
-                let list = tenant.within(&self.server, || server.list_handlers());
-                let (endpoints, added) = (tenants.endpoints.len(), tenant.added.len());
+                let list = state.within(&self.server, || server.list_handlers());
+                let (endpoints, added) = (scopes.endpoints.len(), state.added.len());
                 let runtime = list.iter().skip(endpoints).take(added);
-                let base = list.iter().skip(tenants.head_len(tenant));
+                let base = list.iter().skip(scopes.head_len(state));
                 let describe = |handler: &Handler, runtime: bool| {
                     serde_json::json!({
                         "handler": handler.header(),
@@ -270,12 +270,12 @@ impl Admin {
             "POST" => match self.parse(request) {
                 Ok(handlers) => {
                     let count = handlers.len();
-                    if let Some(tenant) = tenants.get_mut(id) {
+                    if let Some(state) = scopes.get_mut(id) {
                         // Ahead of the ones added before, as `use_handlers` puts them.
-                        tenant.added.splice(0..0, handlers);
+                        state.added.splice(0..0, handlers);
                     }
-                    if let Some(tenant) = tenants.get(id) {
-                        tenants.refresh_added(server, tenant);
+                    if let Some(state) = scopes.get(id) {
+                        scopes.refresh_added(server, state);
                     }
                     HttpResponse::json(&serde_json::json!({ "added": count })).status(201)
                 }
@@ -284,12 +284,12 @@ impl Admin {
             "PUT" => match self.parse(request) {
                 Ok(handlers) => {
                     let count = handlers.len();
-                    if let Some(tenant) = tenants.get_mut(id) {
-                        tenant.added.clear();
-                        tenant.replaced = Some(handlers.clone());
+                    if let Some(state) = scopes.get_mut(id) {
+                        state.added.clear();
+                        state.replaced = Some(handlers.clone());
                     }
-                    if let Some(tenant) = tenants.get(id) {
-                        tenants.rebase(server, tenant, handlers);
+                    if let Some(state) = scopes.get(id) {
+                        scopes.rebase(server, state, handlers);
                     }
                     HttpResponse::json(&serde_json::json!({ "handlers": count }))
                 }
@@ -299,19 +299,19 @@ impl Admin {
                 // What a reset goes back to: the files' handlers, or for a
                 // scope the server's own base.
                 let files = match id {
-                    TenantId::Root => tenants.files.clone(),
-                    TenantId::Scope(_) => tenants.base_of(server, &tenants.root),
+                    ScopeId::Root => scopes.files.clone(),
+                    ScopeId::Opened(_) => scopes.base_of(server, &scopes.root),
                 };
-                let Some(tenant) = tenants.get_mut(id) else {
+                let Some(state) = scopes.get_mut(id) else {
                     return refuse(410, "this scope has ended");
                 };
-                tenant.added.clear();
-                let replaced = tenant.replaced.take().is_some();
-                if let Some(tenant) = tenants.get(id) {
+                state.added.clear();
+                let replaced = state.replaced.take().is_some();
+                if let Some(state) = scopes.get(id) {
                     if replaced {
-                        tenants.rebase(server, tenant, files);
+                        scopes.rebase(server, state, files);
                     } else {
-                        tenants.refresh_added(server, tenant);
+                        scopes.refresh_added(server, state);
                     }
                 }
                 HttpResponse::empty().status(204)
@@ -343,26 +343,26 @@ impl Admin {
     /// `DELETE handlers/{index}`.
     fn remove_one(
         &self,
-        tenants: &mut Tenants,
-        id: TenantId,
+        scopes: &mut Scopes,
+        id: ScopeId,
         index: &str,
         method: &str,
     ) -> HttpResponse {
         if method != "DELETE" {
             return not_allowed("DELETE");
         }
-        let Some(tenant) = tenants.get_mut(id) else {
+        let Some(state) = scopes.get_mut(id) else {
             return refuse(410, "this scope has ended");
         };
         match index
             .parse::<usize>()
             .ok()
-            .filter(|index| *index < tenant.added.len())
+            .filter(|index| *index < state.added.len())
         {
             Some(index) => {
-                drop(tenant.added.remove(index));
-                if let Some(tenant) = tenants.get(id) {
-                    tenants.refresh_added(&self.server, tenant);
+                drop(state.added.remove(index));
+                if let Some(state) = scopes.get(id) {
+                    scopes.refresh_added(&self.server, state);
                 }
                 HttpResponse::empty().status(204)
             }
@@ -370,7 +370,7 @@ impl Admin {
                 404,
                 &format!(
                     "no handler added at runtime has index {index}: {} were added (GET {PREFIX}handlers lists them first)",
-                    tenant.added.len()
+                    state.added.len()
                 ),
             ),
         }
@@ -397,7 +397,7 @@ impl Admin {
         }
     }
 
-    /// `GET verify`, in the tenant's scope.
+    /// `GET verify`, in the state's scope.
     fn verify(&self) -> HttpResponse {
         match self.server.verify() {
             Ok(()) => HttpResponse::json(&serde_json::json!({ "ok": true })),
@@ -430,22 +430,22 @@ impl Admin {
 
     /// `GET hold` on a scope: a response that lasts until its client goes,
     /// then ends the scope.
-    fn hold(&self, tenants: &mut Tenants, id: TenantId, method: &str) -> HttpResponse {
+    fn hold(&self, scopes: &mut Scopes, id: ScopeId, method: &str) -> HttpResponse {
         if method != "GET" {
             return not_allowed("GET");
         }
-        let TenantId::Scope(id) = id else {
+        let ScopeId::Opened(id) = id else {
             return refuse(
                 400,
                 "only a scope is held: ask on a scope's own origin, or for scopes/{id}/hold",
             );
         };
-        let Some(scope) = tenants.scopes.get_mut(&id) else {
+        let Some(scope) = scopes.opened.get_mut(&id) else {
             return refuse(410, "this scope has ended");
         };
         scope.holds += 1;
         let guard = Hold {
-            tenants: Arc::clone(&self.tenants),
+            scopes: Arc::clone(&self.scopes),
             id,
         };
         let beats = futures_util::stream::unfold((guard, true), |(guard, first)| async move {
@@ -460,19 +460,19 @@ impl Admin {
     }
 
     /// `GET scopes` (the open ones) and `POST scopes` (opens one).
-    fn scopes(&self, tenants: &mut Tenants, method: &str) -> HttpResponse {
+    fn scopes(&self, scopes: &mut Scopes, method: &str) -> HttpResponse {
         match method {
             "GET" => {
                 let now = Instant::now();
-                let listed: Vec<serde_json::Value> = tenants
-                    .scopes
+                let listed: Vec<serde_json::Value> = scopes
+                    .opened
                     .iter()
                     .map(|(id, scope)| {
                         serde_json::json!({
                             "id": id,
                             "url": origin(&scope.url),
                             "proxy_url": origin(&scope.proxy_url),
-                            "added": scope.tenant.added.len(),
+                            "added": scope.state.added.len(),
                             "held": scope.holds > 0,
                             "idle_ms": u64::try_from(now.duration_since(scope.last_seen).as_millis()).unwrap_or(u64::MAX),
                         })
@@ -480,27 +480,27 @@ impl Admin {
                     .collect();
                 HttpResponse::json(&listed)
             }
-            "POST" => self.open_scope(tenants),
+            "POST" => self.open_scope(scopes),
             _ => not_allowed("GET, POST"),
         }
     }
 
-    fn open_scope(&self, tenants: &mut Tenants) -> HttpResponse {
+    fn open_scope(&self, scopes: &mut Scopes) -> HttpResponse {
         let server = &self.server;
         // The base the server's own list has now, less what was added at
         // its root: a scope starts from the files' handlers.
-        let base = (!tenants.root.added.is_empty()).then(|| tenants.base_of(server, &tenants.root));
-        let tenant = Tenant {
+        let base = (!scopes.root.added.is_empty()).then(|| scopes.base_of(server, &scopes.root));
+        let state = ScopeState {
             boundary: Some(server.open_boundary()),
-            ..Tenant::default()
+            ..ScopeState::default()
         };
         // A port that cannot be bound (out of file descriptors) panics in
         // `url()`: a 503 saying so, not a lost request.
         let opened = std::panic::catch_unwind(AssertUnwindSafe(|| {
             if let Some(base) = base {
-                tenants.rebase(server, &tenant, base);
+                scopes.rebase(server, &state, base);
             }
-            tenant.within(&self.server, || {
+            state.within(&self.server, || {
                 // Its own sequences, once-handlers and resources.
                 server.restore_handlers();
                 (server.url(), server.proxy_url(), server.env())
@@ -517,9 +517,9 @@ impl Admin {
                 return refuse(503, &format!("could not open a scope: {why}"));
             }
         };
-        let id = tenants.next_id();
+        let id = scopes.next_id();
         let scope = ScopeEntry {
-            tenant,
+            state,
             url,
             proxy_url,
             env,
@@ -527,25 +527,25 @@ impl Admin {
             holds: 0,
         };
         let described = describe_scope(id, &scope);
-        tenants.scopes.insert(id, scope);
+        scopes.opened.insert(id, scope);
         HttpResponse::json(&described).status(201)
     }
 
     /// `GET scopes/{id}`, `DELETE scopes/{id}`.
-    fn scope(&self, tenants: &mut Tenants, id: &str, method: &str) -> HttpResponse {
+    fn scope(&self, scopes: &mut Scopes, id: &str, method: &str) -> HttpResponse {
         let Some(id) = id
             .parse::<u64>()
             .ok()
-            .filter(|id| tenants.scopes.contains_key(id))
+            .filter(|id| scopes.opened.contains_key(id))
         else {
             return refuse(404, &format!("there is no scope {id:?}"));
         };
         match method {
-            "GET" => HttpResponse::json(&describe_scope(id, &tenants.scopes[&id])),
+            "GET" => HttpResponse::json(&describe_scope(id, &scopes.opened[&id])),
             "DELETE" => {
                 // Answered once its port is closed and its credential
                 // refused, whatever its clients keep open (issue 39).
-                tenants.end(id);
+                scopes.end(id);
                 HttpResponse::empty().status(204)
             }
             _ => not_allowed("GET, DELETE"),
@@ -632,19 +632,19 @@ pub(crate) fn parse_record_mode(mode: &str) -> Result<RecordMode, String> {
 /// Ends its scope when the held-open response is dropped: its client went
 /// away (or the server is closing).
 struct Hold {
-    tenants: SharedTenants,
+    scopes: SharedScopes,
     id: u64,
 }
 
 impl Drop for Hold {
     fn drop(&mut self) {
-        let mut tenants = lock(&self.tenants);
-        let ended = tenants.scopes.get_mut(&self.id).is_some_and(|scope| {
+        let mut scopes = lock(&self.scopes);
+        let ended = scopes.opened.get_mut(&self.id).is_some_and(|scope| {
             scope.holds -= 1;
             scope.holds == 0
         });
         if ended {
-            tenants.end(self.id);
+            scopes.end(self.id);
         }
     }
 }

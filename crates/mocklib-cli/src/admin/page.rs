@@ -12,7 +12,7 @@
 //! The page is three static files (`page/`), embedded in the binary: no
 //! JavaScript build step, nothing fetched from elsewhere, so it works
 //! offline and `cargo install` ships it. The admin API's handler answers
-//! for it (after checking the origin and the token), so every tenant has
+//! for it (after checking the origin and the token), so every state has
 //! its page: `/__mocklib/` for the server's own list, a scope's own
 //! `{url}/__mocklib/` or `/__mocklib/scopes/{id}/` for the scope's.
 //!
@@ -41,7 +41,7 @@ use mocklib::{
 use url::Url;
 
 use super::origin::{PREFIX, is_admin_request, own_url};
-use super::tenants::Tenant;
+use super::scopes::ScopeState;
 
 const INDEX_HTML: &str = include_str!("../../page/index.html");
 const PAGE_JS: &str = include_str!("../../page/page.js");
@@ -73,7 +73,7 @@ impl Page {
         }
     }
 
-    /// The page (`""`) or one of its files, by its name under a tenant's
+    /// The page (`""`) or one of its files, by its name under a state's
     /// `/__mocklib/`.
     pub(crate) fn file(resource: &str) -> Option<HttpResponse> {
         let (text, content_type) = match resource {
@@ -90,13 +90,13 @@ impl Page {
         )
     }
 
-    /// The event stream of `tenant`'s journal, resuming after
+    /// The event stream of `state`'s journal, resuming after
     /// `last_event_id`.
-    pub(crate) fn events(&self, last_event_id: Option<&str>, tenant: &Tenant) -> HttpResponse {
+    pub(crate) fn events(&self, last_event_id: Option<&str>, state: &ScopeState) -> HttpResponse {
         use futures_util::Stream;
         let mut stream = Box::pin(Arc::clone(&self.feed).stream(last_event_id));
-        let (boundary, server) = (tenant.boundary.clone(), self.feed.server.clone());
-        // Every poll reads the journal: in the tenant's scope, wherever the
+        let (boundary, server) = (state.boundary.clone(), self.feed.server.clone());
+        // Every poll reads the journal: in the state's scope, wherever the
         // body is polled.
         let scoped = futures_util::stream::poll_fn(move |cx| match &boundary {
             // An ended scope's stream ends (this clone does not keep it).
@@ -168,7 +168,7 @@ impl Feed {
                         () = mocklib::delay(KEEP_ALIVE) => chunk.extend_from_slice(b": keep-alive\n\n"),
                     }
                 }
-                // Read in the scope this poll runs in: the tenant's.
+                // Read in the scope this poll runs in: the state's.
                 let (events, last) = feed.events_after(seen);
                 for event in events {
                     chunk.extend_from_slice(&event.to_bytes());
@@ -455,7 +455,7 @@ mod tests {
         let feed = Arc::clone(&page.feed);
         let streaming = Arc::clone(&page);
         server.use_handlers([mocklib::http::get("/__mocklib/events", move |_| {
-            streaming.events(None, &Tenant::default())
+            streaming.events(None, &ScopeState::default())
         })]);
         let idle = Arc::strong_count(&feed);
         let mut client =

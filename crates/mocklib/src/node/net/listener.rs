@@ -107,7 +107,7 @@ const TLS_HANDSHAKE: u8 = 0x16;
 
 /// Which server answers a connection's requests.
 #[derive(Clone)]
-pub(super) enum Tenant {
+pub(super) enum Holder {
     /// Whichever server holds the port when a request arrives: a pooled
     /// port outlives its servers, and so do keep-alive connections to it.
     Lent(Arc<Port>),
@@ -116,19 +116,19 @@ pub(super) enum Tenant {
     Fixed(Arc<Shared>),
 }
 
-impl Tenant {
+impl Holder {
     fn current(&self) -> Option<Arc<Shared>> {
         match self {
-            Tenant::Lent(port) => port.tenant(),
-            Tenant::Fixed(shared) => Some(Arc::clone(shared)),
+            Holder::Lent(port) => port.holder(),
+            Holder::Fixed(shared) => Some(Arc::clone(shared)),
         }
     }
 
-    /// Resolves when the connections of this tenancy must end.
+    /// Resolves when the connections of this holding must end.
     async fn gone(&self) {
         match self {
-            Tenant::Lent(port) => port.retired().await,
-            Tenant::Fixed(shared) => shared.closed().await,
+            Holder::Lent(port) => port.retired().await,
+            Holder::Fixed(shared) => shared.closed().await,
         }
     }
 }
@@ -173,7 +173,7 @@ impl Accepting {
 /// raised as it ends), until its server closes or the boundary ends.
 pub(super) async fn accept_loop(
     listener: Arc<Accepting>,
-    tenant: Tenant,
+    holder: Holder,
     scope: Option<(Weak<Scope>, Arc<Signal>)>,
 ) {
     let address = listener
@@ -187,7 +187,7 @@ pub(super) async fn accept_loop(
             // taken into an ended boundary.
             biased;
             () = &mut ended => break,
-            () = tenant.gone() => break,
+            () = holder.gone() => break,
             accepted = std::future::poll_fn(|cx| listener.poll_accept(cx)) => accepted,
         };
         match accepted {
@@ -204,7 +204,7 @@ pub(super) async fn accept_loop(
                 let _ = stream.set_nodelay(true);
                 tokio::spawn(serve(
                     Box::new(stream),
-                    tenant.clone(),
+                    holder.clone(),
                     Entry::Direct { scope },
                     None,
                 ));
@@ -217,7 +217,7 @@ pub(super) async fn accept_loop(
         }
     }
     listener.close();
-    if let (Some(_), Some(shared), Some(address)) = (&scope, tenant.current(), address) {
+    if let (Some(_), Some(shared), Some(address)) = (&scope, holder.current(), address) {
         shared.scopes.forget_port(address);
     }
 }
@@ -232,7 +232,7 @@ pub(super) fn serve_in_memory(
     let runtime = shared.runtime.clone();
     drop(runtime.spawn(serve(
         Box::new(io),
-        Tenant::Fixed(shared),
+        Holder::Fixed(shared),
         Entry::Direct { scope },
         None,
     )));
@@ -248,24 +248,24 @@ pub(super) fn serve_in_memory(
 /// read or write costs nothing measurable beside a socket's.
 async fn serve(
     io: Box<dyn Connection>,
-    tenant: Tenant,
+    holder: Holder,
     entry: Entry,
     outer: Option<Arc<ConnectionFault>>,
 ) {
     // A connection to a boundary (its port, a tunnel its credential
     // opened, a memory connection made in it) ends with the boundary.
-    let ending = match (&entry, &tenant) {
+    let ending = match (&entry, &holder) {
         (
             Entry::Direct { scope: Some(scope) }
             | Entry::Tunnel {
                 scope: Some(scope), ..
             },
-            Tenant::Fixed(shared),
+            Holder::Fixed(shared),
         ) => Some(shared.scopes.register(scope)),
         _ => None,
     };
     let fault = Arc::new(ConnectionFault::new(outer));
-    let serving = tenant.clone();
+    let serving = holder.clone();
     let faulting = Arc::clone(&fault);
     let service = service_fn(move |request| answer_for(&serving, &entry, &faulting, request));
     let builder = auto::Builder::new(TokioExecutor::new());
@@ -283,8 +283,8 @@ async fn serve(
             biased;
             result = connection.as_mut() => result,
             // The runtime is shared by every server: connections end with
-            // their tenancy, not with the runtime.
-            () = tenant.gone() => return,
+            // their holder, not with the runtime.
+            () = holder.gone() => return,
             () = wait(ending.as_deref()), if ending.is_some() => {
                 // The boundary ended. An idle connection closes now
                 // (HTTP/1), or is told to go away (HTTP/2's GOAWAY); a
@@ -297,7 +297,7 @@ async fn serve(
                 tokio::select! {
                     biased;
                     result = connection.as_mut() => result,
-                    () = tenant.gone() => return,
+                    () = holder.gone() => return,
                     () = tokio::time::sleep(ENDED_GRACE) => return,
                 }
             }
@@ -335,12 +335,12 @@ async fn wait(signal: Option<&Signal>) {
 /// keep its read buffer from being reused, costing a new 8 KiB buffer per
 /// request.
 fn answer_for(
-    tenant: &Tenant,
+    holder: &Holder,
     entry: &Entry,
     fault: &Arc<ConnectionFault>,
     request: http::Request<Incoming>,
 ) -> Answering {
-    let admitted = match tenant.current() {
+    let admitted = match holder.current() {
         Some(shared) => admit(shared, entry, fault, request),
         None => Admitted::Answered(Ok(no_server(&request))),
     };
@@ -1198,7 +1198,7 @@ async fn tunnel<I>(
             Ok(tls) => {
                 serve(
                     Box::new(tls),
-                    Tenant::Fixed(shared),
+                    Holder::Fixed(shared),
                     Entry::tunnel("https", authority, scope),
                     Some(outer),
                 )
@@ -1226,7 +1226,7 @@ async fn tunnel<I>(
         } else {
             Entry::tunnel("http", authority, scope)
         };
-        serve(Box::new(io), Tenant::Fixed(shared), entry, Some(outer)).await;
+        serve(Box::new(io), Holder::Fixed(shared), entry, Some(outer)).await;
     }
 }
 

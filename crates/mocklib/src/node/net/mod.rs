@@ -265,22 +265,22 @@ fn current_multi_thread_runtime() -> Result<tokio::runtime::Handle, ListenError>
 /// its servers. Between two servers the port answers `503`.
 pub(crate) struct Port {
     address: SocketAddr,
-    tenant: RwLock<Option<Arc<Shared>>>,
+    holder: RwLock<Option<Arc<Shared>>>,
     /// Set when a port asked for by number closes: its accept loop and its
     /// connections end, and the number is free again.
     retired: signal::Signal,
 }
 
 impl Port {
-    pub(super) fn tenant(&self) -> Option<Arc<Shared>> {
-        self.tenant
+    pub(super) fn holder(&self) -> Option<Arc<Shared>> {
+        self.holder
             .read()
             .unwrap_or_else(PoisonError::into_inner)
             .clone()
     }
 
-    fn lend(&self, tenant: Option<Arc<Shared>>) {
-        *self.tenant.write().unwrap_or_else(PoisonError::into_inner) = tenant;
+    fn lend(&self, holder: Option<Arc<Shared>>) {
+        *self.holder.write().unwrap_or_else(PoisonError::into_inner) = holder;
     }
 
     pub(super) fn retired(&self) -> impl std::future::Future<Output = ()> + '_ {
@@ -309,12 +309,12 @@ fn take_port(
     let (listener, address) = bind(runtime.handle(), number)?;
     let port = Arc::new(Port {
         address,
-        tenant: RwLock::new(None),
+        holder: RwLock::new(None),
         retired: signal::Signal::default(),
     });
     runtime.spawn(listener::accept_loop(
         listener::Accepting::new(listener),
-        listener::Tenant::Lent(Arc::clone(&port)),
+        listener::Holder::Lent(Arc::clone(&port)),
         None,
     ));
     Ok((port, number == 0))
@@ -334,12 +334,12 @@ impl Network {
             let (listener, address) = bind(&runtime, port)?;
             let port = Arc::new(Port {
                 address,
-                tenant: RwLock::new(None),
+                holder: RwLock::new(None),
                 retired: signal::Signal::default(),
             });
             runtime.spawn(listener::accept_loop(
                 listener::Accepting::new(listener),
-                listener::Tenant::Lent(Arc::clone(&port)),
+                listener::Holder::Lent(Arc::clone(&port)),
                 None,
             ));
             // Never pooled: the next server may run on another runtime.
@@ -434,7 +434,7 @@ impl Network {
         let ended = self.shared.scopes.register(scope);
         runtime.spawn(listener::accept_loop(
             Arc::clone(&accepting),
-            listener::Tenant::Fixed(Arc::clone(&self.shared)),
+            listener::Holder::Fixed(Arc::clone(&self.shared)),
             Some((Arc::downgrade(scope), ended)),
         ));
         ports.insert(scope.id(), address);

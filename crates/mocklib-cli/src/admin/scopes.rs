@@ -2,7 +2,7 @@
 //! one scope — a [`Boundary`] opened for a test worker in another process,
 //! with its own port, proxy credential, handlers, journal and expectations.
 //!
-//! Every tenant's list is laid out the same way, so the listener's own
+//! Every state's list is laid out the same way, so the listener's own
 //! endpoints always answer first, even when a test adds `ALL *`:
 //!
 //! ```text
@@ -22,7 +22,7 @@ use url::Url;
 
 /// One handler list the admin API changes.
 #[derive(Default)]
-pub(crate) struct Tenant {
+pub(crate) struct ScopeState {
     /// `None`: the server's own list, outside any boundary.
     pub(crate) boundary: Option<Boundary>,
     /// Handlers added at runtime, first first (their lookup order).
@@ -32,8 +32,8 @@ pub(crate) struct Tenant {
     pub(crate) replaced: Option<Vec<Handler>>,
 }
 
-impl Tenant {
-    /// Runs `f` in this tenant's scope, whatever scope the caller runs in
+impl ScopeState {
+    /// Runs `f` in this state's scope, whatever scope the caller runs in
     /// (a request through one scope's proxy may ask about another's).
     pub(crate) fn within<T>(&self, server: &Server, f: impl FnOnce() -> T) -> T {
         match &self.boundary {
@@ -45,7 +45,7 @@ impl Tenant {
 
 /// A scope opened through the admin API.
 pub(crate) struct ScopeEntry {
-    pub(crate) tenant: Tenant,
+    pub(crate) state: ScopeState,
     /// Its own origin, `http://127.0.0.1:PORT`.
     pub(crate) url: Url,
     pub(crate) proxy_url: Url,
@@ -58,10 +58,10 @@ pub(crate) struct ScopeEntry {
     pub(crate) holds: usize,
 }
 
-/// Every tenant, and what their lists are made of.
-pub(crate) struct Tenants {
-    pub(crate) root: Tenant,
-    pub(crate) scopes: BTreeMap<u64, ScopeEntry>,
+/// Every state, and what their lists are made of.
+pub(crate) struct Scopes {
+    pub(crate) root: ScopeState,
+    pub(crate) opened: BTreeMap<u64, ScopeEntry>,
     next_id: u64,
     /// The listener's own endpoints, at the head of every list.
     pub(crate) endpoints: Vec<Handler>,
@@ -69,11 +69,11 @@ pub(crate) struct Tenants {
     pub(crate) files: Vec<Handler>,
 }
 
-impl Default for Tenants {
+impl Default for Scopes {
     fn default() -> Self {
-        Tenants {
-            root: Tenant::default(),
-            scopes: BTreeMap::new(),
+        Scopes {
+            root: ScopeState::default(),
+            opened: BTreeMap::new(),
             next_id: 1,
             endpoints: Vec::new(),
             files: Vec::new(),
@@ -81,7 +81,7 @@ impl Default for Tenants {
     }
 }
 
-impl Tenants {
+impl Scopes {
     /// The files were loaded again: every list on the files' base is
     /// rebased on them (what each added stays ahead; what `record`
     /// appended stays behind). Lists given by `PUT` stay as they are, and
@@ -92,9 +92,9 @@ impl Tenants {
             let recorded = base.get(self.files.len()..).unwrap_or_default();
             let base: Vec<Handler> = files.iter().chain(recorded).cloned().collect();
             self.rebase(server, &self.root, base.clone());
-            for scope in self.scopes.values() {
-                if scope.tenant.replaced.is_none() {
-                    self.rebase(server, &scope.tenant, base.clone());
+            for scope in self.opened.values() {
+                if scope.state.replaced.is_none() {
+                    self.rebase(server, &scope.state, base.clone());
                 }
             }
         }
@@ -107,47 +107,47 @@ impl Tenants {
         id
     }
 
-    /// How many handlers come before the base in `tenant`'s list.
-    pub(crate) fn head_len(&self, tenant: &Tenant) -> usize {
+    /// How many handlers come before the base in `state`'s list.
+    pub(crate) fn head_len(&self, state: &ScopeState) -> usize {
         let endpoints = self.endpoints.len();
-        if tenant.added.is_empty() {
+        if state.added.is_empty() {
             endpoints
         } else {
-            endpoints + tenant.added.len() + endpoints
+            endpoints + state.added.len() + endpoints
         }
     }
 
-    /// `tenant`'s list becomes the endpoints, its added handlers and `base`.
-    pub(crate) fn rebase(&self, server: &Server, tenant: &Tenant, base: Vec<Handler>) {
-        tenant.within(server, || {
+    /// `state`'s list becomes the endpoints, its added handlers and `base`.
+    pub(crate) fn rebase(&self, server: &Server, state: &ScopeState, base: Vec<Handler>) {
+        state.within(server, || {
             server.reset_handlers_to(self.endpoints.iter().cloned().chain(base));
-            self.put_added(server, tenant);
+            self.put_added(server, state);
         });
     }
 
-    /// `tenant`'s added handlers, in its scope, ahead of its base (after
+    /// `state`'s added handlers, in its scope, ahead of its base (after
     /// `reset_handlers` or a rebase).
-    fn put_added(&self, server: &Server, tenant: &Tenant) {
-        if !tenant.added.is_empty() {
-            let head = self.endpoints.iter().chain(&tenant.added).cloned();
+    fn put_added(&self, server: &Server, state: &ScopeState) {
+        if !state.added.is_empty() {
+            let head = self.endpoints.iter().chain(&state.added).cloned();
             server.use_handlers(head.collect::<Vec<_>>());
         }
     }
 
-    /// Puts `tenant`'s added handlers back over its base, after they
+    /// Puts `state`'s added handlers back over its base, after they
     /// changed.
-    pub(crate) fn refresh_added(&self, server: &Server, tenant: &Tenant) {
-        tenant.within(server, || {
+    pub(crate) fn refresh_added(&self, server: &Server, state: &ScopeState) {
+        state.within(server, || {
             server.reset_handlers();
-            self.put_added(server, tenant);
+            self.put_added(server, state);
         });
     }
 
-    /// The base of `tenant`'s list as it is (its files' or given handlers,
+    /// The base of `state`'s list as it is (its files' or given handlers,
     /// then what `record` appended).
-    pub(crate) fn base_of(&self, server: &Server, tenant: &Tenant) -> Vec<Handler> {
-        let list = tenant.within(server, || server.list_handlers());
-        list.get(self.head_len(tenant)..)
+    pub(crate) fn base_of(&self, server: &Server, state: &ScopeState) -> Vec<Handler> {
+        let list = state.within(server, || server.list_handlers());
+        list.get(self.head_len(state)..)
             .unwrap_or_default()
             .to_vec()
     }
@@ -161,9 +161,9 @@ impl Tenants {
     /// Ended explicitly, not by dropping its `Boundary`: a clone of it may
     /// live on (the live page's event stream holds one).
     pub(crate) fn end(&mut self, id: u64) -> bool {
-        match self.scopes.remove(&id) {
+        match self.opened.remove(&id) {
             Some(scope) => {
-                if let Some(boundary) = &scope.tenant.boundary {
+                if let Some(boundary) = &scope.state.boundary {
                     boundary.end();
                 }
                 true
@@ -176,7 +176,7 @@ impl Tenants {
     /// [`end`](Self::end) does.
     pub(crate) fn expire(&mut self, now: Instant, idle: Duration) -> Vec<u64> {
         let ended: Vec<u64> = self
-            .scopes
+            .opened
             .iter()
             .filter(|(_, scope)| scope.holds == 0 && now.duration_since(scope.last_seen) >= idle)
             .map(|(id, _)| *id)
@@ -187,41 +187,41 @@ impl Tenants {
         ended
     }
 
-    /// The tenant whose origin has `port`: the server's own, or a scope's.
-    pub(crate) fn of_port(&self, port: Option<u16>, own: Option<u16>) -> Option<TenantId> {
+    /// The state whose origin has `port`: the server's own, or a scope's.
+    pub(crate) fn of_port(&self, port: Option<u16>, own: Option<u16>) -> Option<ScopeId> {
         if port == own {
-            return Some(TenantId::Root);
+            return Some(ScopeId::Root);
         }
-        self.scopes
+        self.opened
             .iter()
             .find(|(_, scope)| scope.url.port() == port)
-            .map(|(id, _)| TenantId::Scope(*id))
+            .map(|(id, _)| ScopeId::Opened(*id))
     }
 
-    pub(crate) fn get(&self, id: TenantId) -> Option<&Tenant> {
+    pub(crate) fn get(&self, id: ScopeId) -> Option<&ScopeState> {
         match id {
-            TenantId::Root => Some(&self.root),
-            TenantId::Scope(id) => self.scopes.get(&id).map(|scope| &scope.tenant),
+            ScopeId::Root => Some(&self.root),
+            ScopeId::Opened(id) => self.opened.get(&id).map(|scope| &scope.state),
         }
     }
 
-    /// `id`'s tenant; the root when it has ended (callers checked it had
+    /// `id`'s state; the root when it has ended (callers checked it had
     /// not, under the same lock).
-    pub(crate) fn root_or(&self, id: TenantId) -> &Tenant {
+    pub(crate) fn root_or(&self, id: ScopeId) -> &ScopeState {
         self.get(id).unwrap_or(&self.root)
     }
 
-    pub(crate) fn get_mut(&mut self, id: TenantId) -> Option<&mut Tenant> {
+    pub(crate) fn get_mut(&mut self, id: ScopeId) -> Option<&mut ScopeState> {
         match id {
-            TenantId::Root => Some(&mut self.root),
-            TenantId::Scope(id) => self.scopes.get_mut(&id).map(|scope| &mut scope.tenant),
+            ScopeId::Root => Some(&mut self.root),
+            ScopeId::Opened(id) => self.opened.get_mut(&id).map(|scope| &mut scope.state),
         }
     }
 }
 
-/// Names a tenant.
+/// Names a scope: the root, or one opened through the admin API.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum TenantId {
+pub(crate) enum ScopeId {
     Root,
-    Scope(u64),
+    Opened(u64),
 }
