@@ -92,6 +92,12 @@ struct SequenceEntry {
     #[serde(default)]
     once: bool,
     times: Option<Expected>,
+    /// Tolerated empty, as the schema does: each answer has its own.
+    #[serde(default)]
+    headers: BTreeMap<String, String>,
+    /// Tolerated `false`: sequence answers are not templated.
+    #[serde(default)]
+    template: bool,
 }
 
 /// A `resource` entry: a stateful REST collection (see `resource_entry.rs`).
@@ -105,6 +111,14 @@ struct ResourceFields {
     #[serde(rename = "match")]
     conditions: Option<Conditions>,
     times: Option<Expected>,
+    /// Tolerated empty or `false`, as the schema does (an HTTP entry's
+    /// fields, written out with their defaults).
+    #[serde(default)]
+    headers: BTreeMap<String, String>,
+    #[serde(default)]
+    once: bool,
+    #[serde(default)]
+    template: bool,
 }
 
 /// A `grpc` entry: a method of the --proto files (see `grpc_entry.rs`).
@@ -118,6 +132,14 @@ struct GrpcFields {
     message: Option<String>,
     delay_ms: Option<u64>,
     times: Option<Expected>,
+    /// Tolerated empty or `false`, as the schema does (an HTTP entry's
+    /// fields, written out with their defaults).
+    #[serde(default)]
+    headers: BTreeMap<String, String>,
+    #[serde(default)]
+    once: bool,
+    #[serde(default)]
+    template: bool,
 }
 
 /// An entry's kind, chosen by its key.
@@ -132,10 +154,10 @@ enum Kind {
 impl Kind {
     fn of(value: &serde_json::Value) -> Kind {
         let has = |key: &str| value.get(key).is_some();
-        if has("grpc") {
-            Kind::Grpc
-        } else if has("resource") {
+        if has("resource") {
             Kind::Resource
+        } else if has("grpc") {
+            Kind::Grpc
         } else if has("sequence") {
             Kind::Sequence
         } else {
@@ -151,7 +173,7 @@ impl Kind {
         let resource = fields_of::<ResourceFields>();
         let grpc = fields_of::<GrpcFields>();
         Some(match self {
-            Kind::Resource => format!(
+            Kind::Resource if belongs(http) || belongs(grpc) || field == "sequence" => format!(
                 "`{field}` does not go on a resource entry: a resource answers from its collection (list, get, create, replace, patch, delete); it takes id_field, seed or seed_file, and match"
             ),
             Kind::Sequence if belongs(fields_of::<Answer>()) || field == "template" => format!(
@@ -702,6 +724,7 @@ pub(crate) fn parse(
 impl ResourceFields {
     /// The handler of a `resource` entry: a collection answering by itself.
     fn into_handler(self, dir: &Path, files: &mut Vec<Watched>) -> Result<Handler, String> {
+        tolerated(Kind::Resource, &self.headers, self.once, self.template)?;
         let handler = resource_entry::handler(
             ResourceEntry {
                 path: self.resource,
@@ -720,6 +743,7 @@ impl ResourceFields {
 impl GrpcFields {
     /// The handler of a `grpc` entry (its replies are not templated).
     fn into_handler(self, pool: Option<&DescriptorPool>) -> Result<Handler, String> {
+        tolerated(Kind::Grpc, &self.headers, self.once, self.template)?;
         grpc_entry::handler(
             pool,
             GrpcEntry {
@@ -730,6 +754,27 @@ impl GrpcFields {
                 delay_ms: self.delay_ms,
             },
         )
+    }
+}
+
+/// Fields of HTTP entries that another kind tolerates only empty or
+/// `false` (as the schema does): given otherwise, what to say of them.
+fn tolerated(
+    kind: Kind,
+    headers: &BTreeMap<String, String>,
+    once: bool,
+    template: bool,
+) -> Result<(), String> {
+    let given = [
+        ("headers", !headers.is_empty()),
+        ("once", once),
+        ("template", template),
+    ];
+    match given.iter().find(|(_, given)| *given) {
+        Some((field, _)) => Err(kind
+            .misplaced(field)
+            .unwrap_or_else(|| format!("`{field}` does not go on this entry"))),
+        None => Ok(()),
     }
 }
 
@@ -753,6 +798,7 @@ impl SequenceEntry {
     /// The handler of an entry answering in turn.
     fn into_handler(self, dir: &Path, files: &mut Vec<Watched>) -> Result<Handler, String> {
         let (method, path) = method_and_path(self.method.as_deref(), self.path)?;
+        tolerated(Kind::Sequence, &self.headers, false, self.template)?;
         if self.sequence.is_empty() {
             return Err("sequence: give at least one answer".to_owned());
         }
