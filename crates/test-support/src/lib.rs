@@ -19,7 +19,8 @@ use std::process::Command;
 
 #[cfg(feature = "tls")]
 pub use tls::{
-    spawn_stoppable_tls_upstream, spawn_tls_upstream, tls_client, tunnel, tunnel_connector,
+    localhost_tls_config, spawn_stoppable_tls_upstream, spawn_tls_upstream, tls_client, tunnel,
+    tunnel_connector,
 };
 
 /// Runs curl with `args` (plus `--silent --show-error --max-time 20`) as a

@@ -41,7 +41,7 @@ pub async fn tunnel(proxy: SocketAddr, authority: &str) -> TcpStream {
 /// the connector's streams) and hyper-util's client.
 pub fn tunnel_connector(
     proxy: url::Url,
-    authority: &'static str,
+    authority: impl Into<String>,
 ) -> impl tower::Service<
     http::Uri,
     Response = hyper_util::rt::TokioIo<TcpStream>,
@@ -49,8 +49,14 @@ pub fn tunnel_connector(
     Future = impl Send,
 > + Clone {
     let proxy = proxy.socket_addrs(|| None).unwrap()[0];
-    tower::service_fn(move |_uri: http::Uri| async move {
-        Ok(hyper_util::rt::TokioIo::new(tunnel(proxy, authority).await))
+    let authority: String = authority.into();
+    tower::service_fn(move |_uri: http::Uri| {
+        let authority = authority.clone();
+        async move {
+            Ok(hyper_util::rt::TokioIo::new(
+                tunnel(proxy, &authority).await,
+            ))
+        }
     })
 }
 
@@ -88,26 +94,7 @@ pub async fn spawn_tls_upstream(app: axum::Router) -> (u16, String) {
 pub async fn spawn_stoppable_tls_upstream(
     app: axum::Router,
 ) -> (u16, String, tokio::task::JoinHandle<()>) {
-    let ca_key = rcgen::KeyPair::generate().unwrap();
-    let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
-    ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
-    ca_params
-        .distinguished_name
-        .push(rcgen::DnType::CommonName, "upstream test CA");
-    let ca = ca_params.self_signed(&ca_key).unwrap();
-    let leaf_key = rcgen::KeyPair::generate().unwrap();
-    let leaf = rcgen::CertificateParams::new(vec!["localhost".to_owned()])
-        .unwrap()
-        .signed_by(&leaf_key, &ca, &ca_key)
-        .unwrap();
-    let key = rustls_pki_types::PrivateKeyDer::Pkcs8(leaf_key.serialize_der().into());
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let mut config = rustls::ServerConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .unwrap()
-        .with_no_client_auth()
-        .with_single_cert(vec![leaf.der().clone()], key)
-        .unwrap();
+    let (mut config, ca) = localhost_tls_config();
     config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
     let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -133,5 +120,32 @@ pub async fn spawn_stoppable_tls_upstream(
             });
         }
     });
-    (port, ca.pem(), task)
+    (port, ca, task)
+}
+
+/// A server config for `localhost` with a certificate from a test CA of
+/// its own (rustls on ring, no ALPN), and that CA's PEM for the client to
+/// trust.
+pub fn localhost_tls_config() -> (rustls::ServerConfig, String) {
+    let ca_key = rcgen::KeyPair::generate().unwrap();
+    let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    ca_params
+        .distinguished_name
+        .push(rcgen::DnType::CommonName, "upstream test CA");
+    let ca = ca_params.self_signed(&ca_key).unwrap();
+    let leaf_key = rcgen::KeyPair::generate().unwrap();
+    let leaf = rcgen::CertificateParams::new(vec!["localhost".to_owned()])
+        .unwrap()
+        .signed_by(&leaf_key, &ca, &ca_key)
+        .unwrap();
+    let key = rustls_pki_types::PrivateKeyDer::Pkcs8(leaf_key.serialize_der().into());
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let config = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_no_client_auth()
+        .with_single_cert(vec![leaf.der().clone()], key)
+        .unwrap();
+    (config, ca.pem())
 }

@@ -10,6 +10,11 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 
 pub use test_support::{curl, eventually, spawn_upstream};
 
+/// The service the library's gRPC tests generate a tonic client and server
+/// from (crates/mocklib-tests/protos/helloworld.proto): one method of each
+/// kind, for `mocklib serve --proto`.
+pub const HELLOWORLD_PROTO: &str = include_str!("../../../mocklib-tests/protos/helloworld.proto");
+
 /// A running `mocklib serve`, killed when dropped (a failing test leaves
 /// no server behind).
 pub struct Serve {

@@ -10,6 +10,7 @@
 use std::collections::BTreeSet;
 use std::process::{Command, Stdio};
 
+use crate::common::HELLOWORLD_PROTO;
 use jsonschema::{Draft, Validator};
 use serde_json::Value;
 
@@ -252,20 +253,6 @@ fn the_handler_files_of_the_readme_the_docs_and_the_serve_tests_validate() {
         assert!(errors.is_empty(), "{origin}:\n{text}\n{errors:#?}");
     }
 }
-
-/// The service of crates/mocklib-tests/protos/helloworld.proto (as
-/// tests/it/serve.rs has it): one method of each kind.
-const HELLOWORLD_PROTO: &str = r#"syntax = "proto3";
-package helloworld;
-service Greeter {
-  rpc SayHello (HelloRequest) returns (HelloReply);
-  rpc SpellHello (HelloRequest) returns (stream HelloReply);
-  rpc GreetAll (stream HelloRequest) returns (HelloReply);
-  rpc Chat (stream HelloRequest) returns (stream HelloReply);
-}
-message HelloRequest { string name = 1; }
-message HelloReply { string message = 1; }
-"#;
 
 /// What the loader says of `text` written as `name` (beside a body file,
 /// two seed files and helloworld.proto): `Ok` when `mocklib serve`

@@ -533,33 +533,6 @@ fn the_readme_node_suite_passes_through_the_readme_shell_script() {
     );
 }
 
-/// The service of crates/mocklib-tests/protos/helloworld.proto, copied (this
-/// package's tests read no other package's files for it): one method of
-/// each kind.
-const HELLOWORLD_PROTO: &str = r#"syntax = "proto3";
-
-package helloworld;
-
-service Greeter {
-  // Unary.
-  rpc SayHello (HelloRequest) returns (HelloReply);
-  // Server streaming.
-  rpc SpellHello (HelloRequest) returns (stream HelloReply);
-  // Client streaming.
-  rpc GreetAll (stream HelloRequest) returns (HelloReply);
-  // Bidirectional.
-  rpc Chat (stream HelloRequest) returns (stream HelloReply);
-}
-
-message HelloRequest {
-  string name = 1;
-}
-
-message HelloReply {
-  string message = 1;
-}
-"#;
-
 /// A folder with [`HELLOWORLD_PROTO`] as protos/helloworld.proto and
 /// `handlers` as greeter.yaml.
 fn with_helloworld(handlers: &str) -> tempfile::TempDir {

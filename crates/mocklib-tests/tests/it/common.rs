@@ -392,3 +392,28 @@ pub async fn tls_client(
 ) -> tokio_rustls::client::TlsStream<tokio::net::TcpStream> {
     test_support::tls_client(&server.ca_certificate_pem(), host, tcp).await
 }
+
+/// tonic's own channel to `host` (a host that need not exist), through
+/// `server`'s HTTPS proxy: a custom connector opens the `CONNECT` tunnel to
+/// port 443 and tonic's `tls_config` (feature `tls-ring`) does TLS over it,
+/// trusting the server's CA, with ALPN h2 (`Endpoint::connect_with_connector`
+/// applies the endpoint's TLS to a custom connector's streams).
+pub async fn tonic_through_proxy(
+    server: &Server,
+    host: &'static str,
+) -> Result<tonic::transport::Channel, tonic::transport::Error> {
+    use tonic::transport::{Certificate, ClientTlsConfig, Endpoint};
+    let tls = ClientTlsConfig::new()
+        .ca_certificate(Certificate::from_pem(server.ca_certificate_pem()))
+        .domain_name(host);
+    let authority = format!("{host}:443");
+    Endpoint::from_shared(format!("https://{authority}"))
+        .unwrap()
+        .tls_config(tls)
+        .unwrap()
+        .connect_with_connector(test_support::tunnel_connector(
+            server.proxy_url(),
+            authority,
+        ))
+        .await
+}

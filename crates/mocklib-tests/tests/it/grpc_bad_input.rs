@@ -8,6 +8,7 @@
 
 use std::time::Duration;
 
+use crate::common;
 use crate::greeter::{HelloReply, HelloRequest};
 use bytes::{BufMut, Bytes, BytesMut};
 use http::StatusCode;
@@ -441,28 +442,14 @@ async fn a_post_of_another_content_type_to_a_grpc_method_is_415() {
 }
 
 /// tonic's own channel to a host that does not exist, through the
-/// listener's HTTPS proxy: a custom connector opens the `CONNECT` tunnel
-/// and tonic's `tls_config` (feature `tls-ring`) does TLS over it, trusting
-/// the server's CA, with ALPN h2 — `Endpoint::connect_with_connector`
-/// applies the endpoint's TLS to a custom connector's streams.
+/// listener's HTTPS proxy (`common::tonic_through_proxy`).
 #[tokio::test]
 async fn tonic_reaches_a_handler_through_the_https_proxy() {
-    use tonic::transport::{Certificate, ClientTlsConfig, Endpoint};
-
     let server = setup_server(greeter());
     server.listen();
-    let tls = ClientTlsConfig::new()
-        .ca_certificate(Certificate::from_pem(server.ca_certificate_pem()))
-        .domain_name("greeter.example");
     let channel = tokio::time::timeout(
         GUARD,
-        Endpoint::from_static("https://greeter.example:443")
-            .tls_config(tls)
-            .unwrap()
-            .connect_with_connector(test_support::tunnel_connector(
-                server.proxy_url(),
-                "greeter.example:443",
-            )),
+        common::tonic_through_proxy(&server, "greeter.example"),
     )
     .await
     .expect("connecting through the proxy hung")

@@ -4,6 +4,7 @@
 //! HTTPS proxy; and a generated server mounted as a handler
 //! (`grpc::service`), with single methods overridden per test.
 
+use crate::common;
 use std::time::Duration;
 
 use futures_util::StreamExt;
@@ -156,19 +157,9 @@ async fn generated_clients_of_every_kind_reach_the_handlers_through_the_memory_c
 
 #[tokio::test]
 async fn generated_clients_of_every_kind_reach_the_handlers_through_the_https_proxy() {
-    use tonic::transport::{Certificate, ClientTlsConfig, Endpoint};
     let server = setup_server(handlers());
     server.listen();
-    let tls = ClientTlsConfig::new()
-        .ca_certificate(Certificate::from_pem(server.ca_certificate_pem()))
-        .domain_name("greeter.example");
-    let channel = Endpoint::from_static("https://greeter.example:443")
-        .tls_config(tls)
-        .unwrap()
-        .connect_with_connector(test_support::tunnel_connector(
-            server.proxy_url(),
-            "greeter.example:443",
-        ))
+    let channel = common::tonic_through_proxy(&server, "greeter.example")
         .await
         .unwrap();
     all_four_kinds(&mut GreeterClient::new(channel), MOCKED).await;
