@@ -23,7 +23,7 @@
 //!
 //! The format's JSON Schema, for editors, is `handler-file.schema.json`
 //! beside Cargo.toml: a field added to these structs goes there too
-//! (tests/schema.rs compares the two and runs its documents through both).
+//! (tests/it/schema.rs compares the two and runs its documents through both).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

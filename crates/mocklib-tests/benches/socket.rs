@@ -282,30 +282,14 @@ fn bare_case() -> Case {
 /// The bare server behind TLS: a certificate for `localhost` from a CA of
 /// its own, which the client trusts; HTTP/1.1 like the proxy case.
 fn bare_tls_case() -> Case {
-    let ca_key = rcgen::KeyPair::generate().unwrap();
-    let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
-    ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
-    let ca = ca_params.self_signed(&ca_key).unwrap();
-    let leaf_key = rcgen::KeyPair::generate().unwrap();
-    let leaf = rcgen::CertificateParams::new(vec!["localhost".to_owned()])
-        .unwrap()
-        .signed_by(&leaf_key, &ca, &ca_key)
-        .unwrap();
-    let key = rustls_pki_types::PrivateKeyDer::Pkcs8(leaf_key.serialize_der().into());
-    let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
-    let config = rustls::ServerConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .unwrap()
-        .with_no_client_auth()
-        .with_single_cert(vec![leaf.der().clone()], key)
-        .unwrap();
+    let (config, ca) = test_support::localhost_tls_config();
     let tls = tokio_rustls::TlsAcceptor::from(std::sync::Arc::new(config));
     let bare = Bare::start_with(move |stream| {
         let tls = tls.clone();
         async move { tls.accept(stream).await.ok() }
     });
     let client = reqwest::Client::builder()
-        .add_root_certificate(reqwest::Certificate::from_pem(ca.pem().as_bytes()).unwrap())
+        .add_root_certificate(reqwest::Certificate::from_pem(ca.as_bytes()).unwrap())
         .http1_only()
         .build()
         .unwrap();

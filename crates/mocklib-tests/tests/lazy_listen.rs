@@ -3,9 +3,12 @@
 //! are loaded and no file is written. Observed through what a user can see:
 //! mocklib's log events and the temporary directory.
 //!
-//! Its own test binary, with one test: the subscriber is global and the CA,
-//! the roots and the runtime are per process.
+//! Its own test binary (not a module of tests/it), with one test: it sets
+//! the global tracing subscriber, and the CA, the system roots and the
+//! listener's runtime it watches being made are per process; any other test
+//! in the process would make them first.
 
+#[path = "it/common.rs"]
 mod common;
 
 use std::collections::BTreeSet;

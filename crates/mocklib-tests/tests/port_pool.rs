@@ -4,8 +4,9 @@
 //! connection to it reaches the new server. A port asked for by number is
 //! really closed; tunnels end with their server.
 //!
-//! Its own test binary, with one test: the pool is per process, and a
-//! parallel test could take the port under our feet.
+//! Its own test binary (not a module of tests/it), with one test: the pool
+//! is per process, and any test listening beside it could take the pooled
+//! port under its feet.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;

@@ -32,7 +32,7 @@ use crate::message::body::{Body, StreamError};
 ///
 /// What each client sees, through the loopback listener over HTTP/1.1
 /// (`server.url()`, the proxy, a `CONNECT` tunnel with or without TLS; the
-/// tests in `tests/faults.rs` check every cell) and through the in-process
+/// tests in `tests/it/faults.rs` check every cell) and through the in-process
 /// front doors:
 ///
 /// | fault | reqwest 0.13 (listener) | curl exit code | ureq 3 | in-process (reqwest-middleware, tower) |

@@ -564,7 +564,7 @@ impl Request {
         // Not `header()`: it hides a value that is not visible ASCII (a
         // boundary with UTF-8 in it), and the error then named an empty
         // content type instead of the one sent (found by
-        // tests/hostile_input.rs). Bytes that are not UTF-8 become U+FFFD,
+        // tests/it/hostile_input.rs). Bytes that are not UTF-8 become U+FFFD,
         // so such a boundary fails as "no opening boundary".
         let content_type = self
             .inner
@@ -655,7 +655,7 @@ pub(crate) trait Performer: Send + Sync {
 mod tests {
     use super::*;
 
-    /// Found by tests/hostile_input.rs: a multipart content type whose
+    /// Found by tests/it/hostile_input.rs: a multipart content type whose
     /// boundary is not ASCII was read as no content type at all, and the
     /// error named `""`.
     #[test]

@@ -19,7 +19,7 @@ const MAX_DEPTH: usize = 12;
 /// more per 64 characters. A document of a few hundred bytes can ask for
 /// billions: `width` properties referring to a schema `depth` levels down
 /// (`width ^ depth` values), `minItems: 1e12`, `minLength: 1e12`; that hung
-/// `handlers()` or aborted on allocation (found by tests/hostile_input.rs).
+/// `handlers()` or aborted on allocation (found by mocklib-tests' tests/it/hostile_input.rs).
 /// What lies beyond the budget is left out, as a recursive reference is.
 const BUDGET: usize = 100_000;
 
@@ -519,7 +519,7 @@ fn random_format(format: Option<&str>, rng: &mut Rng) -> Option<String> {
 mod tests {
     use super::*;
 
-    /// Regressions found by tests/hostile_input.rs: small documents that
+    /// Regressions found by tests/it/hostile_input.rs: small documents that
     /// asked for billions of values.
     fn generated(schemas: &str, schema: &str) -> Json {
         let text = format!(

@@ -1,0 +1,133 @@
+//! What the tests of the `mocklib` command share: `mocklib serve` as a
+//! child process and Python driving it; with curl, an upstream server on
+//! loopback and polling, from crates/test-support (shared with the
+//! library's tests).
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+
+pub use test_support::{curl, eventually, spawn_upstream};
+
+/// The service the library's gRPC tests generate a tonic client and server
+/// from (crates/mocklib-tests/protos/helloworld.proto): one method of each
+/// kind, for `mocklib serve --proto`.
+pub const HELLOWORLD_PROTO: &str = include_str!("../../../mocklib-tests/protos/helloworld.proto");
+
+/// A running `mocklib serve`, killed when dropped (a failing test leaves
+/// no server behind).
+pub struct Serve {
+    pub child: Child,
+    /// What it printed once listening.
+    pub variables: BTreeMap<String, String>,
+    stderr: PathBuf,
+}
+
+impl Serve {
+    /// Starts `mocklib serve ARGS` in `dir` and reads the variables it
+    /// prints, up to the empty line.
+    pub fn start(dir: &Path, args: &[&str]) -> Serve {
+        let stderr = dir.join(format!("stderr-{}.txt", args.len()));
+        let mut child = Command::new(env!("CARGO_BIN_EXE_mocklib"))
+            .arg("serve")
+            .args(args)
+            .current_dir(dir)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(std::fs::File::create(&stderr).unwrap())
+            .spawn()
+            .expect("the mocklib command runs");
+        let mut variables = BTreeMap::new();
+        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        loop {
+            let Some(Ok(line)) = lines.next() else {
+                let status = child.wait().unwrap();
+                panic!(
+                    "mocklib serve ended ({status}) before listening:\n{}",
+                    std::fs::read_to_string(&stderr).unwrap()
+                );
+            };
+            if line.is_empty() {
+                break;
+            }
+            let (name, value) = line.split_once('=').expect("KEY=VALUE lines");
+            variables.insert(name.to_owned(), value.to_owned());
+        }
+        Serve {
+            child,
+            variables,
+            stderr,
+        }
+    }
+
+    /// The base URL, without a trailing slash.
+    pub fn url(&self) -> &str {
+        &self.variables["MOCKLIB_URL"]
+    }
+
+    pub fn env(&self) -> impl Iterator<Item = (&String, &String)> {
+        self.variables.iter()
+    }
+
+    pub fn stderr(&self) -> String {
+        std::fs::read_to_string(&self.stderr).unwrap()
+    }
+
+    /// Sends SIGTERM and waits for the exit.
+    pub fn terminate(mut self) -> ExitStatus {
+        assert!(self.send_term(), "kill -TERM failed");
+        self.child.wait().unwrap()
+    }
+
+    /// Sends SIGTERM (with the `kill` command: no signal API in `std`);
+    /// whether it was sent.
+    fn send_term(&self) -> bool {
+        Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status()
+            .is_ok_and(|status| status.success())
+    }
+}
+
+impl Drop for Serve {
+    /// SIGTERM first, as a harness should: a killed server cannot remove its
+    /// CA bundle directory (the next one sweeps it after an hour).
+    fn drop(&mut self) {
+        if self.send_term() {
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+            while std::time::Instant::now() < deadline {
+                if let Ok(Some(_)) = self.child.try_wait() {
+                    return;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `python3 -c SCRIPT ARGS...` with `serve`'s variables; what it printed.
+pub fn python(serve: &Serve, script: &str, args: &[&str]) -> String {
+    let output = Command::new("python3")
+        .arg("-c")
+        .arg(script)
+        .args(args)
+        .envs(serve.env())
+        .output()
+        .expect("python3 runs (Debian: python3-requests)");
+    assert!(
+        output.status.success(),
+        "python3 failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).unwrap()
+}
+
+/// A folder holding `handlers.yaml` with `text`.
+pub fn with_handler_file(text: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("handlers.yaml"), text).unwrap();
+    dir
+}

@@ -1,0 +1,14 @@
+//! The tests of the `mocklib` command, one binary: each file of this folder
+//! is a module (`cargo test -p mocklib-cli -- serve::` runs one). They run
+//! the built command as a child process, so nothing of theirs needs a
+//! process of its own; one binary links the test kit once instead of seven
+//! times.
+
+mod check;
+mod cli;
+mod common;
+mod hostile_args;
+mod page;
+mod schema;
+mod scopes;
+mod serve;

@@ -1,0 +1,127 @@
+//! What the tests of mocklib (crates/mocklib-tests) and of the `mocklib`
+//! command (crates/mocklib-cli) share, written once: child processes the
+//! tests drive ([`curl`], [`eventually`]), upstream servers on loopback
+//! ([`spawn_upstream`], and with the feature `tls` an HTTPS one), `CONNECT`
+//! tunnels and TLS clients (feature `tls`), raw exchanges with a listener
+//! ([`raw`]), and seeded property runs ([`proptest_config`]).
+//!
+//! Nothing here knows mocklib: the library's own harness (a reqwest client
+//! through a server's middleware, the engine asked directly) stays in
+//! crates/mocklib-tests/tests/it/common.rs, the command's (`mocklib serve`
+//! as a child process) in crates/mocklib-cli/tests/it/common.rs.
+
+pub mod raw;
+#[cfg(feature = "tls")]
+mod tls;
+
+use std::net::SocketAddr;
+use std::process::Command;
+
+#[cfg(feature = "tls")]
+pub use tls::{
+    localhost_tls_config, spawn_stoppable_tls_upstream, spawn_tls_upstream, tls_client, tunnel,
+    tunnel_connector,
+};
+
+/// Runs curl with `args` (plus `--silent --show-error --max-time 20`) as a
+/// child process; returns what it printed, failing the test if it failed.
+pub fn curl(args: &[&str]) -> String {
+    let output = Command::new("curl")
+        .args(["--silent", "--show-error", "--max-time", "20"])
+        .args(args)
+        .output()
+        .expect("curl runs");
+    assert!(
+        output.status.success(),
+        "curl {args:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).expect("curl printed text")
+}
+
+/// Calls `check` until it returns `Some`, up to 20 seconds: for what
+/// happens after a file is polled (reloads, recordings).
+pub fn eventually<T>(what: &str, mut check: impl FnMut() -> Option<T>) -> T {
+    for _ in 0..400 {
+        if let Some(value) = check() {
+            return value;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    panic!("{what} did not happen within 20 seconds");
+}
+
+/// Serves `app` on an ephemeral loopback port for the rest of the test's
+/// runtime; returns its address.
+pub async fn spawn_upstream(app: axum::Router) -> SocketAddr {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind loopback");
+    let address = listener.local_addr().expect("local address");
+    tokio::spawn(async move {
+        axum::serve(listener, app).await.expect("upstream server");
+    });
+    address
+}
+
+/// The message of a caught panic (`panic!` with a literal or a format).
+pub fn panic_text(panic: Box<dyn std::any::Any + Send>) -> String {
+    match panic.downcast::<String>() {
+        Ok(text) => *text,
+        Err(panic) => match panic.downcast::<&'static str>() {
+            Ok(text) => (*text).to_owned(),
+            Err(_) => "<a panic without a message>".to_owned(),
+        },
+    }
+}
+
+/// Tells a test when it is dropped: put it in what a resolver or a stream
+/// owns, and the receiver hears when that is dropped (the client went away).
+pub struct DropSignal(Option<tokio::sync::oneshot::Sender<()>>);
+
+impl DropSignal {
+    /// A signal and the receiver that hears its drop.
+    pub fn new() -> (Self, tokio::sync::oneshot::Receiver<()>) {
+        let (sender, receiver) = tokio::sync::oneshot::channel();
+        (DropSignal(Some(sender)), receiver)
+    }
+}
+
+impl Drop for DropSignal {
+    fn drop(&mut self) {
+        if let Some(sender) = self.0.take() {
+            let _ = sender.send(());
+        }
+    }
+}
+
+/// The seed of every property run unless `MOCKLIB_PROPTEST_SEED` says
+/// otherwise (docs/RELIABILITY.md).
+pub const PROPTEST_SEED: u64 = 27;
+
+/// A property run of `cases` cases (or `MOCKLIB_PROPTEST_CASES`) from the
+/// fixed seed (or `MOCKLIB_PROPTEST_SEED`), with no failure files and at
+/// most `max_shrink_iters` shrinking steps: reproducible, and as long as a
+/// longer run asks (docs/RELIABILITY.md).
+pub fn proptest_config(cases: u32, max_shrink_iters: u32) -> proptest::test_runner::Config {
+    use proptest::test_runner::{Config, RngAlgorithm, RngSeed};
+    Config {
+        cases: env_number("MOCKLIB_PROPTEST_CASES").map_or(cases, |n| n as u32),
+        rng_algorithm: RngAlgorithm::ChaCha,
+        rng_seed: RngSeed::Fixed(env_number("MOCKLIB_PROPTEST_SEED").unwrap_or(PROPTEST_SEED)),
+        failure_persistence: None,
+        max_shrink_iters,
+        ..Config::default()
+    }
+}
+
+/// The number in environment variable `name`, if it is set; a value that
+/// is not a number fails the test rather than being ignored.
+pub fn env_number(name: &str) -> Option<u64> {
+    let value = std::env::var(name).ok()?;
+    Some(
+        value
+            .parse()
+            .unwrap_or_else(|_| panic!("{name}={value:?} is not a number")),
+    )
+}
