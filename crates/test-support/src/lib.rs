@@ -26,17 +26,26 @@ pub use tls::{
 /// Runs curl with `args` (plus `--silent --show-error --max-time 20`) as a
 /// child process; returns what it printed, failing the test if it failed.
 pub fn curl(args: &[&str]) -> String {
-    let output = Command::new("curl")
-        .args(["--silent", "--show-error", "--max-time", "20"])
-        .args(args)
-        .output()
-        .expect("curl runs");
+    let mut curl = Command::new("curl");
+    curl.args(["--silent", "--show-error", "--max-time", "20"]);
+    stdout_of(curl.args(args))
+}
+
+/// Runs `command` to its end and returns what it printed on standard
+/// output. Fails the test when it cannot start (`scripts/test setup`
+/// installs the programs the tests run) or exits unsuccessfully, with what
+/// it printed on standard error.
+pub fn stdout_of(command: &mut Command) -> String {
+    let output = command.output();
+    let program = command.get_program().to_string_lossy().into_owned();
+    let output = output.unwrap_or_else(|error| panic!("{program} does not run: {error}"));
     assert!(
         output.status.success(),
-        "curl {args:?}: {}",
+        "{command:?}: {}\n{}",
+        output.status,
         String::from_utf8_lossy(&output.stderr)
     );
-    String::from_utf8(output.stdout).expect("curl printed text")
+    String::from_utf8(output.stdout).unwrap_or_else(|_| panic!("{program} printed no text"))
 }
 
 /// Calls `check` until it returns `Some`, up to 20 seconds: for what

@@ -94,6 +94,12 @@ impl Drop for Serve {
     /// SIGTERM first, as a harness should: a killed server cannot remove its
     /// CA bundle directory (the next one sweeps it after an hour).
     fn drop(&mut self) {
+        // Not after `terminate` (or any exit already waited for): its pid
+        // is free again, and the next child this process starts (these
+        // tests start hundreds, in parallel) may hold it.
+        if let Ok(Some(_)) = self.child.try_wait() {
+            return;
+        }
         if self.send_term() {
             let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
             while std::time::Instant::now() < deadline {
@@ -110,19 +116,9 @@ impl Drop for Serve {
 
 /// `python3 -c SCRIPT ARGS...` with `serve`'s variables; what it printed.
 pub fn python(serve: &Serve, script: &str, args: &[&str]) -> String {
-    let output = Command::new("python3")
-        .arg("-c")
-        .arg(script)
-        .args(args)
-        .envs(serve.env())
-        .output()
-        .expect("python3 runs (Debian: python3-requests)");
-    assert!(
-        output.status.success(),
-        "python3 failed: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout).unwrap()
+    let mut python = Command::new("python3");
+    python.arg("-c").arg(script).args(args).envs(serve.env());
+    test_support::stdout_of(&mut python)
 }
 
 /// A folder holding `handlers.yaml` with `text`.

@@ -114,7 +114,7 @@ fn run(dir: &std::path::Path, args: &[String]) -> Result<Run, TestCaseError> {
     // It serves once it has printed its variables and an empty line.
     let (served, serving) = mpsc::channel();
     let stdout = child.stdout.take().unwrap();
-    std::thread::spawn(move || {
+    let reader = std::thread::spawn(move || {
         for line in BufReader::new(stdout).lines() {
             match line {
                 Ok(line) if line.is_empty() => {
@@ -155,6 +155,9 @@ fn run(dir: &std::path::Path, args: &[String]) -> Result<Run, TestCaseError> {
         }
         std::thread::sleep(Duration::from_millis(5));
     };
+    // Its output read to the end first (the pipe closes when it ends): a
+    // run that served and then exited at once must not race the reader.
+    let _ = reader.join();
     was_serving |= serving.try_recv().is_ok();
     Ok(Run {
         code,

@@ -120,21 +120,14 @@ fn child_fetch() -> std::path::PathBuf {
 #[test]
 fn a_rust_child_process_reaches_the_handlers_with_the_server_env() {
     let server = server();
-    let output = Command::new(child_fetch())
-        .arg("https://api.example.com/user")
-        .env_clear()
-        .envs(server.env())
-        .output()
-        .expect("the child_fetch example was built by cargo test");
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
+    // The child_fetch example, which cargo test builds.
+    let printed = test_support::stdout_of(
+        Command::new(child_fetch())
+            .arg("https://api.example.com/user")
+            .env_clear()
+            .envs(server.env()),
     );
-    assert_eq!(
-        String::from_utf8_lossy(&output.stdout),
-        "200 hello anonymous"
-    );
+    assert_eq!(printed, "200 hello anonymous");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -368,20 +368,12 @@ request = urllib.request.Request("https://api.example.com/user", headers={"Cooki
 with urllib.request.urlopen(request) as response:
     print(response.status, response.read().decode())
 "#;
-    let output = Command::new("python3")
-        .args(["-c", script])
-        .envs(server.env())
-        .output()
-        .expect("python3 runs");
-    assert!(
-        output.status.success(),
-        "python failed: {}",
-        String::from_utf8_lossy(&output.stderr)
+    let printed = test_support::stdout_of(
+        Command::new("python3")
+            .args(["-c", script])
+            .envs(server.env()),
     );
-    assert_eq!(
-        String::from_utf8_lossy(&output.stdout).trim(),
-        r#"200 {"name":"John"}"#
-    );
+    assert_eq!(printed.trim(), r#"200 {"name":"John"}"#);
 }
 
 #[test]

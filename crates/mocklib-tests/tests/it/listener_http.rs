@@ -822,16 +822,7 @@ impl Drop for Scratch {
 }
 
 fn openssl(dir: &std::path::Path, args: &[&str]) {
-    let output = Command::new("openssl")
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("openssl runs");
-    assert!(
-        output.status.success(),
-        "openssl {args:?} failed: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    test_support::stdout_of(Command::new("openssl").args(args).current_dir(dir));
 }
 
 /// A test CA and a leaf for 127.0.0.1 / localhost signed by it; returns the
