@@ -1916,6 +1916,8 @@ fn the_admin_api_describes_itself_as_openapi() {
         "/__mocklib/openapi.json",
         "/__mocklib/",
         "/__mocklib/events",
+        "/__mocklib/callbacks",
+        "/__mocklib/scopes/{id}/callbacks",
     ] {
         assert!(paths.contains(&path), "{path} missing: {paths:?}");
     }
@@ -1949,7 +1951,11 @@ fn the_admin_api_describes_itself_as_openapi() {
     let handlers = mocklib::openapi::OpenApi::from_json(&text)
         .and_then(|api| api.handlers())
         .unwrap();
-    assert_eq!(handlers.len(), 19, "one handler per operation");
+    assert_eq!(handlers.len(), 21, "one handler per operation");
+    let schemas = &document["components"]["schemas"];
+    for frame in ["CallbackCall", "CallbackAnswer"] {
+        assert_eq!(schemas[frame]["type"], "object", "{frame}");
+    }
 }
 
 /// `--graphql-contract` (issue 25, part 2): the GraphQL requests to the
