@@ -612,6 +612,58 @@ async fn the_admin_token_guards_the_channel_as_a_header_or_in_the_query() {
     assert_eq!(status, 426, "{body}");
 }
 
+/// A gRPC call that meets a callback entry (its path written as the
+/// method's) ends with a status, as every answer the server makes itself
+/// to a gRPC call does: a `grpcio` client reads no garbled message.
+#[test]
+fn a_grpc_call_to_a_callback_entry_ends_with_a_status_when_its_function_cannot_answer() {
+    let dir = with_handler_file(
+        "- method: POST\n  path: /helloworld.Greeter/SayHello\n  callback: greet\n  timeout_ms: 300\n",
+    );
+    let serve = Serve::start(dir.path(), &["--handlers", "handlers.yaml"]);
+    let say_hello = || {
+        grpcio_call(
+            &serve,
+            "unary_unary",
+            "/helloworld.Greeter/SayHello",
+            r"b'\x0a\x04Kate'",
+        )
+    };
+    let ended = say_hello();
+    assert!(
+        ended.starts_with("UNAVAILABLE ") && ended.contains("callback greet"),
+        "{ended}"
+    );
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let mut channel = runtime
+        .block_on(open_channel(
+            &ws_url(serve.url(), "/__mocklib/callbacks"),
+            None,
+        ))
+        .unwrap();
+    for (answer, status) in [
+        (None, "DEADLINE_EXCEEDED "),
+        (Some(json!("ValueError: no Kate")), "INTERNAL "),
+    ] {
+        let ended = std::thread::scope(|scope| {
+            let call = scope.spawn(say_hello);
+            runtime.block_on(async {
+                let call = next_call(&mut channel).await;
+                // A call's messages are streamed, not in the frame.
+                assert_eq!(call["handler"], "POST /helloworld.Greeter/SayHello");
+                if let Some(error) = answer {
+                    send(&mut channel, json!({ "id": call["id"], "error": error })).await;
+                }
+            });
+            call.join().unwrap()
+        });
+        assert!(
+            ended.starts_with(status) && ended.contains("callback greet"),
+            "{ended}"
+        );
+    }
+}
+
 /// A client in a few lines of Python's standard library: the handshake,
 /// a text frame each way. What the Python package does, without it.
 const PYTHON_CLIENT: &str = r#"

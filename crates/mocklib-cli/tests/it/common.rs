@@ -123,6 +123,30 @@ pub fn python(serve: &Serve, script: &str, args: &[&str]) -> String {
     test_support::stdout_of(&mut python)
 }
 
+/// Calls `method` (`/package.Service/Method`) from Python's `grpcio`
+/// without generated code (no serializers: bytes both ways), over h2c on
+/// the base URL: `kind` is the channel's method (`unary_unary`,
+/// `unary_stream`, `stream_unary`), `messages` the Python expression of
+/// what is sent. Returns each reply in hex, then the status's `CODE
+/// details`, space-separated.
+pub fn grpcio_call(serve: &Serve, kind: &str, method: &str, messages: &str) -> String {
+    let script = format!(
+        "import os, grpc\n\
+         channel = grpc.insecure_channel(os.environ['MOCKLIB_URL'].removeprefix('http://'))\n\
+         call = channel.{kind}('{method}')\n\
+         shown = []\n\
+         try:\n    \
+             answer = call({messages}, timeout=20)\n    \
+             for reply in [answer] if isinstance(answer, bytes) else answer:\n        \
+                 shown.append(reply.hex())\n    \
+             shown.append('OK')\n\
+         except grpc.RpcError as error:\n    \
+             shown.append(f'{{error.code().name}} {{error.details()}}')\n\
+         print(' '.join(shown), end='')\n"
+    );
+    python(serve, &script, &[])
+}
+
 /// Runs curl with `args`, adding `-w '\n%{http_code}'`; the status and the
 /// body. `env`: a scope's environment for curl (its proxy, its CA bundle).
 pub fn call(env: Option<&Value>, args: &[&str]) -> (u16, String) {
