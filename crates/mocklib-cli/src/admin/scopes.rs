@@ -172,7 +172,7 @@ impl Scopes {
                 // First: a channel held on the server's origin
                 // (`scopes/{id}/callbacks`) is no connection of the scope's.
                 if let Some(callbacks) = &self.callbacks {
-                    callbacks.end(&scope.proxy_url.to_string());
+                    callbacks.end(scope.proxy_url.as_str());
                 }
                 if let Some(boundary) = &scope.state.boundary {
                     boundary.end();
