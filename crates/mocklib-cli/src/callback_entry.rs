@@ -49,7 +49,7 @@ pub(crate) struct Callbacks {
 /// answer.
 pub(crate) struct Channel {
     client: mocklib::ws::Client,
-    /// What the channel is for, in messages (`scope 3`, `the server`).
+    /// What the channel is for, in messages (`scope 3`, `the server's own scope`).
     scope: String,
     next_id: AtomicU64,
     /// `None` once the channel closed: a call then fails at once.

@@ -71,19 +71,19 @@ pub(super) fn handlers(
                     None => Fate::Real,
                     Some((caller, rest)) => match target(&scopes, caller, rest)
                         .ok()
-                        .and_then(|(id, _)| Some((key_of(&server, &scopes, id)?, name_of(id))))
+                        .and_then(|(id, _)| Some((id, key_of(&server, &scopes, id)?, name_of(id))))
                     {
                         None => Fate::Ended,
-                        Some((key, name)) => {
+                        Some((id, key, name)) => {
                             match callbacks.open(key.clone(), name, connection.client.clone()) {
-                                Some(channel) => Fate::Channel(key, channel),
+                                Some(channel) => Fate::Channel(id, key, channel),
                                 None => Fate::Taken,
                             }
                         }
                     },
                 }
             };
-            let callbacks = callbacks.clone();
+            let (scopes, callbacks) = (scopes.clone(), callbacks.clone());
             async move {
                 let client = &connection.client;
                 match fate {
@@ -97,11 +97,18 @@ pub(super) fn handlers(
                     Fate::Ended => client.close_with(1001, "the scope ended"),
                     Fate::Taken => client
                         .close_with(1008, "another client holds this scope's callback channel"),
-                    Fate::Channel(key, channel) => {
+                    Fate::Channel(id, key, channel) => {
                         while let Some(message) = client.recv().await {
                             channel.receive(&message);
                         }
                         callbacks.closed(&key, &channel);
+                        // The scope's idle time counts from now: an open
+                        // channel kept it (`Scopes::expire`).
+                        if let ScopeId::Opened(id) = id {
+                            if let Some(scope) = lock(&scopes).opened.get_mut(&id) {
+                                scope.last_seen = std::time::Instant::now();
+                            }
+                        }
                     }
                 }
             }
@@ -122,8 +129,8 @@ enum Fate {
     Ended,
     /// Another upgrade, let through at the same time, holds the channel.
     Taken,
-    /// The scope's channel (named `key`), until it closes.
-    Channel(String, Arc<Channel>),
+    /// The channel of scope `id` (named `key`), until it closes.
+    Channel(ScopeId, String, Arc<Channel>),
 }
 
 /// The name [`Callbacks`] knows `id`'s channel by; `None` once it ended.

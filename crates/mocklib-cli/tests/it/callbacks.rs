@@ -478,6 +478,41 @@ async fn each_scope_has_one_channel_of_its_own_which_ends_with_the_scope() {
     .await;
 }
 
+/// A client holding its scope's channel is there: the scope outlives the
+/// idle timeout while the channel is open, and sits idle from its close.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_open_channel_keeps_its_scope_from_ending_idle() {
+    let dir = with_handler_file("[]\n");
+    let serve = Serve::start(
+        dir.path(),
+        &["--handlers", "handlers.yaml", "--scope-idle-timeout", "1"],
+    );
+    let scope = open_scope(&serve);
+    let mut channel = open_channel(&ws_url(text(&scope, "url"), "/__mocklib/callbacks"), None)
+        .await
+        .unwrap();
+    let listed = || {
+        let scopes = get_json(&format!("{}/__mocklib/scopes", serve.url()));
+        scopes
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|open| open["id"] == scope["id"])
+    };
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    assert!(listed(), "{}", serve.stderr());
+    channel.close(None).await.unwrap();
+    let closed = Instant::now();
+    close_code(&mut channel).await;
+    // Polled here, on a thread this test's runtime lends.
+    tokio::task::block_in_place(|| {
+        eventually("the scope to end idle", || (!listed()).then_some(()));
+    });
+    assert!(closed.elapsed() >= Duration::from_secs(1));
+    let ended = format!("scope {} ended: idle for 1s", scope["id"]);
+    assert!(serve.stderr().contains(&ended), "{}", serve.stderr());
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_journal_verify_and_the_handler_list_count_a_callback_entry() {
     let (_dir, _serve, admin, base) =
