@@ -10,10 +10,8 @@
 #![cfg(not(target_arch = "wasm32"))]
 
 mod static_site;
+mod wasm_build;
 mod webdriver;
-
-use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use serde_json::json;
 use static_site::serve;
@@ -58,36 +56,15 @@ fn rendered(session: &webdriver::Session) -> serde_json::Value {
     )
 }
 
-fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
 /// index.html, notes.txt, the worker script and the wasm-bindgen output.
 fn build_example_app() -> tempfile::TempDir {
-    let root = workspace_root();
-    // A target dir of its own: the outer `cargo test` holds the main one.
-    let target_dir = root.join("target/example-app");
-    let status = Command::new(env!("CARGO"))
-        .current_dir(&root)
-        .args(["build", "--release", "--target", "wasm32-unknown-unknown"])
-        .args(["-p", "mocklib-browser-app", "--target-dir"])
-        .arg(&target_dir)
-        .status()
-        .expect("run cargo");
-    assert!(
-        status.success(),
-        "building examples/browser-app for wasm32 failed"
-    );
+    let built = wasm_build::cargo_build("mocklib-browser-app", &[]);
     let site = tempfile::tempdir().unwrap();
-    let wasm = target_dir.join("wasm32-unknown-unknown/release/mocklib_browser_app.wasm");
-    let output = Command::new("wasm-bindgen")
-        .args(["--target", "web", "--no-typescript", "--out-dir"])
-        .arg(site.path().join("pkg"))
-        .arg(&wasm)
-        .output()
-        .expect("wasm-bindgen (the CLI) is not installed: ./scripts/test installs it");
-    assert!(output.status.success(), "wasm-bindgen failed: {output:?}");
-    let app = root.join("examples/browser-app");
+    wasm_build::bindgen(
+        &built.join("mocklib_browser_app.wasm"),
+        &site.path().join("pkg"),
+    );
+    let app = wasm_build::workspace_root().join("examples/browser-app");
     for file in ["index.html", "notes.txt"] {
         std::fs::copy(app.join(file), site.path().join(file)).unwrap();
     }

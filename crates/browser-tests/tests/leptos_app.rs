@@ -11,7 +11,8 @@
 //! index.html's `copy-file` links name, and a page that loads the module.
 //! Installing trunk from source would cost the test command's first run
 //! about 330 s of CPU (CONTRIBUTING.md); with `MOCKLIB_TEST_TRUNK` set (to
-//! trunk's path) the test builds with `trunk build` instead. The development
+//! trunk's path) the test builds with `trunk build` instead. Both apps'
+//! end-to-end tests build in one target directory (`wasm_build`). The development
 //! variant is the release build with the app's own debug assertions on:
 //! `cfg(debug_assertions)` is the switch the app's mocking hangs on, and the
 //! dependencies are built once for both.
@@ -21,6 +22,7 @@
 #![cfg(not(target_arch = "wasm32"))]
 
 mod static_site;
+mod wasm_build;
 mod webdriver;
 
 use std::path::{Path, PathBuf};
@@ -104,11 +106,10 @@ fn app_dir() -> PathBuf {
 /// The site for `profile`, with the real API's answer added.
 fn build(profile: Profile) -> tempfile::TempDir {
     let site = tempfile::tempdir().unwrap();
-    // A target dir of its own: the outer `cargo test` holds the main one.
-    let target_dir = app_dir().join("../../target/leptos-app");
+    let target_dir = wasm_build::target_dir();
     match std::env::var_os("MOCKLIB_TEST_TRUNK") {
         Some(trunk) => trunk_build(&trunk, profile, &target_dir, site.path()),
-        None => build_as_trunk_does(profile, &target_dir, site.path()),
+        None => build_as_trunk_does(profile, site.path()),
     }
     std::fs::create_dir_all(site.path().join("api")).unwrap();
     std::fs::write(site.path().join("api/todos"), REAL_TODOS).unwrap();
@@ -125,41 +126,19 @@ fn trunk_build(trunk: &std::ffi::OsStr, profile: Profile, target_dir: &Path, dis
     if let Profile::Release = profile {
         command.arg("--release");
     }
-    run(&mut command, &format!("trunk build ({profile:?})"));
+    wasm_build::run(&mut command, &format!("trunk build ({profile:?})"));
 }
 
-fn build_as_trunk_does(profile: Profile, target_dir: &Path, site: &Path) {
-    let mut cargo = Command::new(env!("CARGO"));
-    cargo
-        .current_dir(app_dir())
-        .args(["build", "--release", "--target", "wasm32-unknown-unknown"])
-        .args(["-p", "mocklib-leptos-app", "--target-dir"])
-        .arg(target_dir)
-        // What a release build means to this test is its cfg (no debug
-        // assertions: no worker), not its optimizer: unoptimized, the
-        // first build costs a fresh machine ~60 s of CPU less (188 -> 126).
-        .args(["--config", "profile.release.opt-level=0"]);
-    if let Profile::Development = profile {
+fn build_as_trunk_does(profile: Profile, site: &Path) {
+    let built = match profile {
+        Profile::Release => wasm_build::cargo_build("mocklib-leptos-app", &[]),
         // Only the app is built again; its dependencies are shared.
-        cargo.args([
-            "--config",
-            "profile.release.package.mocklib-leptos-app.debug-assertions=true",
-        ]);
-    }
-    run(
-        &mut cargo,
-        &format!("building examples/leptos-app ({profile:?})"),
-    );
-    let wasm = target_dir.join("wasm32-unknown-unknown/release/mocklib-leptos-app.wasm");
-    let mut bindgen = Command::new("wasm-bindgen");
-    bindgen
-        .args(["--target", "web", "--no-typescript", "--out-dir"])
-        .arg(site.join("pkg"))
-        .arg(&wasm);
-    run(
-        &mut bindgen,
-        "wasm-bindgen (the CLI: ./scripts/test installs it)",
-    );
+        Profile::Development => wasm_build::cargo_build(
+            "mocklib-leptos-app",
+            &["profile.release.package.mocklib-leptos-app.debug-assertions=true"],
+        ),
+    };
+    wasm_build::bindgen(&built.join("mocklib-leptos-app.wasm"), &site.join("pkg"));
     // What index.html's `<link data-trunk rel="copy-file" href="...">` copy.
     let index = std::fs::read_to_string(app_dir().join("index.html")).unwrap();
     let copied: Vec<&str> = index
@@ -182,15 +161,4 @@ fn build_as_trunk_does(profile: Profile, target_dir: &Path, site: &Path) {
          import init from './pkg/mocklib-leptos-app.js';\ninit();\n</script>\n",
     )
     .unwrap();
-}
-
-fn run(command: &mut Command, what: &str) {
-    let output = command
-        .output()
-        .unwrap_or_else(|error| panic!("{what}: {error}"));
-    assert!(
-        output.status.success(),
-        "{what} failed: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
 }

@@ -1,5 +1,5 @@
 //! How a counted server tells its caller where it is, and is told to stop:
-//! this package's, and the `--serve` ones of mocklib-tests' websocket and
+//! this package's, and the `--serve` ones of mocklib-benches' websocket and
 //! grpc benches.
 
 use std::io::{Read, Write};

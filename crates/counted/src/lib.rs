@@ -3,7 +3,7 @@
 //! allocations of a request (and of a server-sent event) in each, the
 //! listener beside a bare hyper server that answers the same bytes.
 //!
-//! The socket and streams benches of `mocklib-tests` measure the same
+//! The socket and streams benches of `mocklib-benches` measure the same
 //! servers (as a library, this package), so the counted code and the timed
 //! code are one (and the grpc bench the `grpc` module's, feature `grpc`).
 //! The binary: `mocklib-counted SERVER` (see `main.rs`).

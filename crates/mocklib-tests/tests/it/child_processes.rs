@@ -1,6 +1,6 @@
 //! Real clients in child processes, configured by nothing but `server.env()`:
 //! Node.js (`http`, `https`, global `fetch`), wget, the JVM (`HttpClient`,
-//! `HttpURLConnection`), git and Python `requests`. The host is a made-up
+//! `HttpURLConnection`), Go's `net/http`, git and Python `requests`. The host is a made-up
 //! `.test` name that resolves nowhere, so a mocked answer means the request
 //! went through the listener. A missing tool fails its test with the Debian
 //! package to install (`scripts/test` installs them).
@@ -288,6 +288,75 @@ fn jvm_in_a_boundary_resolves_in_that_boundary() {
     });
     assert_eq!(outputs.inside, "from the boundary\n");
     assert_eq!(outputs.outside, "hello over https\n");
+}
+
+/// `go run main.go URL...`: prints each answer as `PROTOCOL STATUS BODY` on
+/// a line of its own, with the default client (`http.Get`), which takes its
+/// proxy from the environment and its roots from `SSL_CERT_FILE`.
+const GO_MAIN: &str = r#"
+package main
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+)
+
+func main() {
+	for _, url := range os.Args[1:] {
+		response, err := http.Get(url)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		body, err := io.ReadAll(response.Body)
+		response.Body.Close()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		fmt.Printf("%s %d %s\n", response.Proto, response.StatusCode, body)
+	}
+}
+"#;
+
+/// Runs `GO_MAIN` over `urls`.
+fn go(env: &[(String, String)], dir: &Path, urls: &[&str]) -> String {
+    let main = dir.join("main.go");
+    if !main.exists() {
+        std::fs::write(&main, GO_MAIN).expect("write main.go");
+    }
+    let mut args = vec!["run", main.to_str().expect("a UTF-8 temporary path")];
+    args.extend(urls);
+    run(env, "golang-go", "go", &args)
+}
+
+#[test]
+fn go_net_http_reaches_the_handlers_over_https_and_http() {
+    let server = server();
+    let dir = tempfile::tempdir().unwrap();
+    let urls = [
+        "https://child.example.test/greeting",
+        "http://child.example.test/greeting",
+    ];
+    // HTTP/2 inside the tunnel: Go offers it by ALPN, the listener takes it.
+    assert_eq!(
+        go(&server.env(), dir.path(), &urls),
+        "HTTP/2.0 200 hello over https\nHTTP/1.1 200 hello over http\n"
+    );
+}
+
+#[test]
+fn go_in_a_boundary_resolves_in_that_boundary() {
+    let server = server();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().to_owned();
+    let outputs = in_boundary(&server, move |env| {
+        go(env, &path, &["https://child.example.test/greeting"])
+    });
+    assert_eq!(outputs.inside, "HTTP/2.0 200 from the boundary\n");
+    assert_eq!(outputs.outside, "HTTP/2.0 200 hello over https\n");
 }
 
 #[test]

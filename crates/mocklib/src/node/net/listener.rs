@@ -391,21 +391,15 @@ enum Admitted {
     Resolve(Resolve),
 }
 
-/// What resolving a request needs once its head has been read; nothing in
-/// it refers to the connection's read buffer.
+/// What resolving a request needs once its head has been read, packed
+/// once (in [`admit`]) and handed on in these parts: the head becomes the
+/// engine's request, the body is read (or streamed) into it, and the rest
+/// goes with it to the engine and on to the answer. Nothing in it refers
+/// to the connection's read buffer.
 struct Resolve {
-    shared: Arc<Shared>,
-    scope: Option<Arc<Scope>>,
-    method: Method,
-    target: Target,
-    version: Version,
-    /// Their values copied out of the read buffer.
-    headers: http::HeaderMap,
-    base_url: Option<Arc<Url>>,
+    head: Head,
     body: Incoming,
-    fault: Arc<ConnectionFault>,
-    #[cfg(feature = "ws")]
-    on_upgrade: Option<hyper::upgrade::OnUpgrade>,
+    asking: Asking,
 }
 
 /// Reads a request's head: a loop, an ended scope, a `CONNECT` or a target
@@ -509,17 +503,26 @@ fn admit(
         }
     };
     Admitted::Resolve(Resolve {
-        shared,
-        scope,
-        method: parts.method,
-        target,
-        version: parts.version,
-        headers: parts.headers,
-        base_url,
+        asking: Asking {
+            shared,
+            base_url,
+            delivery: Delivery {
+                version: parts.version,
+                fault: Arc::clone(fault),
+                boundary: scope,
+                #[cfg(feature = "ws")]
+                on_upgrade: parts.extensions.remove::<hyper::upgrade::OnUpgrade>(),
+                #[cfg(all(feature = "ws", feature = "graphql"))]
+                resolve_in: None,
+            },
+        },
+        head: Head {
+            method: parts.method,
+            target,
+            version: parts.version,
+            headers: parts.headers,
+        },
         body,
-        fault: Arc::clone(fault),
-        #[cfg(feature = "ws")]
-        on_upgrade: parts.extensions.remove::<hyper::upgrade::OnUpgrade>(),
     })
 }
 
@@ -529,18 +532,17 @@ impl Resolve {
     /// request performed for real) goes on in a future.
     #[inline(always)] // one call per request: inlined, the head is not copied between steps
     fn start(self) -> Answering {
-        if !http_body::Body::is_end_stream(&self.body) {
+        let Resolve { head, body, asking } = self;
+        if !http_body::Body::is_end_stream(&body) {
             // A future per kind of body, each boxed for its request: one
             // for both would be as large as both, beyond the allocator's
             // fast sizes.
-            let (head, body, asking) = self.split();
             return Answering::Later(if crate::message::request::is_grpc_content(&head.headers) {
                 Box::pin(streamed(head, body, asking))
             } else {
                 Box::pin(read_in_full(head, body, asking))
             });
         }
-        let (head, _, asking) = self.split();
         let (shared, mut handling, delivery) = asking.hand(head.request(Bytes::new()));
         // Polled here, in the service call (the connection's task): a waker
         // that does nothing is enough, as a pending lookup is polled again
@@ -558,26 +560,6 @@ impl Resolve {
                 respond(&shared, outcome, delivery).await
             })),
         }
-    }
-
-    #[inline(always)] // one call per request: inlined, the head is not copied between steps
-    fn split(self) -> (Head, Incoming, Asking) {
-        let head = Head {
-            method: self.method,
-            target: self.target,
-            version: self.version,
-            headers: self.headers,
-        };
-        let asking = Asking {
-            shared: self.shared,
-            scope: self.scope,
-            base_url: self.base_url,
-            version: self.version,
-            fault: self.fault,
-            #[cfg(feature = "ws")]
-            on_upgrade: self.on_upgrade,
-        };
-        (head, self.body, asking)
     }
 }
 
@@ -599,12 +581,8 @@ impl Head {
 /// Where a request is resolved, and what answering its outcome needs.
 struct Asking {
     shared: Arc<Shared>,
-    scope: Option<Arc<Scope>>,
     base_url: Option<Arc<Url>>,
-    version: Version,
-    fault: Arc<ConnectionFault>,
-    #[cfg(feature = "ws")]
-    on_upgrade: Option<hyper::upgrade::OnUpgrade>,
+    delivery: Delivery,
 }
 
 impl Asking {
@@ -619,24 +597,25 @@ impl Asking {
         impl Future<Output = Outcome> + Unpin + Send + use<>,
         Delivery,
     ) {
-        let scope = match &self.scope {
+        let Asking {
+            shared,
+            base_url,
+            delivery,
+        } = self;
+        let scope = match &delivery.boundary {
             Some(boundary) => Arc::clone(boundary),
-            None => self.shared.engine.current_scope(),
+            None => shared.engine.current_scope(),
         };
+        #[cfg(all(feature = "ws", feature = "graphql"))]
         let delivery = Delivery {
-            version: self.version,
-            fault: self.fault,
-            boundary: self.scope,
-            #[cfg(feature = "ws")]
-            on_upgrade: self.on_upgrade,
-            #[cfg(all(feature = "ws", feature = "graphql"))]
-            resolve_in: super::ws::ResolveIn {
+            resolve_in: Some(super::ws::ResolveIn {
                 scope: Arc::clone(&scope),
-                base_url: self.base_url.clone(),
-            },
+                base_url: base_url.clone(),
+            }),
+            ..delivery
         };
-        let handling = self.shared.engine.handle_in(scope, request, self.base_url);
-        (self.shared, handling, delivery)
+        let handling = shared.engine.handle_in(scope, request, base_url);
+        (shared, handling, delivery)
     }
 }
 
@@ -776,8 +755,10 @@ struct Delivery {
     boundary: Option<Arc<Scope>>,
     #[cfg(feature = "ws")]
     on_upgrade: Option<hyper::upgrade::OnUpgrade>,
+    /// The scope and base URL a WebSocket's GraphQL operations resolve in:
+    /// the request's, known once it is handed to the engine.
     #[cfg(all(feature = "ws", feature = "graphql"))]
-    resolve_in: super::ws::ResolveIn,
+    resolve_in: Option<super::ws::ResolveIn>,
 }
 
 /// The engine's outcome as the connection's answer: a response, a fault
@@ -830,7 +811,7 @@ fn answer_now(shared: &Arc<Shared>, outcome: Outcome, delivery: Delivery) -> Now
                     .as_ref()
                     .map(|scope| shared.scopes.register(scope)),
                 #[cfg(feature = "graphql")]
-                Some(delivery.resolve_in),
+                delivery.resolve_in,
             );
             Ok(match accepted {
                 Ok(response) => response.map(|()| empty_body()),

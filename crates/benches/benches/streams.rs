@@ -1,5 +1,5 @@
 //! Streamed bodies against buffered ones, and server-sent events through the
-//! HTTPS proxy: `cargo bench -p mocklib-tests --bench streams`.
+//! HTTPS proxy: `cargo bench -p mocklib-benches --bench streams`.
 //!
 //! 1. **First byte.** Per front door (the in-process middleware, the listener
 //!    in base URL mode, the listener as HTTPS proxy with TLS), the time from

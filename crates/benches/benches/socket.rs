@@ -1,7 +1,7 @@
 //! Latency of a mocked request over a real socket, beside peer mock servers
 //! measured in the same run.
 //!
-//! Latency: `cargo bench -p mocklib-tests --bench socket`. Every case is a reqwest
+//! Latency: `cargo bench -p mocklib-benches --bench socket`. Every case is a reqwest
 //! `GET /user` answered with the 4-byte text `John`, once with 1 and once with
 //! 1,000 handlers (mocks) registered. The target is registered first, so it is
 //! last in lookup order wherever order matters: mocklib's `use_handlers`

@@ -1,5 +1,5 @@
 //! What a test that starts its own mock server pays for it, beside the peers
-//! in the same run: `cargo bench -p mocklib-tests --bench per_test`.
+//! in the same run: `cargo bench -p mocklib-benches --bench per_test`.
 //!
 //! One iteration is what a test does: create the server with one mock
 //! (`GET /user` → the 4-byte text `John`), start it, make one request, stop

@@ -1,5 +1,5 @@
 //! gRPC through mocklib against a bare tonic server on loopback, in the
-//! same run: `cargo bench -p mocklib-tests --features grpc --bench grpc`.
+//! same run: `cargo bench -p mocklib-benches --features grpc --bench grpc`.
 //!
 //! The same tonic client code (`tonic::client::Grpc`, what generated clients
 //! wrap) calls: mocklib in process (the tower front door, no socket),

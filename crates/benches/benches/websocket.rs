@@ -1,6 +1,6 @@
 //! WebSocket echo round trip through a mocked connection against a bare
 //! tokio-tungstenite echo server on loopback, in the same run:
-//! `cargo bench -p mocklib-tests --features ws --bench websocket`.
+//! `cargo bench -p mocklib-benches --features ws --bench websocket`.
 //!
 //! One tokio-tungstenite client per case, connected once; each sample sends
 //! a 32-byte text message and waits for its echo. mocklib's case is a `ws`

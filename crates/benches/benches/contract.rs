@@ -3,7 +3,7 @@
 //! document of 200 operations attached as a contract, the request's
 //! operation one of the last. Goal: the contract adds ≤ 25 %.
 //!
-//! `cargo bench -p mocklib-tests --features openapi --bench contract`
+//! `cargo bench -p mocklib-benches --features openapi --bench contract`
 
 use std::time::Duration;
 
