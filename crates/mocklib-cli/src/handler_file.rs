@@ -16,6 +16,8 @@
 //!   json: { message: "Hello!" }         # (see `grpc_entry`)
 //! - resource: /users                    # a stateful REST collection
 //!   seed: [ { id: 1, name: Kate } ]     # (see `resource_entry`)
+//! - path: /users/:id/avatar             # answered by a function in the
+//!   callback: avatar                    # test's language (see `callback_entry`)
 //! ```
 //!
 //! `body_file` is relative to the handler file's folder. Errors name the
@@ -33,20 +35,23 @@ use http::{HeaderName, HeaderValue, Method, StatusCode};
 use mocklib::{Handler, HttpResponse};
 use prost_reflect::DescriptorPool;
 
+use crate::callback_entry::{self, CallbackEntry, Callbacks};
 use crate::grpc_entry::{self, GrpcEntry};
 use crate::resource_entry::{self, ResourceEntry};
 use crate::stamp::{Watched, stamp};
 
 /// One entry, of the kind its key says: `grpc` (a gRPC method of the
-/// --proto files), `resource` (a REST collection), `sequence` (an HTTP entry
-/// answering in turn), otherwise an HTTP entry with one answer. Each kind is
-/// its own struct, so serde refuses the fields of the others by itself (a
-/// misspelt `staus` too), as the JSON Schema's four shapes do.
+/// --proto files), `resource` (a REST collection), `callback` (a function
+/// in the test's language), `sequence` (an HTTP entry answering in turn),
+/// otherwise an HTTP entry with one answer. Each kind is its own struct, so
+/// serde refuses the fields of the others by itself (a misspelt `staus`
+/// too), as the JSON Schema's five shapes do.
 enum Entry {
     Http(HttpEntry),
     Sequence(SequenceEntry),
     Resource(ResourceFields),
     Grpc(GrpcFields),
+    Callback(CallbackFields),
 }
 
 /// An HTTP entry with one answer.
@@ -142,6 +147,29 @@ struct GrpcFields {
     template: bool,
 }
 
+/// A `callback` entry: a resolver in the test's language, answered over
+/// the scope's callback channel (see `callback_entry.rs`).
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CallbackFields {
+    method: Option<String>,
+    /// Left out: any URL.
+    path: Option<String>,
+    callback: String,
+    timeout_ms: Option<u64>,
+    #[serde(rename = "match")]
+    conditions: Option<Conditions>,
+    #[serde(default)]
+    once: bool,
+    times: Option<Expected>,
+    /// Tolerated empty or `false`, as the schema does (an HTTP entry's
+    /// fields, written out with their defaults).
+    #[serde(default)]
+    headers: BTreeMap<String, String>,
+    #[serde(default)]
+    template: bool,
+}
+
 /// An entry's kind, chosen by its key.
 #[derive(Clone, Copy)]
 enum Kind {
@@ -149,6 +177,7 @@ enum Kind {
     Sequence,
     Resource,
     Grpc,
+    Callback,
 }
 
 impl Kind {
@@ -158,6 +187,8 @@ impl Kind {
             Kind::Resource
         } else if has("grpc") {
             Kind::Grpc
+        } else if has("callback") {
+            Kind::Callback
         } else if has("sequence") {
             Kind::Sequence
         } else {
@@ -182,9 +213,14 @@ impl Kind {
             Kind::Grpc if belongs(http) || field == "sequence" => format!(
                 "`{field}` is a field of HTTP entries; a grpc entry takes json, status, message and delay_ms"
             ),
-            Kind::Http | Kind::Sequence | Kind::Grpc if belongs(resource) => format!(
-                "`{field}` is a field of resource entries (`resource: /users` in place of `path`)"
+            Kind::Callback if belongs(http) || belongs(grpc) || field == "sequence" => format!(
+                "`{field}` does not go on a callback entry: its function answers (status, headers, body, delay); it takes method, path, match, timeout_ms, once and times"
             ),
+            Kind::Http | Kind::Sequence | Kind::Grpc | Kind::Callback if belongs(resource) => {
+                format!(
+                    "`{field}` is a field of resource entries (`resource: /users` in place of `path`)"
+                )
+            }
             Kind::Http | Kind::Sequence if belongs(grpc) => {
                 format!("`{field}` is a field of grpc entries (the status message)")
             }
@@ -203,6 +239,7 @@ impl Entry {
             Kind::Grpc => Entry::Grpc(serde_path_to_error::deserialize(value)?),
             Kind::Resource => Entry::Resource(serde_path_to_error::deserialize(value)?),
             Kind::Sequence => Entry::Sequence(serde_path_to_error::deserialize(value)?),
+            Kind::Callback => Entry::Callback(serde_path_to_error::deserialize(value)?),
             Kind::Http => Entry::Http(serde_path_to_error::deserialize(value)?),
         })
     }
@@ -213,6 +250,7 @@ impl Entry {
             Entry::Sequence(entry) => entry.times.take(),
             Entry::Resource(entry) => entry.times.take(),
             Entry::Grpc(entry) => entry.times.take(),
+            Entry::Callback(entry) => entry.times.take(),
         }
     }
 }
@@ -602,10 +640,12 @@ fn pointer_escape(segment: &str) -> String {
 /// The handlers of the file at `path`, and every file they were read from
 /// (the handler file and its body files) with its stamp from before it was
 /// read, for reloading. `pool` holds the descriptors of the `--proto`
-/// files, which `grpc` entries need.
+/// files, which `grpc` entries need; `callbacks` the callback channels
+/// `callback` entries call through.
 pub(crate) fn load(
     path: &Path,
     pool: Option<&DescriptorPool>,
+    callbacks: &Callbacks,
 ) -> Result<(Vec<Handler>, Vec<Watched>), String> {
     let name = path.display();
     let stamped = (path.to_owned(), stamp(path));
@@ -616,8 +656,8 @@ pub(crate) fn load(
         Some("yaml" | "yml")
     );
     let dir = path.parent().unwrap_or(Path::new("."));
-    let (handlers, mut files) =
-        parse(&text, yaml, &name.to_string(), dir, pool).map_err(|error| error.message)?;
+    let (handlers, mut files) = parse(&text, yaml, &name.to_string(), dir, pool, callbacks)
+        .map_err(|error| error.message)?;
     files.insert(0, stamped);
     Ok((handlers, files))
 }
@@ -632,6 +672,7 @@ pub(crate) fn parse(
     name: &str,
     dir: &Path,
     pool: Option<&DescriptorPool>,
+    callbacks: &Callbacks,
 ) -> Result<(Vec<Handler>, Vec<Watched>), LoadError> {
     let mut files = Vec::new();
     let document: serde_json::Value = if yaml {
@@ -643,7 +684,7 @@ pub(crate) fn parse(
         return Err(LoadError::at(
             "",
             format!(
-                "{name}: expected a list of handlers (method, path, status, headers, body | json | body_file, delay_ms; or grpc, json | status, message, delay_ms; or resource, id_field, seed | seed_file)"
+                "{name}: expected a list of handlers (method, path, status, headers, body | json | body_file, delay_ms; or grpc, json | status, message, delay_ms; or resource, id_field, seed | seed_file; or method, path, callback, timeout_ms)"
             ),
         ));
     };
@@ -666,7 +707,10 @@ pub(crate) fn parse(
                 " ({} {p})",
                 method.and_then(|m| m.as_str()).unwrap_or("ALL")
             ),
-            _ => String::new(),
+            _ => match value.get("callback") {
+                Some(serde_json::Value::String(callback)) => format!(" (callback {callback})"),
+                _ => String::new(),
+            },
         };
         // Where in the document, for the admin API's answer; the message
         // names the entry from 1 and the field, as a person reads a file.
@@ -711,6 +755,7 @@ pub(crate) fn parse(
             Entry::Sequence(entry) => entry.into_handler(dir, &mut files),
             Entry::Resource(entry) => entry.into_handler(dir, &mut files),
             Entry::Grpc(entry) => entry.into_handler(pool),
+            Entry::Callback(entry) => entry.into_handler(callbacks),
         };
         let handler = handler.map_err(fail)?;
         handlers.push(match expected {
@@ -754,6 +799,27 @@ impl GrpcFields {
                 delay_ms: self.delay_ms,
             },
         )
+    }
+}
+
+impl CallbackFields {
+    /// The handler of a `callback` entry: its function answers, over the
+    /// channel of the scope each request is resolved in.
+    fn into_handler(self, callbacks: &Callbacks) -> Result<Handler, String> {
+        tolerated(Kind::Callback, &self.headers, false, self.template)?;
+        let (method, _) = method_and_path(self.method.as_deref(), Some(String::new()))?;
+        let handler = callback_entry::handler(
+            CallbackEntry {
+                method,
+                path: self.path.unwrap_or_else(|| "*".to_owned()),
+                callback: self.callback,
+                timeout_ms: self.timeout_ms,
+            },
+            callbacks,
+        )?;
+        let conditions = self.conditions.unwrap_or_default().matchers()?;
+        let handler = conditions.into_iter().fold(handler, Handler::when);
+        Ok(if self.once { handler.once() } else { handler })
     }
 }
 
@@ -994,7 +1060,7 @@ mod tests {
                 "body_file", "delay_ms", "match", "template", "sequence", "once", "resource",
                 "id_field", "seed", "seed_file", "query", "cookies", "form", "json_path",
                 "headers_matching", "headers_absent", "body_contains", "bearer", "basic",
-                "user", "password", "id",
+                "user", "password", "id", "callback", "timeout_ms",
             ])
             .prop_map(str::to_owned),
             1 => "[a-z_]{1,8}",
@@ -1038,6 +1104,7 @@ mod tests {
         };
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("seed.json"), r#"[{"id": 1}]"#).unwrap();
+        let callbacks = Callbacks::new(mocklib::setup_server([]));
         let (loaded, refused) = (std::cell::Cell::new(0), std::cell::Cell::new(0));
         let document = prop_oneof![
             4 => prop::collection::vec(entry(), 0..4).prop_map(|entries| (true, serde_json::Value::from(entries).to_string())),
@@ -1053,7 +1120,7 @@ mod tests {
                 };
                 let path = dir.path().join(name);
                 std::fs::write(&path, &text).unwrap();
-                match load(&path, None) {
+                match load(&path, None, &callbacks) {
                     Ok(_) => loaded.set(loaded.get() + 1),
                     Err(error) => {
                         refused.set(refused.get() + 1);

@@ -22,6 +22,7 @@ use std::process::ExitCode;
 mod admin;
 mod args;
 mod base64;
+mod callback_entry;
 mod check;
 mod grpc_entry;
 mod handler_file;

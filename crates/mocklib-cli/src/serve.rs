@@ -305,6 +305,8 @@ fn serve(options: &Options) -> Result<(), String> {
     let base_url = server.url();
     let pool = crate::admin::SharedPool::default();
     let scopes = crate::admin::SharedScopes::default();
+    let callbacks = crate::callback_entry::Callbacks::new(server.clone());
+    lock(&scopes).callbacks = Some(callbacks.clone());
     let show = {
         let pool = Arc::clone(&pool);
         move |entry: &_| crate::admin::journal_entry(entry, lock(&pool).as_ref())
@@ -340,6 +342,7 @@ fn serve(options: &Options) -> Result<(), String> {
             pool: Arc::clone(&pool),
             dir: std::env::current_dir().unwrap_or_default(),
             scopes: Arc::clone(&scopes),
+            callbacks: callbacks.clone(),
             token: options.admin_token.clone(),
             page: crate::admin::Page::new(&server, Box::new(show)),
             // Clones: the same contracts, counting what the server checks.
@@ -351,12 +354,14 @@ fn serve(options: &Options) -> Result<(), String> {
                 }))
                 .collect(),
         };
-    let endpoints = vec![admin.into_handler(), crate::admin::page_redirect(&base_url)];
+    let mut endpoints = admin.into_handlers();
+    endpoints.push(crate::admin::page_redirect(&base_url));
     lock(&scopes).endpoints = endpoints;
     let mut sources = Sources {
         options,
         scopes,
         pool,
+        callbacks,
         watched: Vec::new(),
         settling: None,
     };
@@ -455,6 +460,8 @@ struct Sources<'a> {
     /// The descriptors of the `--proto` files last loaded, shared with the
     /// journal, which decodes the calls' messages with them.
     pool: crate::admin::SharedPool,
+    /// What the files' `callback` entries call through.
+    callbacks: crate::callback_entry::Callbacks,
     /// Every file read, with its stamp from before it was read.
     watched: Vec<Watched>,
     /// The stamps a change was first seen with: the files are loaded once
@@ -478,7 +485,7 @@ impl Sources<'_> {
             Some(pool)
         };
         for path in &self.options.handler_files {
-            let (loaded, read) = handler_file::load(path, pool.as_ref())?;
+            let (loaded, read) = handler_file::load(path, pool.as_ref(), &self.callbacks)?;
             handlers.extend(loaded);
             files.extend(read);
         }

@@ -52,6 +52,7 @@
 //! TOKEN` (`401` otherwise; the event stream, which a browser's
 //! `EventSource` opens without headers, may carry it as `?token=`). Payloads over 4 MiB are refused (`413`).
 
+mod callbacks;
 mod document;
 mod journal;
 mod origin;
@@ -76,6 +77,7 @@ use mocklib::{Handler, HttpResponse, Request};
 use prost_reflect::DescriptorPool;
 use url::Url;
 
+use crate::callback_entry::Callbacks;
 use crate::handler_file;
 use scopes::{ScopeEntry, ScopeId, ScopeState};
 
@@ -102,6 +104,8 @@ pub(crate) struct Admin {
     /// (the command's folder).
     pub(crate) dir: PathBuf,
     pub(crate) scopes: SharedScopes,
+    /// The callback channels `callback` entries call through.
+    pub(crate) callbacks: Callbacks,
     /// `--admin-token`: the bearer token every request must carry.
     pub(crate) token: Option<String>,
     /// The live page, for every state.
@@ -111,30 +115,34 @@ pub(crate) struct Admin {
 }
 
 impl Admin {
-    /// The handler answering every admin resource; it lets other requests
-    /// under `/__mocklib/` fall through (another host's, the live page's).
-    pub(crate) fn into_handler(self) -> Handler {
+    /// The handler answering every admin resource, then the callback
+    /// channel's WebSocket handlers, which take the upgrades it lets
+    /// through. It lets other requests under `/__mocklib/` fall through
+    /// (another host's, the live page's).
+    pub(crate) fn into_handlers(self) -> Vec<Handler> {
+        let channels = callbacks::handlers(
+            &self.scopes,
+            &self.callbacks,
+            &self.server,
+            self.base_url.port(),
+        );
         let document = document::document(&self.base_url);
         let admin = Arc::new((self, document));
         // Any host and port (the root's origin and every scope's), but a
         // literal path: the index then asks this handler only about admin
         // paths, not about every request served (`*/__mocklib/*` has no
         // literal prefix).
-        mocklib::http::all("http://*:*/__mocklib/*", move |args| {
+        let resources = mocklib::http::all("http://*:*/__mocklib/*", move |args| {
             let (admin, document) = &*admin;
             admin.answer(&args.request, document)
-        })
+        });
+        std::iter::once(resources).chain(channels).collect()
     }
 
     fn answer(&self, request: &Request, document: &serde_json::Value) -> Option<HttpResponse> {
         let url = request.url();
-        let rest = url.path().strip_prefix(PREFIX)?;
         let mut scopes = lock(&self.scopes);
-        // The server's own origin only (see the module's "Who may ask").
-        if !is_loopback(url) {
-            return None;
-        }
-        let caller = scopes.of_port(url.port_or_known_default(), self.base_url.port())?;
+        let (caller, rest) = addressed(&scopes, url, self.base_url.port())?;
         // The live page's own files hold no data: a browser opens them
         // without a header (the page then sends the token it was given).
         let page_file = matches!(rest, "" | "page.js" | "page.css");
@@ -166,28 +174,9 @@ impl Admin {
                 ),
             ));
         }
-        let (target, resource) = match rest
-            .strip_prefix("scopes/")
-            .and_then(|after| after.split_once('/'))
-        {
-            // `scopes/ID/...`: a resource of that scope (`scopes/ID/` its page).
-            Some((id, tail)) => {
-                if caller != ScopeId::Root {
-                    return Some(refuse(
-                        403,
-                        "a scope reaches only its own state: ask for another scope on the server's own origin",
-                    ));
-                }
-                match id
-                    .parse::<u64>()
-                    .ok()
-                    .filter(|id| scopes.opened.contains_key(id))
-                {
-                    Some(id) => (ScopeId::Opened(id), tail),
-                    None => return Some(refuse(404, &format!("there is no scope {id:?}"))),
-                }
-            }
-            _ => (caller, rest),
+        let (target, resource) = match target(&scopes, caller, rest) {
+            Ok(found) => found,
+            Err(refused) => return Some(refused),
         };
         if scopes.get(target).is_none() {
             return Some(refuse(410, "this scope has ended"));
@@ -211,6 +200,10 @@ impl Admin {
                 .within(&self.server, || self.verify()),
             "verify" => not_allowed("GET"),
             "hold" => self.hold(&mut scopes, target, method),
+            // Let through, the upgrade is the WebSocket handlers'.
+            "callbacks" => {
+                callbacks::refusal(&self.callbacks, &self.server, &scopes, target, request)?
+            }
             "scopes" if caller == ScopeId::Root => self.scopes(&mut scopes, method),
             "record" if caller == ScopeId::Root => self.record(request),
             "scopes" | "record" => refuse(
@@ -235,7 +228,7 @@ impl Admin {
                 _ => refuse(
                     404,
                     &format!(
-                        "{PREFIX}{resource} is not an admin resource: handlers, requests, verify, coverage, hold, scopes, record, openapi.json (GET {PREFIX}openapi.json describes them)"
+                        "{PREFIX}{resource} is not an admin resource: handlers, requests, verify, coverage, hold, callbacks, scopes, record, openapi.json (GET {PREFIX}openapi.json describes them)"
                     ),
                 ),
             },
@@ -329,15 +322,22 @@ impl Admin {
             .header("content-type")
             .is_some_and(|value| value.contains("yaml"));
         let pool = lock(&self.pool).clone();
-        handler_file::parse(text, yaml, "the request body", &self.dir, pool.as_ref())
-            .map(|(handlers, _)| handlers)
-            .map_err(|error| {
-                HttpResponse::json(&serde_json::json!({
-                    "error": error.message,
-                    "pointer": error.pointer,
-                }))
-                .status(400)
-            })
+        handler_file::parse(
+            text,
+            yaml,
+            "the request body",
+            &self.dir,
+            pool.as_ref(),
+            &self.callbacks,
+        )
+        .map(|(handlers, _)| handlers)
+        .map_err(|error| {
+            HttpResponse::json(&serde_json::json!({
+                "error": error.message,
+                "pointer": error.pointer,
+            }))
+            .status(400)
+        })
     }
 
     /// `DELETE handlers/{index}`.
@@ -594,6 +594,53 @@ impl Admin {
             }
             _ => not_allowed("POST, DELETE"),
         }
+    }
+}
+
+/// Whom a request under `/__mocklib/` addresses: the state whose origin it
+/// came to, and the path after the prefix; `None` when it is not the admin
+/// API's (see the module's "Who may ask": another host's, or a port that is
+/// no scope's).
+fn addressed<'a>(
+    scopes: &Scopes,
+    url: &'a Url,
+    own_port: Option<u16>,
+) -> Option<(ScopeId, &'a str)> {
+    let rest = url.path().strip_prefix(PREFIX)?;
+    if !is_loopback(url) {
+        return None;
+    }
+    let caller = scopes.of_port(url.port_or_known_default(), own_port)?;
+    Some((caller, rest))
+}
+
+/// The state `rest` acts on, asked by `caller`, and the resource: on the
+/// server's origin `scopes/ID/...` is a resource of that scope
+/// (`scopes/ID/` its page). Or the refusal.
+fn target<'a>(
+    scopes: &Scopes,
+    caller: ScopeId,
+    rest: &'a str,
+) -> Result<(ScopeId, &'a str), HttpResponse> {
+    let Some((id, tail)) = rest
+        .strip_prefix("scopes/")
+        .and_then(|after| after.split_once('/'))
+    else {
+        return Ok((caller, rest));
+    };
+    if caller != ScopeId::Root {
+        return Err(refuse(
+            403,
+            "a scope reaches only its own state: ask for another scope on the server's own origin",
+        ));
+    }
+    match id
+        .parse::<u64>()
+        .ok()
+        .filter(|id| scopes.opened.contains_key(id))
+    {
+        Some(id) => Ok((ScopeId::Opened(id), tail)),
+        None => Err(refuse(404, &format!("there is no scope {id:?}"))),
     }
 }
 

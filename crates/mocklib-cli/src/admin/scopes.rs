@@ -20,6 +20,8 @@ use mocklib::node::Server;
 use mocklib::{Handler, boundary::Boundary};
 use url::Url;
 
+use crate::callback_entry::Callbacks;
+
 /// One handler list the admin API changes.
 #[derive(Default)]
 pub(crate) struct ScopeState {
@@ -67,6 +69,8 @@ pub(crate) struct Scopes {
     pub(crate) endpoints: Vec<Handler>,
     /// The files' handlers as last loaded (the base of a reset to files).
     pub(crate) files: Vec<Handler>,
+    /// The callback channels, which end with their scopes.
+    pub(crate) callbacks: Option<Callbacks>,
 }
 
 impl Default for Scopes {
@@ -77,6 +81,7 @@ impl Default for Scopes {
             next_id: 1,
             endpoints: Vec::new(),
             files: Vec::new(),
+            callbacks: None,
         }
     }
 }
@@ -153,8 +158,9 @@ impl Scopes {
     }
 
     /// Ends scope `id`, whatever its clients still hold: before this
-    /// returns, its port is closed and its proxy credential refused; the
-    /// connections kept to it close, a request still arriving on one
+    /// returns, its callback channel is closed (1001, its calls in flight
+    /// answered 502), its port is closed and its proxy credential refused;
+    /// the connections kept to it close, a request still arriving on one
     /// answered `410`, and its streams end (`Boundary::end`). Whether it
     /// was open.
     ///
@@ -163,6 +169,11 @@ impl Scopes {
     pub(crate) fn end(&mut self, id: u64) -> bool {
         match self.opened.remove(&id) {
             Some(scope) => {
+                // First: a channel held on the server's origin
+                // (`scopes/{id}/callbacks`) is no connection of the scope's.
+                if let Some(callbacks) = &self.callbacks {
+                    callbacks.end(&scope.proxy_url.to_string());
+                }
                 if let Some(boundary) = &scope.state.boundary {
                     boundary.end();
                 }

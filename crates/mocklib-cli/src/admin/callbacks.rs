@@ -1,0 +1,130 @@
+//! The callback channel of a state (`GET /__mocklib/callbacks`, a
+//! WebSocket): the client of a test in another language holds it, and the
+//! `callback` entries send their calls through it (`callback_entry.rs`).
+//!
+//! The admin API's own handler vets the upgrade first — the token, the
+//! scope, one channel per scope (`409`) — and lets it through to the
+//! `ws` handlers here, which keep the connection as the scope's channel
+//! until it closes or its scope ends.
+
+use mocklib::node::Server;
+use mocklib::{Handler, HttpResponse, Request, ws};
+
+use super::scopes::{ScopeId, Scopes};
+use super::{SharedScopes, addressed, lock, not_allowed, refuse, target};
+use crate::callback_entry::Callbacks;
+
+/// Why the upgrade of `request` to `id`'s channel is refused, before it
+/// is accepted; `None`: let it through to [`handlers`].
+pub(super) fn refusal(
+    callbacks: &Callbacks,
+    server: &Server,
+    scopes: &Scopes,
+    id: ScopeId,
+    request: &Request,
+) -> Option<HttpResponse> {
+    if request.method() != http::Method::GET {
+        return Some(not_allowed("GET"));
+    }
+    let upgrade = request
+        .header("upgrade")
+        .is_some_and(|value| value.eq_ignore_ascii_case("websocket"));
+    if !upgrade {
+        return Some(
+            refuse(
+                426,
+                "the callback channel is a WebSocket: open it with `Upgrade: websocket`",
+            )
+            .header("upgrade", "websocket"),
+        );
+    }
+    let key = key_of(server, scopes, id)?;
+    callbacks.is_open(&key).then(|| {
+        refuse(
+            409,
+            &format!(
+                "{} has a callback channel open already: one client holds it at a time",
+                name_of(id)
+            ),
+        )
+    })
+}
+
+/// The handlers taking the upgrades [`refusal`] let through: on a state's
+/// own origin, and as `scopes/{id}/callbacks` on the server's.
+pub(super) fn handlers(
+    scopes: &SharedScopes,
+    callbacks: &Callbacks,
+    server: &Server,
+    own_port: Option<u16>,
+) -> [Handler; 2] {
+    let channel = {
+        let (scopes, callbacks, server) = (scopes.clone(), callbacks.clone(), server.clone());
+        move |connection: ws::ResolverArgs| {
+            let (scopes, callbacks, server) = (scopes.clone(), callbacks.clone(), server.clone());
+            async move {
+                let found = {
+                    let scopes = lock(&scopes);
+                    addressed(&scopes, connection.request.url(), own_port).map(|(caller, rest)| {
+                        let (id, _) = target(&scopes, caller, rest).ok()?;
+                        Some((key_of(&server, &scopes, id)?, name_of(id)))
+                    })
+                };
+                match found {
+                    // Not the admin API's (another server's on loopback,
+                    // reached through the proxy): the real WebSocket.
+                    None => match connection.server.connect().await {
+                        Ok(upstream) => connection.forward(upstream).await,
+                        Err(error) => {
+                            eprintln!("mocklib serve: {error}");
+                            connection
+                                .client
+                                .close_with(1011, "the real server is out of reach");
+                        }
+                    },
+                    // Its scope ended since the upgrade was let through.
+                    Some(None) => connection.client.close_with(1001, "the scope ended"),
+                    Some(Some((key, name))) => {
+                        serve_channel(&callbacks, key, name, &connection.client).await;
+                    }
+                }
+            }
+        }
+    };
+    [
+        ws::link("ws://*:*/__mocklib/callbacks").on_connection(channel.clone()),
+        ws::link("ws://*:*/__mocklib/scopes/:id/callbacks").on_connection(channel),
+    ]
+}
+
+/// Keeps `client` as the channel of the scope named `key` until it closes.
+async fn serve_channel(callbacks: &Callbacks, key: String, name: String, client: &ws::Client) {
+    let Some(channel) = callbacks.open(key.clone(), name, client.clone()) else {
+        // Another client won the race since the upgrade was let through.
+        client.close_with(1008, "another client holds this scope's callback channel");
+        return;
+    };
+    while let Some(message) = client.recv().await {
+        channel.receive(&message);
+    }
+    callbacks.closed(&key, &channel);
+}
+
+/// The name [`Callbacks`] knows `id`'s channel by; `None` once it ended.
+fn key_of(server: &Server, scopes: &Scopes, id: ScopeId) -> Option<String> {
+    match id {
+        ScopeId::Root => Some(server.at_root(|| server.proxy_url()).to_string()),
+        ScopeId::Opened(id) => scopes
+            .opened
+            .get(&id)
+            .map(|scope| scope.proxy_url.to_string()),
+    }
+}
+
+/// `id` in messages.
+fn name_of(id: ScopeId) -> String {
+    match id {
+        ScopeId::Root => "the server's own scope".to_owned(),
+        ScopeId::Opened(id) => format!("scope {id}"),
+    }
+}
