@@ -1,0 +1,176 @@
+"""The pytest plugin (entry point ``pytest11``): one ``mocklib serve`` per
+test run, shared by pytest-xdist's workers, and the ``mocklib`` fixture,
+which gives each test a scope of it with the scope's environment set,
+verifies the scope after the test (an unmet expectation fails the test with
+the server's report) and closes it.
+
+Options: ``--mocklib-handlers FILE`` (also the ini option
+``mocklib_handlers``), ``--mocklib-record PATH`` with
+``--mocklib-record-mode``, ``--mocklib-server URL`` (a server started
+elsewhere), ``--mocklib-no-verify``. Fixtures: ``mocklib`` (the test's
+``Scope``), ``mocklib_server`` (the session's ``Server``) and
+``mocklib_handlers`` (override it to give every test initial handlers, as
+``setupServer(...handlers)`` does in MSW).
+"""
+
+from __future__ import annotations
+
+import os
+import urllib.request
+
+import pytest
+
+import mocklib as _mocklib
+from ._client import Server, VerifyError
+
+_SERVER_KEY = "mocklib_url"
+
+
+def pytest_addoption(parser):
+    group = parser.getgroup("mocklib", "mocklib: API mocking with mocklib serve")
+    group.addoption(
+        "--mocklib-handlers",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="a handler file (YAML or JSON) the server loads for every scope; repeatable",
+    )
+    group.addoption(
+        "--mocklib-record",
+        metavar="PATH",
+        help="record the requests the tests perform for real (passthrough, unhandled) into the HAR file PATH; "
+        "with the default mode `once`, an existing PATH is replayed instead",
+    )
+    group.addoption(
+        "--mocklib-record-mode",
+        default="once",
+        choices=["once", "new_episodes", "none", "all"],
+        help="how --mocklib-record records, as pytest-recording's --record-mode (default: once)",
+    )
+    group.addoption(
+        "--mocklib-server",
+        metavar="URL",
+        help="use the mocklib serve already running at URL (its MOCKLIB_URL) instead of starting one",
+    )
+    group.addoption(
+        "--mocklib-no-verify",
+        action="store_true",
+        help="do not verify each test's scope after the test",
+    )
+    parser.addini("mocklib_handlers", "handler files the server loads (relative to the ini file)", type="paths", default=[])
+    parser.addini("mocklib_args", "more arguments for mocklib serve", type="args", default=[])
+
+
+class _Session:
+    """The run's server, started at the first test that asks for it (in a
+    run with pytest-xdist, by the controller before the workers start)."""
+
+    def __init__(self, config):
+        self.config = config
+        self.server: Server | None = None
+        self.started = False
+
+    def _arguments(self) -> list:
+        config = self.config
+        arguments: list = []
+        for path in config.getini("mocklib_handlers"):
+            arguments += ["--handlers", str(path)]
+        for path in config.getoption("mocklib_handlers"):
+            arguments += ["--handlers", os.path.abspath(path)]
+        record = config.getoption("mocklib_record")
+        if record:
+            arguments += ["--record", os.path.abspath(record), "--record-mode", config.getoption("mocklib_record_mode")]
+        arguments += list(config.getini("mocklib_args"))
+        return arguments
+
+    def get(self) -> Server:
+        if self.server is None:
+            config = self.config
+            token = os.environ.get("MOCKLIB_ADMIN_TOKEN")
+            given = getattr(config, "workerinput", {}).get(_SERVER_KEY) or config.getoption("mocklib_server")
+            if given:
+                self.server = Server.connect(given, token=token)
+            else:
+                self.server = Server.start(*self._arguments(), token=token)
+                self.started = True
+        return self.server
+
+    def stop(self) -> None:
+        if self.server is not None and self.started:
+            self.server.stop()
+        self.server = None
+
+
+def pytest_configure(config):
+    config._mocklib = _Session(config)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node):
+    # pytest-xdist's controller, before a worker starts: the workers share
+    # the controller's server (docs: one server per run; measured in
+    # packages/python/README.md).
+    session = node.config._mocklib
+    node.workerinput[_SERVER_KEY] = session.get().url
+
+
+def pytest_unconfigure(config):
+    session = getattr(config, "_mocklib", None)
+    if session is not None:
+        session.stop()
+
+
+@pytest.fixture(scope="session")
+def mocklib_server(pytestconfig) -> Server:
+    """The run's ``mocklib serve``: started once, shared by the workers."""
+    return pytestconfig._mocklib.get()
+
+
+@pytest.fixture
+def mocklib_handlers() -> list:
+    """The handlers every test's scope starts with, ahead of the files'
+    (override in a conftest.py: MSW's ``setupServer(...handlers)``)."""
+    return []
+
+
+def _reset_urllib() -> None:
+    # urllib.request.urlopen keeps the opener it builds at its first call,
+    # with the proxies the environment had then: forget it, so the next
+    # call reads this scope's.
+    urllib.request.install_opener(None)
+
+
+@pytest.fixture
+def mocklib(mocklib_server, mocklib_handlers, monkeypatch, request):
+    """A scope of the run's server for this test, its environment set (the
+    proxy and CA bundle variables that ``requests``, ``httpx``, ``urllib``
+    and child processes read), verified after the test and closed."""
+    scope = mocklib_server.open_scope()
+    previous = _mocklib._current
+    try:
+        for name, value in scope.env.items():
+            monkeypatch.setenv(name, value)
+        _reset_urllib()
+        if mocklib_handlers:
+            scope.use(*mocklib_handlers)
+        _mocklib._current = scope
+        scope._verify = not request.config.getoption("mocklib_no_verify")
+        yield scope
+    finally:
+        _mocklib._current = previous
+        scope.close()
+        _reset_urllib()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item):
+    result = yield
+    # The test passed: now its scope's expectations (a failure here fails
+    # the test, with the server's report).
+    scope = getattr(item, "funcargs", {}).get("mocklib")
+    if isinstance(scope, _mocklib.Scope) and getattr(scope, "_verify", False) and not scope.closed:
+        verification = scope.verify()
+        if not verification.ok:
+            __tracebackhide__ = True
+            raise VerifyError(verification)
+    return result
