@@ -53,6 +53,11 @@ def pytest_addoption(parser):
         help="use the mocklib serve already running at URL (its MOCKLIB_URL) instead of starting one",
     )
     group.addoption(
+        "--mocklib-per-worker",
+        action="store_true",
+        help="with pytest-xdist, a server per worker instead of one the workers share",
+    )
+    group.addoption(
         "--mocklib-no-verify",
         action="store_true",
         help="do not verify each test's scope after the test",
@@ -110,8 +115,12 @@ def pytest_configure_node(node):
     # pytest-xdist's controller, before a worker starts: the workers share
     # the controller's server (docs: one server per run; measured in
     # packages/python/README.md).
-    session = node.config._mocklib
-    node.workerinput[_SERVER_KEY] = session.get().url
+    config = node.config
+    if config.getoption("mocklib_per_worker"):
+        if config.getoption("mocklib_record"):
+            raise pytest.UsageError("--mocklib-record records from one server: drop --mocklib-per-worker")
+        return
+    node.workerinput[_SERVER_KEY] = config._mocklib.get().url
 
 
 def pytest_unconfigure(config):
