@@ -23,6 +23,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
+use mocklib::grpc::Code;
 use mocklib::handler::{HandlerKind, IndexHint, MatchContext, Matched};
 use mocklib::node::Server;
 use mocklib::resolver::{Resolution, ResolverError};
@@ -363,7 +364,9 @@ impl Call {
         let (handler, callback) = (&self.handler, &self.callback);
         let Some(channel) = key.and_then(|key| self.callbacks.channel(&key)) else {
             return refuse(
+                &args.request,
                 502,
+                Code::Unavailable,
                 &format!(
                     "{handler}: the callback {callback} cannot be called: no client holds this scope's callback channel (GET /__mocklib/callbacks)"
                 ),
@@ -371,7 +374,9 @@ impl Call {
         };
         let closed = || {
             refuse(
+                &args.request,
                 502,
+                Code::Unavailable,
                 &format!(
                     "{handler}: the callback channel closed before the callback {callback} answered"
                 ),
@@ -390,7 +395,9 @@ impl Call {
             futures_util::future::Either::Right(((), _)) => {
                 channel.forget(id);
                 return refuse(
+                    &args.request,
                     504,
+                    Code::DeadlineExceeded,
                     &format!(
                         "{handler}: the callback {callback} did not answer within {} ms (timeout_ms)",
                         self.timeout_ms
@@ -471,9 +478,41 @@ fn call_frame(id: u64, callback: &str, handler: &str, args: &ResolverArgs) -> se
     })
 }
 
-/// A text answer with `status`, made by the server itself.
-fn refuse(status: u16, why: &str) -> Resolution {
-    Resolution::Respond(HttpResponse::text(format!("{why}\n")).status(status))
+/// The server's own answer to `request`: a text with `status`, or for a
+/// gRPC call (a `POST` of `application/grpc…`, whose client would read a
+/// text as a garbled message) the status `code` with `why`, as the
+/// library answers the calls it fails itself.
+fn refuse(request: &mocklib::Request, status: u16, code: Code, why: &str) -> Resolution {
+    let grpc = request.method() == http::Method::POST
+        && request.header("content-type").is_some_and(|value| {
+            let value = value.trim().to_ascii_lowercase();
+            value == "application/grpc"
+                || value.starts_with("application/grpc+")
+                || value.starts_with("application/grpc;")
+        });
+    Resolution::Respond(if grpc {
+        // Trailers-only: the status in the headers, no body.
+        HttpResponse::empty()
+            .header("content-type", "application/grpc")
+            .header("grpc-status", code.as_i32().to_string())
+            .header("grpc-message", grpc_message(why))
+    } else {
+        HttpResponse::text(format!("{why}\n")).status(status)
+    })
+}
+
+/// `text` as a `grpc-message` value: percent-encoded, every byte outside
+/// printable ASCII and `%` itself.
+fn grpc_message(text: &str) -> String {
+    let mut encoded = String::with_capacity(text.len());
+    for byte in text.bytes() {
+        if (0x20..0x7f).contains(&byte) && byte != b'%' {
+            encoded.push(char::from(byte));
+        } else {
+            encoded.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    encoded
 }
 
 /// An HTTP handler under another header: everything else is the inner

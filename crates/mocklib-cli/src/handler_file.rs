@@ -224,6 +224,9 @@ impl Kind {
             Kind::Http | Kind::Sequence if belongs(grpc) => {
                 format!("`{field}` is a field of grpc entries (the status message)")
             }
+            _ if field == "timeout_ms" => format!(
+                "`{field}` is a field of callback entries (how long their function may take to answer)"
+            ),
             _ => return None,
         })
     }

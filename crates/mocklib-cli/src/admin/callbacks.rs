@@ -7,12 +7,14 @@
 //! `ws` handlers here, which keep the connection as the scope's channel
 //! until it closes or its scope ends.
 
+use std::sync::Arc;
+
 use mocklib::node::Server;
 use mocklib::{Handler, HttpResponse, Request, ws};
 
 use super::scopes::{ScopeId, Scopes};
 use super::{SharedScopes, addressed, lock, not_allowed, refuse, target};
-use crate::callback_entry::Callbacks;
+use crate::callback_entry::{Callbacks, Channel};
 
 /// Why the upgrade of `request` to `id`'s channel is refused, before it
 /// is accepted; `None`: let it through to [`handlers`].
@@ -61,31 +63,45 @@ pub(super) fn handlers(
     let channel = {
         let (scopes, callbacks, server) = (scopes.clone(), callbacks.clone(), server.clone());
         move |connection: ws::ResolverArgs| {
-            let (scopes, callbacks, server) = (scopes.clone(), callbacks.clone(), server.clone());
+            // Now, before the `101` is sent (the handler's synchronous
+            // part): an upgrade that follows meets this channel (`409`).
+            let fate = {
+                let scopes = lock(&scopes);
+                match addressed(&scopes, connection.request.url(), own_port) {
+                    None => Fate::Real,
+                    Some((caller, rest)) => match target(&scopes, caller, rest)
+                        .ok()
+                        .and_then(|(id, _)| Some((key_of(&server, &scopes, id)?, name_of(id))))
+                    {
+                        None => Fate::Ended,
+                        Some((key, name)) => {
+                            match callbacks.open(key.clone(), name, connection.client.clone()) {
+                                Some(channel) => Fate::Channel(key, channel),
+                                None => Fate::Taken,
+                            }
+                        }
+                    },
+                }
+            };
+            let callbacks = callbacks.clone();
             async move {
-                let found = {
-                    let scopes = lock(&scopes);
-                    addressed(&scopes, connection.request.url(), own_port).map(|(caller, rest)| {
-                        let (id, _) = target(&scopes, caller, rest).ok()?;
-                        Some((key_of(&server, &scopes, id)?, name_of(id)))
-                    })
-                };
-                match found {
-                    // Not the admin API's (another server's on loopback,
-                    // reached through the proxy): the real WebSocket.
-                    None => match connection.server.connect().await {
+                let client = &connection.client;
+                match fate {
+                    Fate::Real => match connection.server.connect().await {
                         Ok(upstream) => connection.forward(upstream).await,
                         Err(error) => {
                             eprintln!("mocklib serve: {error}");
-                            connection
-                                .client
-                                .close_with(1011, "the real server is out of reach");
+                            client.close_with(1011, "the real server is out of reach");
                         }
                     },
-                    // Its scope ended since the upgrade was let through.
-                    Some(None) => connection.client.close_with(1001, "the scope ended"),
-                    Some(Some((key, name))) => {
-                        serve_channel(&callbacks, key, name, &connection.client).await;
+                    Fate::Ended => client.close_with(1001, "the scope ended"),
+                    Fate::Taken => client
+                        .close_with(1008, "another client holds this scope's callback channel"),
+                    Fate::Channel(key, channel) => {
+                        while let Some(message) = client.recv().await {
+                            channel.receive(&message);
+                        }
+                        callbacks.closed(&key, &channel);
                     }
                 }
             }
@@ -97,17 +113,17 @@ pub(super) fn handlers(
     ]
 }
 
-/// Keeps `client` as the channel of the scope named `key` until it closes.
-async fn serve_channel(callbacks: &Callbacks, key: String, name: String, client: &ws::Client) {
-    let Some(channel) = callbacks.open(key.clone(), name, client.clone()) else {
-        // Another client won the race since the upgrade was let through.
-        client.close_with(1008, "another client holds this scope's callback channel");
-        return;
-    };
-    while let Some(message) = client.recv().await {
-        channel.receive(&message);
-    }
-    callbacks.closed(&key, &channel);
+/// What becomes of an upgrade the admin API let through.
+enum Fate {
+    /// Not the admin API's (another server's on loopback, reached through
+    /// the proxy): the real WebSocket.
+    Real,
+    /// Its scope ended since the upgrade was let through.
+    Ended,
+    /// Another upgrade, let through at the same time, holds the channel.
+    Taken,
+    /// The scope's channel (named `key`), until it closes.
+    Channel(String, Arc<Channel>),
 }
 
 /// The name [`Callbacks`] knows `id`'s channel by; `None` once it ended.

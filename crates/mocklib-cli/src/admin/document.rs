@@ -18,15 +18,99 @@ pub(super) fn document(base_url: &Url) -> serde_json::Value {
         }
     });
     let scope = serde_json::json!({ "type": "object", "properties": { "id": { "type": "integer" }, "url": { "type": "string" }, "proxy_url": { "type": "string" }, "admin_url": { "type": "string" }, "env": { "type": "object", "additionalProperties": { "type": "string" } } } });
+    // The callback channel, on a state's own origin or as a scope's
+    // (`extra`: the scope's path parameter and its 404).
+    let callbacks = |summary: &str, extra: serde_json::Value| {
+        let mut operation = serde_json::json!({
+            "operationId": if extra.is_null() { "openCallbackChannel" } else { "openScopeCallbackChannel" },
+            "summary": summary,
+            "description": "A WebSocket (RFC 6455; text frames of JSON) that the client of a test in another language holds open for its scope: the server sends a `CallbackCall` for each request a `callback` entry matches, and the client answers each with one `CallbackAnswer` (same `id`; many calls may be in flight, answered in any order). One channel per scope at a time; it closes (1001) when its scope ends. A call with no channel open is answered 502, one whose channel closes first 502, one not answered within the entry's `timeout_ms` 504. With --admin-token, send `Authorization: Bearer TOKEN` or `?token=TOKEN`.",
+            "parameters": [
+                { "name": "Upgrade", "in": "header", "required": true, "schema": { "const": "websocket" } },
+                { "name": "token", "in": "query", "required": false, "description": "The admin token, for a client that cannot set a header on its upgrade.", "schema": { "type": "string" } }
+            ],
+            "x-frames": {
+                "server": { "$ref": "#/components/schemas/CallbackCall" },
+                "client": { "$ref": "#/components/schemas/CallbackAnswer" }
+            },
+            "responses": {
+                "101": { "description": "The channel is open: CallbackCall frames come, CallbackAnswer frames go." },
+                "409": text("The scope's channel is open already: a client holds it."),
+                "426": text("Not a WebSocket upgrade.")
+            }
+        });
+        if let Some(extra) = extra.as_object() {
+            let parameters = operation["parameters"].as_array_mut().expect("a list");
+            parameters.push(extra["parameter"].clone());
+            operation["responses"]["404"] = extra["404"].clone();
+        }
+        serde_json::json!({ "get": operation })
+    };
     serde_json::json!({
         "openapi": "3.1.0",
         "info": {
             "title": "mocklib serve admin API",
             "version": env!("CARGO_PKG_VERSION"),
-            "description": "Runtime control of a running `mocklib serve`: the request journal, handlers added and removed at runtime, verification of the handlers' expected counts, scopes (isolated handler lists, journals and expectations for parallel test workers, each with a port and a proxy credential of its own), and recording. The resources of a scope are the same paths on its own origin (its `url`), or under `/__mocklib/scopes/{id}/` on this one. Only requests to the server's own loopback origin reach the API; with `--admin-token` each needs `Authorization: Bearer TOKEN` (401 otherwise); payloads over 4 MiB get 413."
+            "description": "Runtime control of a running `mocklib serve`: the request journal, handlers added and removed at runtime, verification of the handlers' expected counts, scopes (isolated handler lists, journals and expectations for parallel test workers, each with a port and a proxy credential of its own), each scope's callback channel (a WebSocket over which functions in a test's own language answer the `callback` entries), and recording. The resources of a scope are the same paths on its own origin (its `url`), or under `/__mocklib/scopes/{id}/` on this one. Only requests to the server's own loopback origin reach the API; with `--admin-token` each needs `Authorization: Bearer TOKEN` (401 otherwise); payloads over 4 MiB get 413."
         },
         "components": {
-            "securitySchemes": { "token": { "type": "http", "scheme": "bearer", "description": "Required when the server runs with --admin-token." } }
+            "securitySchemes": { "token": { "type": "http", "scheme": "bearer", "description": "Required when the server runs with --admin-token." } },
+            "schemas": {
+                "CallbackCall": {
+                    "description": "Server to client, on the callback channel: a request for the function `callback` to answer.",
+                    "type": "object",
+                    "required": ["type", "id", "callback", "handler", "request", "params", "cookies"],
+                    "properties": {
+                        "type": { "const": "call" },
+                        "id": { "type": "integer", "minimum": 1, "description": "Unique on the channel: the answer carries it back." },
+                        "callback": { "type": "string", "description": "The entry's `callback`: the function's name." },
+                        "handler": { "type": "string", "description": "The entry as a handler: `GET https://api.example.com/users/:id`." },
+                        "request": {
+                            "type": "object",
+                            "required": ["method", "url", "headers", "body", "body_base64"],
+                            "properties": {
+                                "method": { "type": "string" },
+                                "url": { "type": "string", "description": "The absolute URL." },
+                                "headers": { "type": "array", "description": "Name (lower case) and value pairs, in order, repeats kept.", "items": { "type": "array", "prefixItems": [{ "type": "string" }, { "type": "string" }], "minItems": 2, "maxItems": 2 } },
+                                "body": { "type": ["string", "null"], "description": "The body as text when it is UTF-8 (\"\" when empty); null otherwise." },
+                                "body_base64": { "type": ["string", "null"], "description": "The body in standard base64 when it is not UTF-8; null otherwise." }
+                            }
+                        },
+                        "params": { "type": "object", "additionalProperties": { "type": "string" }, "description": "The path's parameters (`:id`; a wildcard's capture under \"0\", \"1\"…), as text." },
+                        "cookies": { "type": "object", "additionalProperties": { "type": "string" } }
+                    }
+                },
+                "CallbackAnswer": {
+                    "description": "Client to server, on the callback channel: one answer per call, with exactly one of `response`, `passthrough`, `fallthrough`, `network_error` and `error`. A frame the server cannot read (not JSON, an unknown or already answered id) is logged and ignored; an answer it cannot use (two kinds, a bad status or header) is a 500 saying why.",
+                    "type": "object",
+                    "required": ["id"],
+                    "properties": {
+                        "id": { "type": "integer", "description": "The call's." },
+                        "response": {
+                            "type": "object",
+                            "description": "The response; a body as `body` (text) or `body_base64`, not both.",
+                            "properties": {
+                                "status": { "type": "integer", "minimum": 100, "maximum": 999, "default": 200 },
+                                "headers": { "type": "array", "description": "Name and value pairs; repeats are kept.", "items": { "type": "array", "prefixItems": [{ "type": "string" }, { "type": "string" }], "minItems": 2, "maxItems": 2 } },
+                                "body": { "type": "string" },
+                                "body_base64": { "type": "string" },
+                                "delay_ms": { "type": "integer", "minimum": 0, "description": "How long the server waits before it answers." }
+                            }
+                        },
+                        "passthrough": { "const": true, "description": "Perform the request for real (MSW: `passthrough()`)." },
+                        "fallthrough": { "const": true, "description": "The function returned nothing: the next handler decides (MSW: a resolver returning undefined)." },
+                        "network_error": { "const": true, "description": "The requester sees a network error (MSW: `HttpResponse.error()`)." },
+                        "error": { "type": "string", "description": "What the function raised: a 500 whose body names the handler, the callback and this." }
+                    },
+                    "oneOf": [
+                        { "required": ["response"] },
+                        { "required": ["passthrough"] },
+                        { "required": ["fallthrough"] },
+                        { "required": ["network_error"] },
+                        { "required": ["error"] }
+                    ]
+                }
+            }
         },
         "security": [{}, { "token": [] }],
         "servers": [{ "url": base_url.as_str().trim_end_matches('/') }],
@@ -145,6 +229,11 @@ pub(super) fn document(base_url: &Url) -> serde_json::Value {
                     "responses": { "200": { "description": "A line a second while held.", "content": { "text/plain": { "schema": { "type": "string" } } } }, "400": text("Not a scope.") }
                 }
             },
+            "/__mocklib/callbacks": callbacks("The callback channel of the state whose origin this is (the server's own, or a scope's)", serde_json::Value::Null),
+            "/__mocklib/scopes/{id}/callbacks": callbacks("A scope's callback channel, on the server's origin", serde_json::json!({
+                "parameter": { "name": "id", "in": "path", "required": true, "schema": { "type": "integer" } },
+                "404": text("No such scope.")
+            })),
             "/__mocklib/record": {
                 "post": {
                     "operationId": "startRecording",

@@ -20,6 +20,12 @@
 //! - `GET verify`: `200 {"ok": true}`, or `422` with `verify()`'s report
 //!   and the same as data (`unmet`: handler, expected, received;
 //!   `unhandled`).
+//! - `GET callbacks`, a WebSocket upgrade: the state's callback channel
+//!   (`callbacks.rs`), which the client of a test in another language holds
+//!   open; `callback` entries send it each request they match and answer
+//!   with what comes back (the frames: the README, and `CallbackCall` and
+//!   `CallbackAnswer` in the OpenAPI document). One client at a time
+//!   (`409` before the upgrade); it closes (1001) when its scope ends.
 //!
 //! **Scopes** are boundaries for other processes: `POST scopes` opens one
 //! with its own handlers over the files', its own journal, sequences,
@@ -34,8 +40,9 @@
 //! open: its port is closed and its credential refused (`407`) before the
 //! `DELETE` is answered, the connections kept to its port or tunnelled
 //! with its credential close (a request still arriving on one is
-//! answered `410`), and its streams end. A scope never sees another's
-//! state, and the server's own list does not see theirs.
+//! answered `410`), its streams end and its callback channel closes. A
+//! scope never sees another's state, and the server's own list does not
+//! see theirs.
 //!
 //! Server-wide: `GET scopes`, `POST record` (`{"path", "mode"}`: record
 //! what passes through into a HAR file) and `DELETE record`,
@@ -50,7 +57,9 @@
 //! business, and a page that rebinds its own name to loopback cannot reach
 //! it. With `--admin-token` every request needs `Authorization: Bearer
 //! TOKEN` (`401` otherwise; the event stream, which a browser's
-//! `EventSource` opens without headers, may carry it as `?token=`). Payloads over 4 MiB are refused (`413`).
+//! `EventSource` opens without headers, and the callback channel, whose
+//! clients may not set headers on an upgrade, may carry it as `?token=`).
+//! Payloads over 4 MiB are refused (`413`).
 
 mod callbacks;
 mod document;

@@ -1,12 +1,14 @@
 //! What the tests of the `mocklib` command share: `mocklib serve` as a
-//! child process and Python driving it; with curl, an upstream server on
-//! loopback and polling, from crates/test-support (shared with the
-//! library's tests).
+//! child process, Python driving it, and curl calling its admin API; with
+//! curl, an upstream server on loopback and polling, from
+//! crates/test-support (shared with the library's tests).
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
+
+use serde_json::Value;
 
 pub use test_support::{curl, eventually, spawn_upstream};
 
@@ -119,6 +121,98 @@ pub fn python(serve: &Serve, script: &str, args: &[&str]) -> String {
     let mut python = Command::new("python3");
     python.arg("-c").arg(script).args(args).envs(serve.env());
     test_support::stdout_of(&mut python)
+}
+
+/// Calls `method` (`/package.Service/Method`) from Python's `grpcio`
+/// without generated code (no serializers: bytes both ways), over h2c on
+/// the base URL: `kind` is the channel's method (`unary_unary`,
+/// `unary_stream`, `stream_unary`), `messages` the Python expression of
+/// what is sent. Returns each reply in hex, then the status's `CODE
+/// details`, space-separated.
+pub fn grpcio_call(serve: &Serve, kind: &str, method: &str, messages: &str) -> String {
+    let script = format!(
+        "import os, grpc\n\
+         channel = grpc.insecure_channel(os.environ['MOCKLIB_URL'].removeprefix('http://'))\n\
+         call = channel.{kind}('{method}')\n\
+         shown = []\n\
+         try:\n    \
+             answer = call({messages}, timeout=20)\n    \
+             for reply in [answer] if isinstance(answer, bytes) else answer:\n        \
+                 shown.append(reply.hex())\n    \
+             shown.append('OK')\n\
+         except grpc.RpcError as error:\n    \
+             shown.append(f'{{error.code().name}} {{error.details()}}')\n\
+         print(' '.join(shown), end='')\n"
+    );
+    python(serve, &script, &[])
+}
+
+/// Runs curl with `args`, adding `-w '\n%{http_code}'`; the status and the
+/// body. `env`: a scope's environment for curl (its proxy, its CA bundle).
+pub fn call(env: Option<&Value>, args: &[&str]) -> (u16, String) {
+    let mut command = Command::new("curl");
+    command.args([
+        "--silent",
+        "--show-error",
+        "--max-time",
+        "20",
+        "-w",
+        "\n%{http_code}",
+    ]);
+    if let Some(env) = env {
+        for (name, value) in env.as_object().expect("env is an object") {
+            command.env(name, value.as_str().expect("env values are strings"));
+        }
+    }
+    let output = command.args(args).output().expect("curl runs");
+    let printed = String::from_utf8(output.stdout).expect("curl printed text");
+    let (body, status) = printed.rsplit_once('\n').expect("the status line");
+    (status.parse().unwrap_or(0), body.to_owned())
+}
+
+pub fn get(url: &str) -> (u16, String) {
+    call(None, &[url])
+}
+
+pub fn get_json(url: &str) -> Value {
+    let (status, body) = get(url);
+    assert_eq!(status, 200, "GET {url}: {body}");
+    serde_json::from_str(&body).unwrap()
+}
+
+pub fn post_yaml(url: &str, yaml: &str) -> (u16, String) {
+    call(
+        None,
+        &[
+            "-X",
+            "POST",
+            "-H",
+            "content-type: application/yaml",
+            "--data-binary",
+            yaml,
+            url,
+        ],
+    )
+}
+
+pub fn delete(url: &str) -> u16 {
+    call(None, &["-X", "DELETE", url]).0
+}
+
+/// Opens a scope; its description (`id`, `url`, `proxy_url`, `env`).
+pub fn open_scope(serve: &Serve) -> Value {
+    let (status, body) = call(
+        None,
+        &["-X", "POST", &format!("{}/__mocklib/scopes", serve.url())],
+    );
+    assert_eq!(status, 201, "{body}");
+    serde_json::from_str(&body).unwrap()
+}
+
+pub fn text<'a>(value: &'a Value, key: &str) -> &'a str {
+    value[key]
+        .as_str()
+        .unwrap_or_else(|| panic!("{key} in {value}"))
 }
 
 /// A folder holding `handlers.yaml` with `text`.

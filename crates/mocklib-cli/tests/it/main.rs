@@ -4,6 +4,7 @@
 //! process of its own; one binary links the test kit once instead of seven
 //! times.
 
+mod callbacks;
 mod check;
 mod cli;
 mod common;

@@ -172,6 +172,7 @@ fn the_schema_has_every_field_of_the_loader_and_no_other() {
         ("sequenceEntry", "SequenceEntry"),
         ("resourceEntry", "ResourceFields"),
         ("grpcEntry", "GrpcFields"),
+        ("callbackEntry", "CallbackFields"),
     ] {
         assert_eq!(
             properties(&defs[kind]),
@@ -190,8 +191,8 @@ fn the_schema_has_every_field_of_the_loader_and_no_other() {
     assert_eq!(properties(&defs["answer"]), struct_fields(source, "Answer"));
     assert_eq!(
         defs["entry"]["oneOf"].as_array().map(Vec::len),
-        Some(4),
-        "an entry is one of four kinds"
+        Some(5),
+        "an entry is one of five kinds"
     );
 }
 
@@ -263,6 +264,10 @@ fn the_handler_files_of_the_readme_the_examples_the_docs_and_the_serve_tests_val
             include_str!("../../src/handler_file.rs"),
         ),
         ("src/grpc_entry.rs", include_str!("../../src/grpc_entry.rs")),
+        (
+            "src/callback_entry.rs",
+            include_str!("../../src/callback_entry.rs"),
+        ),
         (
             "src/resource_entry.rs",
             include_str!("../../src/resource_entry.rs"),
@@ -443,6 +448,20 @@ const VALID: &[&str] = &[
 - grpc: helloworld.Greeter/SayHello
   status: OK
 "#,
+    // Callbacks: a function in the test's language (no client needed to
+    // load them).
+    r#"
+- method: GET
+  path: /users/:id
+  callback: user_by_id
+  timeout_ms: 2000
+  once: true
+  times: { at_least: 1 }
+  match: { bearer: t0ken }
+  headers: {}
+  template: false
+- callback: anything
+"#,
 ];
 
 /// A JSON handler file (any name but .yaml and .yml).
@@ -450,7 +469,8 @@ const VALID_JSON: &str = r#"[
   {"method": "GET", "path": "/users/:id", "json": {"id": 7}, "match": {"headers": {"x-api-key": "secret"}}},
   {"path": "/job", "sequence": [{"status": 202}, {"json": {"state": "done"}}]},
   {"resource": "/todos", "seed": [{"id": 1, "title": "Write tests"}]},
-  {"grpc": "helloworld.Greeter/SayHello", "json": {"message": "Hi"}}
+  {"grpc": "helloworld.Greeter/SayHello", "json": {"message": "Hi"}},
+  {"method": "POST", "path": "/hooks", "callback": "hook", "timeout_ms": 100}
 ]"#;
 
 #[test]
@@ -704,6 +724,48 @@ const INVALID: &[(&str, &str)] = &[
         "`message` is the status message of a status other than OK",
     ),
     ("- grpc: SayHello\n", "is not a gRPC method"),
+    // Callbacks.
+    (
+        "- path: /a\n  callback: x\n  status: 200\n",
+        "`status` does not go on a callback entry",
+    ),
+    (
+        "- callback: x\n  json: {}\n",
+        "`json` does not go on a callback entry",
+    ),
+    (
+        "- callback: x\n  sequence: [ {} ]\n",
+        "`sequence` does not go on a callback entry",
+    ),
+    (
+        "- callback: x\n  delay_ms: 5\n",
+        "`delay_ms` does not go on a callback entry",
+    ),
+    (
+        "- callback: x\n  headers: { a: b }\n",
+        "`headers` does not go on a callback entry",
+    ),
+    (
+        "- callback: x\n  template: true\n",
+        "`template` does not go on a callback entry",
+    ),
+    (
+        "- callback: x\n  message: hi\n",
+        "`message` does not go on a callback entry",
+    ),
+    (
+        "- callback: x\n  seed: []\n",
+        "`seed` is a field of resource entries",
+    ),
+    ("- callback: \"\"\n", "give the function's name"),
+    ("- callback: x\n  timeout_ms: 0\n", "give at least 1"),
+    ("- callback: x\n  timeout_ms: -5\n", "invalid value"),
+    ("- callback: 7\n", "invalid type"),
+    ("- callback: x\n  method: \"GE T\"\n", "invalid method"),
+    (
+        "- path: /a\n  timeout_ms: 100\n",
+        "`timeout_ms` is a field of callback entries",
+    ),
 ];
 
 #[test]

@@ -756,30 +756,6 @@ fn grpc_entries_that_do_not_fit_the_proto_fail_naming_the_file_and_the_entry() {
     );
 }
 
-/// Calls `method` (`/package.Service/Method`) from Python's `grpcio`
-/// without generated code (no serializers: bytes both ways), over h2c on
-/// the base URL: `kind` is the channel's method (`unary_unary`,
-/// `unary_stream`, `stream_unary`), `messages` the Python expression of
-/// what is sent. Returns each reply in hex, then the status's `CODE
-/// details`, space-separated.
-fn grpcio_call(serve: &Serve, kind: &str, method: &str, messages: &str) -> String {
-    let script = format!(
-        "import os, grpc\n\
-         channel = grpc.insecure_channel(os.environ['MOCKLIB_URL'].removeprefix('http://'))\n\
-         call = channel.{kind}('{method}')\n\
-         shown = []\n\
-         try:\n    \
-             answer = call({messages}, timeout=20)\n    \
-             for reply in [answer] if isinstance(answer, bytes) else answer:\n        \
-                 shown.append(reply.hex())\n    \
-             shown.append('OK')\n\
-         except grpc.RpcError as error:\n    \
-             shown.append(f'{{error.code().name}} {{error.details()}}')\n\
-         print(' '.join(shown), end='')\n"
-    );
-    python(serve, &script, &[])
-}
-
 #[test]
 fn the_journal_shows_grpc_calls_as_proto3_json() {
     let dir = with_helloworld(
@@ -1916,6 +1892,8 @@ fn the_admin_api_describes_itself_as_openapi() {
         "/__mocklib/openapi.json",
         "/__mocklib/",
         "/__mocklib/events",
+        "/__mocklib/callbacks",
+        "/__mocklib/scopes/{id}/callbacks",
     ] {
         assert!(paths.contains(&path), "{path} missing: {paths:?}");
     }
@@ -1949,7 +1927,11 @@ fn the_admin_api_describes_itself_as_openapi() {
     let handlers = mocklib::openapi::OpenApi::from_json(&text)
         .and_then(|api| api.handlers())
         .unwrap();
-    assert_eq!(handlers.len(), 19, "one handler per operation");
+    assert_eq!(handlers.len(), 21, "one handler per operation");
+    let schemas = &document["components"]["schemas"];
+    for frame in ["CallbackCall", "CallbackAnswer"] {
+        assert_eq!(schemas[frame]["type"], "object", "{frame}");
+    }
 }
 
 /// `--graphql-contract` (issue 25, part 2): the GraphQL requests to the
