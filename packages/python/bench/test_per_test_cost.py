@@ -32,3 +32,10 @@ def test_httpserver(httpserver, round):
     httpserver.expect_request("/users/7").respond_with_json({"id": 7})
     assert requests.get(httpserver.url_for("/users/7")).json() == {"id": 7}
     httpserver.check_assertions()
+
+
+@pytest.mark.parametrize("round", range(ROUNDS))
+def test_mocklib_base_url(mocklib, round):
+    # The same over plain HTTP: the scope's own port as the API's base URL.
+    mocklib.use(http.get("/users/7", HttpResponse.json({"id": 7}), times=1))
+    assert requests.get(mocklib.url + "/users/7").json() == {"id": 7}

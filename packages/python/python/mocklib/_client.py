@@ -14,6 +14,7 @@ import shutil
 import subprocess
 import sys
 import sysconfig
+import tempfile
 import threading
 import traceback
 from concurrent.futures import ThreadPoolExecutor
@@ -141,17 +142,29 @@ class Server:
     admin API's home; ``env`` what it printed (its own scope's proxy and CA
     bundle). ``Server.connect(url)`` speaks to one started elsewhere."""
 
-    def __init__(self, url: str, env: Mapping[str, str] | None = None, process: subprocess.Popen | None = None, token: str | None = None):
+    def __init__(
+        self,
+        url: str,
+        env: Mapping[str, str] | None = None,
+        process: subprocess.Popen | None = None,
+        token: str | None = None,
+        ca_file: str | None = None,
+    ):
         self.url = url.rstrip("/")
         self.env = dict(env or {})
         self._process = process
         self._admin = _Admin(token)
+        #: mocklib's CA certificate alone (PEM), when known: every HTTPS
+        #: answer through the proxy is signed by it.
+        self.ca_file = ca_file or self.env.get("MOCKLIB_CA_FILE")
+        self._own_dir: str | None = None
 
     @classmethod
     def start(cls, *args: str, binary: str | None = None, token: str | None = None) -> "Server":
         """Starts ``mocklib serve ARGS...`` (``--handlers FILE``, ``--har
         FILE``, ``--record FILE``, ...) and waits until it listens."""
-        command = [binary or find_binary(), "serve", "--until-stdin-closes", *args]
+        own_dir = tempfile.mkdtemp(prefix="mocklib-")
+        command = [binary or find_binary(), "serve", "--until-stdin-closes", "--ca-out", os.path.join(own_dir, "ca.pem"), *args]
         if token:
             command += ["--admin-token", token]
         process = subprocess.Popen(
@@ -170,11 +183,15 @@ class Server:
             raise RuntimeError(f"mocklib serve exited ({process.returncode}) before it listened: {' '.join(command)}")
         # Nothing more is read from it; keep the pipe drained all the same.
         threading.Thread(target=_drain, args=(process.stdout,), daemon=True).start()
-        return cls(env["MOCKLIB_URL"], env, process, token)
+        server = cls(env["MOCKLIB_URL"], env, process, token)
+        server._own_dir = own_dir
+        return server
 
     @classmethod
-    def connect(cls, url: str, token: str | None = None) -> "Server":
-        return cls(url, token=token)
+    def connect(cls, url: str, token: str | None = None, ca_file: str | None = None) -> "Server":
+        """A server started elsewhere, at its ``MOCKLIB_URL``; ``ca_file``
+        is its CA certificate (``--ca-out``), if known."""
+        return cls(url, token=token, ca_file=ca_file)
 
     def stop(self) -> None:
         if self._process is None:
@@ -187,6 +204,8 @@ class Server:
         except subprocess.TimeoutExpired:
             process.terminate()
             process.wait()
+        if self._own_dir:
+            shutil.rmtree(self._own_dir, ignore_errors=True)
 
     def open_scope(self) -> "Scope":
         """Opens a scope: its own handlers over the files', journal and
@@ -404,6 +423,12 @@ class Scope:
 
     # The callback channel.
 
+    def open_channel(self) -> None:
+        """Opens the scope's callback channel now (the first Python resolver
+        ``use``d opens it otherwise); the pytest plugin opens it while the
+        test before runs."""
+        self._ensure_channel()
+
     def _ensure_channel(self) -> None:
         with self._lock:
             if self._channel is None:
@@ -431,17 +456,20 @@ class Scope:
         return f"<Scope {self.id} {self.url}>"
 
 
+# The threads resolvers run on, shared by every scope of this process, so
+# that a resolver that waits (on ``bypass``, or on a request of its own
+# through the mocks) does not hold the others, and a scope costs no pool.
+_resolvers = ThreadPoolExecutor(max_workers=16, thread_name_prefix="mocklib-resolver")
+
+
 class _Channel:
     """The scope's callback channel: a background thread reads the server's
-    calls and answers each with its handler's resolver, on a small pool so
-    that a resolver that waits (on ``bypass``, or a request of its own
-    through the mocks) does not hold the others."""
+    calls and answers each with its handler's resolver, on the shared pool."""
 
     def __init__(self, scope: Scope, url: str, token: str | None):
         headers = {"authorization": f"Bearer {token}"} if token else None
         self._socket = WebSocket(url, headers)
         self._scope = scope
-        self._pool: ThreadPoolExecutor | None = None
         self._reader = threading.Thread(target=self._read, name=f"mocklib-scope-{scope.id}-callbacks", daemon=True)
         self._reader.start()
 
@@ -456,9 +484,7 @@ class _Channel:
                 continue
             if call.get("type") != "call":
                 continue
-            if self._pool is None:
-                self._pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix=f"mocklib-scope-{self._scope.id}-resolver")
-            self._pool.submit(self._answer, call)
+            _resolvers.submit(self._answer, call)
 
     def _answer(self, call: dict) -> None:
         answer: dict[str, Any]
@@ -488,5 +514,3 @@ class _Channel:
     def close(self) -> None:
         self._socket.close()
         self._reader.join(timeout=5)
-        if self._pool is not None:
-            self._pool.shutdown(wait=False)

@@ -246,13 +246,18 @@ class _NoRedirect(urllib.request.HTTPRedirectHandler):
         return None
 
 
+# The CA bundle bypass verifies real servers with: the system's roots (and
+# mocklib's CA). The pytest fixture sets it to the scope's full bundle, since
+# it points the test's own CA variables at mocklib's CA alone.
+_bypass_cafile: str | None = None
+
+
 def bypass(request: Request, *, timeout: float = 30.0) -> HttpResponse:
     """Performs ``request`` for real, from this process, with proxies
     disabled (so it does not come back to the mocks), and returns the answer
     as an ``HttpResponse`` a resolver may read, alter and return (MSW:
     ``fetch(bypass(request))``). Redirects are returned, not followed.
-    HTTPS is verified against the default trust store (plus mocklib's CA
-    when a scope's ``SSL_CERT_FILE`` is set)."""
+    HTTPS is verified against the system's roots."""
     headers = [(name, value) for name, value in request.headers if name.lower() not in _HOP_BY_HOP]
     real = urllib.request.Request(
         request.url,
@@ -263,7 +268,7 @@ def bypass(request: Request, *, timeout: float = 30.0) -> HttpResponse:
         real.add_header(name, value)
     opener = urllib.request.build_opener(
         urllib.request.ProxyHandler({}),
-        urllib.request.HTTPSHandler(context=ssl.create_default_context()),
+        urllib.request.HTTPSHandler(context=ssl.create_default_context(cafile=_bypass_cafile)),
         _NoRedirect(),
     )
     try:

@@ -18,12 +18,21 @@ from __future__ import annotations
 import os
 import urllib.request
 
+from concurrent.futures import Future, ThreadPoolExecutor
+
 import pytest
 
 import mocklib as _mocklib
-from ._client import Server, VerifyError
+from . import _messages
+from ._client import Scope, Server, VerifyError
 
 _SERVER_KEY = "mocklib_url"
+_CA_KEY = "mocklib_ca_file"
+# The variables that name a CA bundle for Python's clients and curl: the
+# fixture points them at mocklib's CA alone (ini `mocklib_ca_bundle`).
+# Loading the full bundle (the system's roots, ~150 certificates) costs
+# every new TLS client context tens of milliseconds: most of a test's time.
+_CA_VARIABLES = ("SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE")
 
 
 def pytest_addoption(parser):
@@ -64,6 +73,13 @@ def pytest_addoption(parser):
     )
     parser.addini("mocklib_handlers", "handler files the server loads (relative to the ini file)", type="paths", default=[])
     parser.addini("mocklib_args", "more arguments for mocklib serve", type="args", default=[])
+    parser.addini(
+        "mocklib_ca_bundle",
+        "what the test's SSL_CERT_FILE, REQUESTS_CA_BUNDLE and CURL_CA_BUNDLE name: `ca` (mocklib's CA "
+        "alone, default: fast to load, and every HTTPS answer through the proxy is signed by it) or `full` "
+        "(the system's roots too, for a client that also reaches real hosts directly)",
+        default="ca",
+    )
 
 
 class _Session:
@@ -74,6 +90,11 @@ class _Session:
         self.config = config
         self.server: Server | None = None
         self.started = False
+        # The next test's scope, opened while this one runs, and the scopes
+        # being closed behind it (neither waits in a test's setup or teardown).
+        self._next: Future | None = None
+        self._closing: list = []
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mocklib-scopes")
 
     def _arguments(self) -> list:
         config = self.config
@@ -92,18 +113,54 @@ class _Session:
         if self.server is None:
             config = self.config
             token = os.environ.get("MOCKLIB_ADMIN_TOKEN")
-            given = getattr(config, "workerinput", {}).get(_SERVER_KEY) or config.getoption("mocklib_server")
+            workerinput = getattr(config, "workerinput", {})
+            given = workerinput.get(_SERVER_KEY) or config.getoption("mocklib_server")
             if given:
-                self.server = Server.connect(given, token=token)
+                self.server = Server.connect(given, token=token, ca_file=workerinput.get(_CA_KEY))
             else:
                 self.server = Server.start(*self._arguments(), token=token)
                 self.started = True
         return self.server
 
+    def take_scope(self) -> Scope:
+        """A scope for the test starting now, and the next one opened behind it."""
+        server = self.get()
+        scope = None
+        if self._next is not None:
+            try:
+                scope = self._next.result()
+            except Exception:  # noqa: BLE001 - opened again below, where an error is the test's
+                scope = None
+        if scope is None:
+            scope = server.open_scope()
+        self._next = self._pool.submit(_opened_with_channel, server)
+        return scope
+
+    def close_later(self, scope: Scope) -> None:
+        self._closing = [closing for closing in self._closing if not closing.done()]
+        self._closing.append(self._pool.submit(scope.close))
+
     def stop(self) -> None:
+        if self._next is not None:
+            self._closing.append(self._pool.submit(lambda: self._next.result().close()))
+        for closing in self._closing:
+            try:
+                closing.result(timeout=10)
+            except Exception:  # noqa: BLE001 - the server goes next anyway
+                pass
+        self._pool.shutdown(wait=False)
         if self.server is not None and self.started:
             self.server.stop()
         self.server = None
+
+
+def _opened_with_channel(server: Server) -> Scope:
+    scope = server.open_scope()
+    try:
+        scope.open_channel()
+    except Exception:  # noqa: BLE001 - opened again at the first resolver, where an error is the test's
+        pass
+    return scope
 
 
 def pytest_configure(config):
@@ -120,7 +177,9 @@ def pytest_configure_node(node):
         if config.getoption("mocklib_record"):
             raise pytest.UsageError("--mocklib-record records from one server: drop --mocklib-per-worker")
         return
-    node.workerinput[_SERVER_KEY] = config._mocklib.get().url
+    server = config._mocklib.get()
+    node.workerinput[_SERVER_KEY] = server.url
+    node.workerinput[_CA_KEY] = server.ca_file
 
 
 def pytest_unconfigure(config):
@@ -154,11 +213,17 @@ def mocklib(mocklib_server, mocklib_handlers, monkeypatch, request):
     """A scope of the run's server for this test, its environment set (the
     proxy and CA bundle variables that ``requests``, ``httpx``, ``urllib``
     and child processes read), verified after the test and closed."""
-    scope = mocklib_server.open_scope()
+    session = request.config._mocklib
+    scope = session.take_scope()
     previous = _mocklib._current
     try:
         for name, value in scope.env.items():
             monkeypatch.setenv(name, value)
+        # bypass() verifies real servers with the full bundle.
+        monkeypatch.setattr(_messages, "_bypass_cafile", scope.env.get("SSL_CERT_FILE"))
+        if mocklib_server.ca_file and request.config.getini("mocklib_ca_bundle") != "full":
+            for name in _CA_VARIABLES:
+                monkeypatch.setenv(name, mocklib_server.ca_file)
         _reset_urllib()
         if mocklib_handlers:
             scope.use(*mocklib_handlers)
@@ -167,7 +232,10 @@ def mocklib(mocklib_server, mocklib_handlers, monkeypatch, request):
         yield scope
     finally:
         _mocklib._current = previous
-        scope.close()
+        # Closed behind the next test's setup: nothing of the next test
+        # reaches it (a scope of its own), and its port and credential end
+        # all the same.
+        session.close_later(scope)
         _reset_urllib()
 
 
