@@ -1,5 +1,6 @@
 # MSW's API in Python, through the installed plugin: what each piece does
 # to real clients (requests, httpx, urllib, curl in a child process).
+import asyncio
 import json
 import subprocess
 import threading
@@ -66,6 +67,15 @@ def test_resolvers_may_take_fewer_arguments_by_name(mocklib):
     texts = [requests.get(f"https://api.example.com/{path}", cookies={"k": "v"}).text
              for path in ("a", "b/7", "c", "d", "e")]
     assert texts == ["none", "7", "v", "GET", "cookies,params,request"]
+
+
+def test_an_async_resolver(mocklib):
+    async def resolver(params):
+        await asyncio.sleep(0.01)
+        return HttpResponse.text(f"async {params['id']}")
+
+    mocklib.use(http.get("https://api.example.com/async/:id", resolver))
+    assert requests.get("https://api.example.com/async/3").text == "async 3"
 
 
 def test_static_and_callback_answers_read_alike(mocklib):

@@ -5,8 +5,10 @@ resolvers."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import http.client
+import inspect
 import itertools
 import json
 import os
@@ -493,6 +495,9 @@ class _Channel:
             if handler is None:
                 raise LookupError(f"no resolver is named {call.get('callback')!r} in this process")
             result = handler._resolve(call)
+            if inspect.iscoroutine(result):
+                # An `async def` resolver: run on this pool thread's own loop.
+                result = asyncio.run(result)
             if result is None:
                 answer = {"fallthrough": True}
             elif isinstance(result, _Passthrough):
