@@ -152,8 +152,6 @@ def _plan(function: Callable, known: set, order: tuple) -> tuple:
                 raise TypeError(f"the resolver {function.__name__} takes more arguments than {', '.join(order)}")
             positional.append(name)
             taken.add(name)
-    if rest:
-        named = [name for name in named]
     return positional, named, rest
 
 

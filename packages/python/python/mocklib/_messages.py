@@ -54,11 +54,7 @@ class Request:
 
     def header(self, name: str, default: str | None = None) -> str | None:
         """The first value of header ``name`` (any case), or ``default``."""
-        name = name.lower()
-        for have, value in self.headers:
-            if have == name:
-                return value
-        return default
+        return _first_header(self.headers, name, default)
 
     def text(self) -> str:
         return self.body.decode("utf-8", "replace")
@@ -68,6 +64,11 @@ class Request:
 
     def __repr__(self) -> str:
         return f"<Request {self.method} {self.url}>"
+
+
+def _first_header(headers: list, name: str, default: str | None) -> str | None:
+    name = name.lower()
+    return next((value for have, value in headers if have.lower() == name), default)
 
 
 def _header_pairs(headers: Headers | None) -> list[tuple[str, str]]:
@@ -142,11 +143,8 @@ class HttpResponse:
         return response
 
     def header(self, name: str, default: str | None = None) -> str | None:
-        name = name.lower()
-        for have, value in self.headers:
-            if have.lower() == name:
-                return value
-        return default
+        """The first value of header ``name`` (any case), or ``default``."""
+        return _first_header(self.headers, name, default)
 
     def _read_text(self) -> str:
         return self.body.decode("utf-8", "replace")
