@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import inspect
 import re
-from typing import Any, Callable, Mapping, Optional, Union
+from typing import Any, Callable, Mapping, Union
 
 from ._messages import HttpResponse, Request
 
