@@ -16,6 +16,7 @@ elsewhere), ``--mocklib-no-verify``. Fixtures: ``mocklib`` (the test's
 from __future__ import annotations
 
 import os
+import time
 import urllib.request
 
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -27,6 +28,10 @@ from . import _messages
 from ._client import Scope, Server, VerifyError
 
 _SERVER_KEY = "mocklib_url"
+# A scope opened ahead for the next test is used within this many seconds,
+# or ended (the server ends a scope left alone for --scope-idle-timeout,
+# ten minutes by default).
+_PREFETCH_FRESH_SECONDS = 60
 _CA_KEY = "mocklib_ca_file"
 # The variables that name a CA bundle for Python's clients and curl: the
 # fixture points them at mocklib's CA alone (ini `mocklib_ca_bundle`).
@@ -93,6 +98,7 @@ class _Session:
         # The next test's scope, opened while this one runs, and the scopes
         # being closed behind it (neither waits in a test's setup or teardown).
         self._next: Future | None = None
+        self._next_opened = 0.0
         self._closing: list = []
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mocklib-scopes")
 
@@ -131,9 +137,15 @@ class _Session:
                 scope = self._next.result()
             except Exception:  # noqa: BLE001 - opened again below, where an error is the test's
                 scope = None
+            # One opened long ago (a long test before) may be near the
+            # server's idle timeout: a fresh one instead.
+            if scope is not None and time.monotonic() - self._next_opened > _PREFETCH_FRESH_SECONDS:
+                self.close_later(scope)
+                scope = None
         if scope is None:
             scope = server.open_scope()
         self._next = self._pool.submit(_opened_with_channel, server)
+        self._next_opened = time.monotonic()
         return scope
 
     def close_later(self, scope: Scope) -> None:
@@ -170,8 +182,8 @@ def pytest_configure(config):
 @pytest.hookimpl(optionalhook=True)
 def pytest_configure_node(node):
     # pytest-xdist's controller, before a worker starts: the workers share
-    # the controller's server (docs: one server per run; measured in
-    # packages/python/README.md).
+    # the controller's server (measured against one per worker in
+    # docs/BENCHMARKS.md, "Python: the pytest plugin").
     config = node.config
     if config.getoption("mocklib_per_worker"):
         if config.getoption("mocklib_record"):
