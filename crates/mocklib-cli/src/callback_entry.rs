@@ -20,7 +20,7 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use bytes::Bytes;
 use mocklib::grpc::Code;
@@ -30,7 +30,6 @@ use mocklib::resolver::{Resolution, ResolverError};
 use mocklib::{Handler, HttpResponse, ResolverArgs};
 use tokio::sync::oneshot;
 
-use crate::admin::lock;
 use crate::base64::{base64, decode_base64};
 
 /// How long a call waits for its answer unless the entry says otherwise.
@@ -50,7 +49,7 @@ pub(crate) struct Callbacks {
 /// answer.
 pub(crate) struct Channel {
     client: mocklib::ws::Client,
-    /// What the channel is for, in messages (`scope 3`, `the server`).
+    /// What the channel is for, in messages (`scope 3`, `the server's own scope`).
     scope: String,
     next_id: AtomicU64,
     /// `None` once the channel closed: a call then fails at once.
@@ -289,6 +288,13 @@ impl ResponseFrame {
         }
         Answer::Respond(response, self.delay_ms)
     }
+}
+
+/// The value behind `mutex`, even if a holder panicked: nothing here
+/// leaves it half-changed. (The admin API has its own; this module is
+/// below it.)
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// `text`, cut to a length a log line can show.

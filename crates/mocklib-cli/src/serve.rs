@@ -84,6 +84,13 @@ Options (each file option may be repeated; earlier files win):
                                                    name or number)
                              message: TEXT        (optional: the status's)
                              delay_ms: 100        (optional)
+                         and functions of the test's own language, called
+                         over the callback channel its client holds open
+                         (a WebSocket at /__mocklib/callbacks):
+                           - path: /users/:id     (optional: any URL; method
+                                                   and match as above)
+                             callback: user_by_id (the function's name)
+                             timeout_ms: 5000     (optional: then 504)
   --contract FILE        an OpenAPI document every answer is checked
                          against (the request, the status, the content
                          type, headers and JSON body): findings are logged,

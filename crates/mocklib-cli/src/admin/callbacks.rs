@@ -66,24 +66,29 @@ pub(super) fn handlers(
             // Now, before the `101` is sent (the handler's synchronous
             // part): an upgrade that follows meets this channel (`409`).
             let fate = {
-                let scopes = lock(&scopes);
-                match addressed(&scopes, connection.request.url(), own_port) {
+                let state = lock(&scopes);
+                match addressed(&state, connection.request.url(), own_port) {
                     None => Fate::Real,
-                    Some((caller, rest)) => match target(&scopes, caller, rest)
+                    Some((caller, rest)) => match target(&state, caller, rest)
                         .ok()
-                        .and_then(|(id, _)| Some((key_of(&server, &scopes, id)?, name_of(id))))
+                        .and_then(|(id, _)| Some((id, key_of(&server, &state, id)?, name_of(id))))
                     {
                         None => Fate::Ended,
-                        Some((key, name)) => {
+                        Some((id, key, name)) => {
                             match callbacks.open(key.clone(), name, connection.client.clone()) {
-                                Some(channel) => Fate::Channel(key, channel),
+                                Some(channel) => Fate::Channel(Held {
+                                    scopes: scopes.clone(),
+                                    callbacks: callbacks.clone(),
+                                    id,
+                                    key,
+                                    channel,
+                                }),
                                 None => Fate::Taken,
                             }
                         }
                     },
                 }
             };
-            let callbacks = callbacks.clone();
             async move {
                 let client = &connection.client;
                 match fate {
@@ -97,11 +102,10 @@ pub(super) fn handlers(
                     Fate::Ended => client.close_with(1001, "the scope ended"),
                     Fate::Taken => client
                         .close_with(1008, "another client holds this scope's callback channel"),
-                    Fate::Channel(key, channel) => {
+                    Fate::Channel(held) => {
                         while let Some(message) = client.recv().await {
-                            channel.receive(&message);
+                            held.channel.receive(&message);
                         }
-                        callbacks.closed(&key, &channel);
                     }
                 }
             }
@@ -122,8 +126,33 @@ enum Fate {
     Ended,
     /// Another upgrade, let through at the same time, holds the channel.
     Taken,
-    /// The scope's channel (named `key`), until it closes.
-    Channel(String, Arc<Channel>),
+    /// The scope's channel, until it closes.
+    Channel(Held),
+}
+
+/// A scope's open channel, let go when its connection ends, however it
+/// ends: also when the listener drops the connection's handler unpolled.
+struct Held {
+    scopes: SharedScopes,
+    callbacks: Callbacks,
+    id: ScopeId,
+    /// The scope's name in [`Callbacks`].
+    key: String,
+    channel: Arc<Channel>,
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        // Its calls in flight get 502; the scope may open another.
+        self.callbacks.closed(&self.key, &self.channel);
+        // The scope's idle time counts from now: the open channel kept it
+        // (`Scopes::expire`).
+        if let ScopeId::Opened(id) = self.id {
+            if let Some(scope) = lock(&self.scopes).opened.get_mut(&id) {
+                scope.last_seen = std::time::Instant::now();
+            }
+        }
+    }
 }
 
 /// The name [`Callbacks`] knows `id`'s channel by; `None` once it ended.

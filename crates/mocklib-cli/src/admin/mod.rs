@@ -36,7 +36,7 @@
 //! as `scopes/{id}/handlers`. `DELETE scopes/{id}` ends one; so does its
 //! owner disappearing: a `GET {url}/__mocklib/hold` held open ends the
 //! scope when it ends, and a scope nobody holds or asks about for the
-//! idle timeout is ended. An ended scope ends whatever its clients keep
+//! idle timeout is ended (an open callback channel holds it). An ended scope ends whatever its clients keep
 //! open: its port is closed and its credential refused (`407`) before the
 //! `DELETE` is answered, the connections kept to its port or tunnelled
 //! with its credential close (a request still arriving on one is

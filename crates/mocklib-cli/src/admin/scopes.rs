@@ -172,7 +172,7 @@ impl Scopes {
                 // First: a channel held on the server's origin
                 // (`scopes/{id}/callbacks`) is no connection of the scope's.
                 if let Some(callbacks) = &self.callbacks {
-                    callbacks.end(&scope.proxy_url.to_string());
+                    callbacks.end(scope.proxy_url.as_str());
                 }
                 if let Some(boundary) = &scope.state.boundary {
                     boundary.end();
@@ -184,12 +184,22 @@ impl Scopes {
     }
 
     /// Ends scopes that nobody held or asked about for `idle`, as
-    /// [`end`](Self::end) does.
+    /// [`end`](Self::end) does. A scope whose callback channel is open is
+    /// held: its client is there.
     pub(crate) fn expire(&mut self, now: Instant, idle: Duration) -> Vec<u64> {
+        let channel_open = |scope: &ScopeEntry| {
+            self.callbacks
+                .as_ref()
+                .is_some_and(|callbacks| callbacks.is_open(scope.proxy_url.as_str()))
+        };
         let ended: Vec<u64> = self
             .opened
             .iter()
-            .filter(|(_, scope)| scope.holds == 0 && now.duration_since(scope.last_seen) >= idle)
+            .filter(|(_, scope)| {
+                scope.holds == 0
+                    && now.duration_since(scope.last_seen) >= idle
+                    && !channel_open(scope)
+            })
             .map(|(id, _)| *id)
             .collect();
         for id in &ended {

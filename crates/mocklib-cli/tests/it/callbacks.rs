@@ -98,13 +98,28 @@ fn request(env: Option<&Value>, args: &[&str]) -> tokio::task::JoinHandle<(u16, 
 /// the call, and the requester's status and body.
 async fn answered(
     channel: &mut Socket,
+    env: Option<&Value>,
     args: &[&str],
     answer: impl FnOnce(&Value) -> Value,
 ) -> (Value, (u16, String)) {
-    let requested = request(None, args);
+    let requested = request(env, args);
     let call = next_call(channel).await;
     send(channel, answer(&call)).await;
     (call, requested.await.unwrap())
+}
+
+/// A request answered on `channel` with the text `body`, which the
+/// requester gets: the call.
+async fn answered_text(
+    channel: &mut Socket,
+    env: Option<&Value>,
+    args: &[&str],
+    body: &str,
+) -> Value {
+    let text = |call: &Value| json!({ "id": call["id"], "response": { "body": body } });
+    let (call, answer) = answered(channel, env, args, text).await;
+    assert_eq!(answer, (200, body.to_owned()), "{call}");
+    call
 }
 
 /// Adds `yaml`'s entries through the admin API at `admin`
@@ -114,30 +129,36 @@ fn add_entries(admin: &str, yaml: &str) {
     assert_eq!(status, 201, "{body}");
 }
 
-/// A server with `/fall` in its file (what a fallthrough reaches) and its
-/// admin URL.
-fn serve_with_file() -> (tempfile::TempDir, Serve, String) {
+/// A server with `/fall` in its file (what a fallthrough reaches) and
+/// `entries` added through its admin API: its folder, the server, its
+/// admin URL and its base URL.
+fn started(entries: &str) -> (tempfile::TempDir, Serve, String, String) {
     let dir = with_handler_file("- path: /fall\n  body: the file's answer\n");
     let serve = Serve::start(dir.path(), &["--handlers", "handlers.yaml"]);
-    let admin = format!("{}/__mocklib", serve.url());
-    (dir, serve, admin)
+    let base = serve.url().to_owned();
+    let admin = format!("{base}/__mocklib");
+    add_entries(&admin, entries);
+    (dir, serve, admin, base)
+}
+
+/// The callback channel of the server's own scope, at `base`.
+async fn own_channel(base: &str) -> Socket {
+    open_channel(&ws_url(base, "/__mocklib/callbacks"), None)
+        .await
+        .unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_call_carries_the_request_and_its_answer_is_the_response() {
-    let (dir, serve, admin) = serve_with_file();
-    let base = serve.url().to_owned();
-    add_entries(
-        &admin,
+    let (dir, _serve, _, base) = started(
         "- method: POST\n  path: /users/:id\n  callback: users\n- method: PUT\n  path: /files/*\n  callback: files\n",
     );
-    let mut channel = open_channel(&ws_url(&base, "/__mocklib/callbacks"), None)
-        .await
-        .unwrap();
+    let mut channel = own_channel(&base).await;
 
     let url = format!("{base}/users/42?page=2");
     let (call, (status, answer)) = answered(
         &mut channel,
+        None,
         &[
             "-i",
             "-X",
@@ -199,6 +220,7 @@ async fn a_call_carries_the_request_and_its_answer_is_the_response() {
     let started = Instant::now();
     let (call, answer) = answered(
         &mut channel,
+        None,
         &[
             "-X",
             "PUT",
@@ -219,21 +241,18 @@ async fn a_call_carries_the_request_and_its_answer_is_the_response() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn passthrough_fallthrough_network_errors_and_raised_errors_are_obeyed() {
-    let (_dir, serve, admin) = serve_with_file();
-    let base = serve.url().to_owned();
+    // No path: every request the entries before it leave.
+    let (_dir, serve, _, base) = started("- callback: decide\n");
     let upstream = spawn_upstream(
         axum::Router::new().route("/real", axum::routing::get(|| async { "the real one" })),
     )
     .await;
-    // No path: every request the entries before it leave.
-    add_entries(&admin, "- callback: decide\n");
-    let mut channel = open_channel(&ws_url(&base, "/__mocklib/callbacks"), None)
-        .await
-        .unwrap();
+    let mut channel = own_channel(&base).await;
     let kind = |key: &'static str, value: Value| move |call: &Value| json!({ "id": call["id"], key: value });
 
     let (call, answer) = answered(
         &mut channel,
+        None,
         &[&format!("{base}/fall")],
         kind("fallthrough", json!(true)),
     )
@@ -245,6 +264,7 @@ async fn passthrough_fallthrough_network_errors_and_raised_errors_are_obeyed() {
     let real = format!("http://{upstream}/real");
     let (_, answer) = answered(
         &mut channel,
+        None,
         &["--proxy", proxy, &real],
         kind("passthrough", json!(true)),
     )
@@ -254,6 +274,7 @@ async fn passthrough_fallthrough_network_errors_and_raised_errors_are_obeyed() {
     // curl: "Empty reply from server", no status.
     let (_, answer) = answered(
         &mut channel,
+        None,
         &[&format!("{base}/broken")],
         kind("network_error", json!(true)),
     )
@@ -262,6 +283,7 @@ async fn passthrough_fallthrough_network_errors_and_raised_errors_are_obeyed() {
 
     let (_, (status, body)) = answered(
         &mut channel,
+        None,
         &[&format!("{base}/raise")],
         kind(
             "error",
@@ -299,7 +321,7 @@ async fn passthrough_fallthrough_network_errors_and_raised_errors_are_obeyed() {
         ),
         (json!({}), "exactly one"),
     ] {
-        let (_, (status, body)) = answered(&mut channel, &[&format!("{base}/odd")], |call| {
+        let (_, (status, body)) = answered(&mut channel, None, &[&format!("{base}/odd")], |call| {
             let mut answer = answer.clone();
             answer["id"] = call["id"].clone();
             answer
@@ -313,15 +335,8 @@ async fn passthrough_fallthrough_network_errors_and_raised_errors_are_obeyed() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn eight_calls_in_flight_are_answered_out_of_order() {
-    let (_dir, serve, admin) = serve_with_file();
-    let base = serve.url().to_owned();
-    add_entries(
-        &admin,
-        "- method: GET\n  path: /slow/:n\n  callback: slow\n",
-    );
-    let mut channel = open_channel(&ws_url(&base, "/__mocklib/callbacks"), None)
-        .await
-        .unwrap();
+    let (_dir, _serve, _, base) = started("- method: GET\n  path: /slow/:n\n  callback: slow\n");
+    let mut channel = own_channel(&base).await;
     let requests: Vec<_> = (0..8)
         .map(|n| request(None, &[&format!("{base}/slow/{n}")]))
         .collect();
@@ -352,12 +367,7 @@ async fn eight_calls_in_flight_are_answered_out_of_order() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn no_channel_a_closed_channel_and_a_late_answer_are_502_502_and_504() {
-    let (_dir, serve, admin) = serve_with_file();
-    let base = serve.url().to_owned();
-    add_entries(
-        &admin,
-        "- path: /late\n  callback: late\n  timeout_ms: 300\n",
-    );
+    let (_dir, serve, _, base) = started("- path: /late\n  callback: late\n  timeout_ms: 300\n");
     let late = format!("{base}/late");
 
     let (status, body) = get(&late);
@@ -370,9 +380,7 @@ async fn no_channel_a_closed_channel_and_a_late_answer_are_502_502_and_504() {
     );
 
     // No answer in time: 504; the answer that comes later is ignored.
-    let mut channel = open_channel(&ws_url(&base, "/__mocklib/callbacks"), None)
-        .await
-        .unwrap();
+    let mut channel = own_channel(&base).await;
     let requested = request(None, &[&late]);
     let call = next_call(&mut channel).await;
     let (status, body) = requested.await.unwrap();
@@ -386,13 +394,7 @@ async fn no_channel_a_closed_channel_and_a_late_answer_are_502_502_and_504() {
         json!({ "id": call["id"], "response": { "body": "too late" } }),
     )
     .await;
-    let (_, answer) = answered(
-        &mut channel,
-        &[&late],
-        |call| json!({ "id": call["id"], "response": { "body": "in time" } }),
-    )
-    .await;
-    assert_eq!(answer, (200, "in time".to_owned()));
+    answered_text(&mut channel, None, &[&late], "in time").await;
 
     // The channel closes with a call in flight: 502, and the server
     // takes a new channel.
@@ -406,13 +408,7 @@ async fn no_channel_a_closed_channel_and_a_late_answer_are_502_502_and_504() {
         "{body}"
     );
     let mut channel = reopen(&ws_url(&base, "/__mocklib/callbacks"), None).await;
-    let (_, answer) = answered(
-        &mut channel,
-        &[&late],
-        |call| json!({ "id": call["id"], "response": { "body": "again" } }),
-    )
-    .await;
-    assert_eq!(answer, (200, "again".to_owned()));
+    answered_text(&mut channel, None, &[&late], "again").await;
     assert!(serve.stderr().contains("ignored"), "{}", serve.stderr());
 }
 
@@ -422,10 +418,8 @@ async fn no_channel_a_closed_channel_and_a_late_answer_are_502_502_and_504() {
 /// the scope ends.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_scope_has_one_channel_of_its_own_which_ends_with_the_scope() {
-    let (_dir, serve, admin) = serve_with_file();
-    let base = serve.url().to_owned();
     let entry = "- method: GET\n  path: https://api.example.com/profile\n  callback: profile\n";
-    add_entries(&admin, entry);
+    let (_dir, serve, admin, base) = started(entry);
     let (a, b) = (open_scope(&serve), open_scope(&serve));
     add_entries(text(&a, "admin_url"), entry);
     add_entries(&format!("{admin}/scopes/{}", b["id"]), entry);
@@ -443,33 +437,30 @@ async fn each_scope_has_one_channel_of_its_own_which_ends_with_the_scope() {
     .unwrap();
     let b_again = ws_url(text(&b, "url"), "/__mocklib/callbacks");
     assert_eq!(open_channel(&b_again, None).await.err(), Some(409));
-    let mut root_channel = open_channel(&ws_url(&base, "/__mocklib/callbacks"), None)
-        .await
-        .unwrap();
+    let mut root_channel = own_channel(&base).await;
 
     // HTTPS through each scope's proxy credential: the call arrives on
     // that scope's channel.
     for (scope, channel, name) in [(&a, &mut a_channel, "A"), (&b, &mut b_channel, "B")] {
-        let requested = request(Some(&scope["env"]), &["https://api.example.com/profile"]);
-        let call = next_call(channel).await;
-        assert_eq!(call["request"]["url"], "https://api.example.com/profile");
-        send(
+        let profile = format!("{name}'s profile");
+        let call = answered_text(
             channel,
-            json!({ "id": call["id"], "response": { "body": format!("{name}'s profile") } }),
+            Some(&scope["env"]),
+            &["https://api.example.com/profile"],
+            &profile,
         )
         .await;
-        assert_eq!(requested.await.unwrap(), (200, format!("{name}'s profile")));
+        assert_eq!(call["request"]["url"], "https://api.example.com/profile");
     }
     // The server's own scope, its own channel.
     let root_env = json!(serve.variables);
-    let requested = request(Some(&root_env), &["https://api.example.com/profile"]);
-    let call = next_call(&mut root_channel).await;
-    send(
+    answered_text(
         &mut root_channel,
-        json!({ "id": call["id"], "response": { "body": "the server's" } }),
+        Some(&root_env),
+        &["https://api.example.com/profile"],
+        "the server's",
     )
     .await;
-    assert_eq!(requested.await.unwrap(), (200, "the server's".to_owned()));
 
     // Ended, each closes its channel: the one on the scope's origin and
     // the one on the server's alike.
@@ -478,34 +469,61 @@ async fn each_scope_has_one_channel_of_its_own_which_ends_with_the_scope() {
     assert_eq!(close_code(&mut a_channel).await, Some(1001));
     assert_eq!(close_code(&mut b_channel).await, Some(1001));
     // The server's own channel stays.
-    let requested = request(Some(&root_env), &["https://api.example.com/profile"]);
-    let call = next_call(&mut root_channel).await;
-    send(
+    answered_text(
         &mut root_channel,
-        json!({ "id": call["id"], "response": { "body": "still here" } }),
+        Some(&root_env),
+        &["https://api.example.com/profile"],
+        "still here",
     )
     .await;
-    assert_eq!(requested.await.unwrap(), (200, "still here".to_owned()));
+}
+
+/// A client holding its scope's channel is there: the scope outlives the
+/// idle timeout while the channel is open, and sits idle from its close.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_open_channel_keeps_its_scope_from_ending_idle() {
+    let dir = with_handler_file("[]\n");
+    let serve = Serve::start(
+        dir.path(),
+        &["--handlers", "handlers.yaml", "--scope-idle-timeout", "1"],
+    );
+    let scope = open_scope(&serve);
+    let mut channel = open_channel(&ws_url(text(&scope, "url"), "/__mocklib/callbacks"), None)
+        .await
+        .unwrap();
+    let listed = || {
+        let scopes = get_json(&format!("{}/__mocklib/scopes", serve.url()));
+        scopes
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|open| open["id"] == scope["id"])
+    };
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    assert!(listed(), "{}", serve.stderr());
+    channel.close(None).await.unwrap();
+    let closed = Instant::now();
+    close_code(&mut channel).await;
+    // Polled here, on a thread this test's runtime lends.
+    tokio::task::block_in_place(|| {
+        eventually("the scope to end idle", || (!listed()).then_some(()));
+    });
+    assert!(closed.elapsed() >= Duration::from_secs(1));
+    let ended = format!("scope {} ended: idle for 1s", scope["id"]);
+    assert!(serve.stderr().contains(&ended), "{}", serve.stderr());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_journal_verify_and_the_handler_list_count_a_callback_entry() {
-    let (_dir, serve, admin) = serve_with_file();
-    let base = serve.url().to_owned();
-    add_entries(
-        &admin,
-        "- method: GET\n  path: /counted\n  callback: counted\n  times: 2\n",
-    );
+    let (_dir, _serve, admin, base) =
+        started("- method: GET\n  path: /counted\n  callback: counted\n  times: 2\n");
     let listed = get_json(&format!("{admin}/handlers"));
     assert_eq!(
         listed[0]["handler"], "GET /counted (callback counted)",
         "{listed}"
     );
-    let mut channel = open_channel(&ws_url(&base, "/__mocklib/callbacks"), None)
-        .await
-        .unwrap();
-    let answer = |call: &Value| json!({ "id": call["id"], "response": { "body": "counted" } });
-    answered(&mut channel, &[&format!("{base}/counted")], answer).await;
+    let mut channel = own_channel(&base).await;
+    answered_text(&mut channel, None, &[&format!("{base}/counted")], "counted").await;
 
     let (status, body) = get(&format!("{admin}/verify"));
     assert_eq!(status, 422, "{body}");
@@ -514,7 +532,7 @@ async fn the_journal_verify_and_the_handler_list_count_a_callback_entry() {
         report["unmet"],
         json!([{ "handler": "GET /counted (callback counted)", "expected": "exactly 2", "at_least": 2, "at_most": 2, "received": 1 }])
     );
-    answered(&mut channel, &[&format!("{base}/counted")], answer).await;
+    answered_text(&mut channel, None, &[&format!("{base}/counted")], "counted").await;
     assert_eq!(get_json(&format!("{admin}/verify")), json!({ "ok": true }));
 
     let journal = get_json(&format!("{admin}/requests?handler=callback"));
@@ -531,12 +549,8 @@ async fn the_journal_verify_and_the_handler_list_count_a_callback_entry() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_frame_the_server_cannot_read_is_ignored_and_the_channel_stays_open() {
-    let (_dir, serve, admin) = serve_with_file();
-    let base = serve.url().to_owned();
-    add_entries(&admin, "- path: /user\n  callback: user\n");
-    let mut channel = open_channel(&ws_url(&base, "/__mocklib/callbacks"), None)
-        .await
-        .unwrap();
+    let (_dir, serve, _, base) = started("- path: /user\n  callback: user\n");
+    let mut channel = own_channel(&base).await;
     channel.send(Message::text("not JSON")).await.unwrap();
     channel.send(Message::binary(vec![1, 2, 3])).await.unwrap();
     send(&mut channel, json!({ "id": 999, "fallthrough": true })).await;
@@ -555,13 +569,7 @@ async fn a_frame_the_server_cannot_read_is_ignored_and_the_channel_stays_open() 
     )
     .await;
     assert_eq!(requested.await.unwrap(), (200, "first".to_owned()));
-    let (_, answer) = answered(
-        &mut channel,
-        &[&format!("{base}/user")],
-        |call| json!({ "id": call["id"], "response": { "body": "still open" } }),
-    )
-    .await;
-    assert_eq!(answer, (200, "still open".to_owned()));
+    answered_text(&mut channel, None, &[&format!("{base}/user")], "still open").await;
     let stderr = serve.stderr();
     assert_eq!(
         stderr.matches("a frame that is ignored").count(),
@@ -583,23 +591,23 @@ async fn the_admin_token_guards_the_channel_as_a_header_or_in_the_query() {
     let mut channel = open_channel(&format!("{url}?token=s3cret"), None)
         .await
         .unwrap();
-    let (_, answer) = answered(
+    answered_text(
         &mut channel,
+        None,
         &[&format!("{}/user", serve.url())],
-        |call| json!({ "id": call["id"], "response": { "body": "from the query's channel" } }),
+        "from the query's channel",
     )
     .await;
-    assert_eq!(answer, (200, "from the query's channel".to_owned()));
     channel.close(None).await.unwrap();
     close_code(&mut channel).await;
     let mut channel = reopen(&url, Some("s3cret")).await;
-    let (_, answer) = answered(
+    answered_text(
         &mut channel,
+        None,
         &[&format!("{}/user", serve.url())],
-        |call| json!({ "id": call["id"], "response": { "body": "from the header's channel" } }),
+        "from the header's channel",
     )
     .await;
-    assert_eq!(answer, (200, "from the header's channel".to_owned()));
     // Not an upgrade: the channel is a WebSocket.
     let (status, body) = call(
         None,
@@ -621,14 +629,7 @@ fn a_grpc_call_to_a_callback_entry_ends_with_a_status_when_its_function_cannot_a
         "- method: POST\n  path: /helloworld.Greeter/SayHello\n  callback: greet\n  timeout_ms: 300\n",
     );
     let serve = Serve::start(dir.path(), &["--handlers", "handlers.yaml"]);
-    let say_hello = || {
-        grpcio_call(
-            &serve,
-            "unary_unary",
-            "/helloworld.Greeter/SayHello",
-            r"b'\x0a\x04Kate'",
-        )
-    };
+    let say_hello = || grpcio_say_hello_to_kate(&serve);
     let ended = say_hello();
     assert!(
         ended.starts_with("UNAVAILABLE ") && ended.contains("callback greet"),

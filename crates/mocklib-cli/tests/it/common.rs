@@ -147,6 +147,17 @@ pub fn grpcio_call(serve: &Serve, kind: &str, method: &str, messages: &str) -> S
     python(serve, &script, &[])
 }
 
+/// helloworld.proto's `SayHello` for `{name: "Kate"}` from `grpcio`, as
+/// [`grpcio_call`] says it ended.
+pub fn grpcio_say_hello_to_kate(serve: &Serve) -> String {
+    grpcio_call(
+        serve,
+        "unary_unary",
+        "/helloworld.Greeter/SayHello",
+        r"b'\x0a\x04Kate'",
+    )
+}
+
 /// Runs curl with `args`, adding `-w '\n%{http_code}'`; the status and the
 /// body. `env`: a scope's environment for curl (its proxy, its CA bundle).
 pub fn call(env: Option<&Value>, args: &[&str]) -> (u16, String) {

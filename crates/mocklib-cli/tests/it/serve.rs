@@ -973,14 +973,7 @@ fn proto_files_and_their_imports_are_reloaded_and_a_broken_edit_keeps_the_handle
         dir.path(),
         &["--proto", "greeter.proto", "--handlers", "handlers.yaml"],
     );
-    let say_hello = || {
-        grpcio_call(
-            &serve,
-            "unary_unary",
-            "/helloworld.Greeter/SayHello",
-            r"b'\x0a\x04Kate'",
-        )
-    };
+    let say_hello = || grpcio_say_hello_to_kate(&serve);
     let replied = |text: &str| format!("0a{:02x}{} OK", text.len(), hex(text.as_bytes()));
     assert_eq!(say_hello(), replied("Hello"));
 
