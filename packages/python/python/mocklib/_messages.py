@@ -28,7 +28,25 @@ class _ClassOrInstance:
         return self._read.__get__(instance, owner)
 
 
-class Request:
+class _Message:
+    """What a request and a response both read: headers (``(name, value)``
+    pairs) and a body (bytes)."""
+
+    __slots__ = ()
+
+    def header(self, name: str, default: str | None = None) -> str | None:
+        """The first value of header ``name`` (any case), or ``default``."""
+        name = name.lower()
+        return next((value for have, value in self.headers if have.lower() == name), default)
+
+    def _read_text(self) -> str:
+        return self.body.decode("utf-8", "replace")
+
+    def _read_json(self) -> Any:
+        return _json.loads(self.body)
+
+
+class Request(_Message):
     """The intercepted request, as the server sent it over the callback
     channel: ``method``, ``url``, ``headers`` (a list of ``(name, value)``
     pairs in the order received, names in lower case), ``body`` (bytes).
@@ -52,23 +70,11 @@ class Request:
         headers = [(str(name).lower(), str(value)) for name, value in sent.get("headers") or []]
         return cls(sent["method"], sent["url"], headers, body)
 
-    def header(self, name: str, default: str | None = None) -> str | None:
-        """The first value of header ``name`` (any case), or ``default``."""
-        return _first_header(self.headers, name, default)
-
-    def text(self) -> str:
-        return self.body.decode("utf-8", "replace")
-
-    def json(self) -> Any:
-        return _json.loads(self.body)
+    text = _Message._read_text
+    json = _Message._read_json
 
     def __repr__(self) -> str:
         return f"<Request {self.method} {self.url}>"
-
-
-def _first_header(headers: list, name: str, default: str | None) -> str | None:
-    name = name.lower()
-    return next((value for have, value in headers if have.lower() == name), default)
 
 
 def _header_pairs(headers: Headers | None) -> list[tuple[str, str]]:
@@ -78,7 +84,7 @@ def _header_pairs(headers: Headers | None) -> list[tuple[str, str]]:
     return [(str(name), str(value)) for name, value in items]
 
 
-class HttpResponse:
+class HttpResponse(_Message):
     """A mocked response, as MSW's ``HttpResponse``: ``HttpResponse(body,
     status=, headers=)``, or ``HttpResponse.json(...)``, ``.text(...)``,
     ``.html(...)``, ``.xml(...)``, ``.error()`` (a network error: the
@@ -142,22 +148,12 @@ class HttpResponse:
         response._network_error = True
         return response
 
-    def header(self, name: str, default: str | None = None) -> str | None:
-        """The first value of header ``name`` (any case), or ``default``."""
-        return _first_header(self.headers, name, default)
-
-    def _read_text(self) -> str:
-        return self.body.decode("utf-8", "replace")
-
-    def _read_json(self) -> Any:
-        return _json.loads(self.body)
-
     #: ``HttpResponse.json(data, status=, headers=)``: a JSON response;
     #: ``response.json()``: the body read as JSON.
-    json = _ClassOrInstance(_build_json, _read_json)
+    json = _ClassOrInstance(_build_json, _Message._read_json)
     #: ``HttpResponse.text(text, status=, headers=)``: a text response;
     #: ``response.text()``: the body as text.
-    text = _ClassOrInstance(_build_text, _read_text)
+    text = _ClassOrInstance(_build_text, _Message._read_text)
 
     # The two ways it reaches the server.
 
