@@ -4,6 +4,11 @@ channel: plain ``ws://`` to ``mocklib serve`` on loopback, text frames.
 The subset the channel needs: the client handshake, masked text frames out,
 text frames in (fragmented ones reassembled), ping answered with pong, and
 the closing handshake. ``send_text`` may be called from several threads.
+
+Written here rather than taken from the ``websockets`` package: the wheel
+then depends on nothing (its install needs no index, and cannot clash with
+the version of ``websockets`` a suite pins for its own code), and the
+channel needs only this subset, on loopback.
 """
 
 from __future__ import annotations
