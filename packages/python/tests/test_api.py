@@ -279,3 +279,21 @@ def test_record_then_replay(pytester, upstream):
     """)
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--mocklib-record", str(har), str(replayed))
     result.assert_outcomes(passed=1)
+
+
+@pytest.mark.parametrize("per_worker", [False, True])
+def test_xdist_workers_share_one_server(pytester, per_worker):
+    pytester.makepyfile(f"""
+        import os
+        import pytest
+
+        @pytest.mark.parametrize("n", range(4))
+        def test_names_its_server(mocklib_server, mocklib, n):
+            with open(os.path.join({str(pytester.path)!r}, os.environ["PYTEST_XDIST_WORKER"] + ".url"), "w") as file:
+                file.write(mocklib_server.url)
+    """)
+    options = ["--mocklib-per-worker"] if per_worker else []
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-n", "2", *options)
+    result.assert_outcomes(passed=4)
+    urls = {path.read_text() for path in pytester.path.glob("gw*.url")}
+    assert len(urls) == (2 if per_worker else 1), urls
