@@ -1,4 +1,7 @@
-// The same suite under vitest.
+// The same suite under vitest, on the server vitest.config.mjs's global
+// setup started (MOCKLIB_URL).
+import assert from 'node:assert/strict';
+
 import { afterAll, afterEach, beforeAll, describe, test } from 'vitest';
 
 import { suite } from './suite.mjs';
@@ -9,4 +12,9 @@ suite({
   afterAll,
   afterEach,
   concurrently: (name, body) => describe.concurrent(name, () => body((each, run) => test(each, () => run()))),
+});
+
+test("the suite's scope is on the global setup's server", async () => {
+  const scopes = await (await fetch(`${process.env.MOCKLIB_URL}/__mocklib/scopes`)).json();
+  assert.ok(scopes.length >= 1, JSON.stringify(scopes));
 });
