@@ -29,6 +29,15 @@ function httpsGet(url) {
   });
 }
 
+/** `fetch` POSTing `body` as JSON, with more `headers`. */
+function postJson(url, body, headers = {}) {
+  return fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(body),
+  });
+}
+
 /** A real server on loopback, for passthrough and bypass. */
 function startUpstream() {
   const upstream = createServer((request, response) => {
@@ -88,11 +97,7 @@ export function suite({ test, beforeAll, afterAll, afterEach, concurrently }) {
         { status: 201, headers: { location: '/users/8' } },
       );
     }));
-    const response = await fetch('https://api.example.com/users/blue', {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', cookie: 'session=abc', 'x-agent': 'test' },
-      body: JSON.stringify({ name: 'Sarah' }),
-    });
+    const response = await postJson('https://api.example.com/users/blue', { name: 'Sarah' }, { cookie: 'session=abc', 'x-agent': 'test' });
     assert.equal(response.status, 201);
     assert.equal(response.headers.get('location'), '/users/8');
     assert.deepEqual(await response.json(), { name: 'Sarah', team: 'blue', session: 'abc', agent: 'test' });
@@ -184,11 +189,7 @@ export function suite({ test, beforeAll, afterAll, afterEach, concurrently }) {
   });
 
   test('GraphQL: a query by name, and another operation falls through', async () => {
-    const ask = (query, variables) => fetch('https://api.example.com/graphql', {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ query, variables }),
-    });
+    const ask = (query, variables) => postJson('https://api.example.com/graphql', { query, variables });
     const response = await ask('query GetUser($id: ID!) { user(id: $id) { id name } }', { id: '5' });
     assert.deepEqual(await response.json(), { data: { user: { id: '5', name: 'Kate' } } });
     server.use(graphql.mutation('AddUser', ({ variables }) => HttpResponse.json({ data: { addUser: { id: 9, name: variables.name } } })));
@@ -207,16 +208,9 @@ export function suite({ test, beforeAll, afterAll, afterEach, concurrently }) {
   test('a handler-file entry: a resource, in the scope of a boundary', server.boundary(async () => {
     server.use({ resource: '/todos', seed: [{ id: 1, title: 'Write tests' }] });
     const todos = `${server.url}/todos`;
-    const created = await fetch(todos, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ title: 'Ship' }),
-    });
-    assert.equal(created.status, 201);
-    assert.deepEqual(await (await fetch(todos)).json(), [
-      { id: 1, title: 'Write tests' },
-      { id: 2, title: 'Ship' },
-    ]);
+    assert.equal((await postJson(todos, { title: 'Ship' })).status, 201);
+    const listed = await (await fetch(todos)).json();
+    assert.deepEqual(listed.map((todo) => todo.title), ['Write tests', 'Ship']);
   }));
 
   test('verify checks times', async () => {
