@@ -8,11 +8,24 @@ const agent = new http.Agent({ keepAlive: true });
 /** The admin API refused a request: `status` and `body` say why. */
 export class MocklibError extends Error {
   constructor(what, status, body) {
-    super(`mocklib: ${what}: ${status} ${String(body).trim()}`);
+    super(`mocklib: ${what}: ${status} ${reason(body)}`);
     this.name = 'MocklibError';
     this.status = status;
     this.body = body;
   }
+}
+
+// The admin API's refusal: the `error` of its JSON (`400`), or its text.
+function reason(body) {
+  try {
+    const parsed = JSON.parse(body);
+    if (parsed && typeof parsed.error === 'string') {
+      return parsed.error;
+    }
+  } catch {
+    // Text.
+  }
+  return String(body).trim();
 }
 
 /**

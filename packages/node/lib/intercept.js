@@ -59,7 +59,8 @@ function perScope(Agent) {
       }
       ready.then(
         () => super.addRequest(request, options, ...rest),
-        (error) => request.destroy(error),
+        // As the agent fails a request whose connection cannot be made.
+        (error) => request.onSocket(undefined, error),
       );
       return undefined;
     }

@@ -213,6 +213,15 @@ export function suite({ test, beforeAll, afterAll, afterEach, concurrently }) {
     assert.deepEqual(listed.map((todo) => todo.title), ['Write tests', 'Ship']);
   }));
 
+  test('a handler the server refuses fails the requests after it, saying why; resetHandlers clears it', async () => {
+    server.use(http.get('https://api.example.com/:id:x(', () => HttpResponse.text('never')));
+    const failed = await fetch('https://api.example.com/users/1').then(() => null, (error) => error);
+    assert.match(String(failed?.cause?.message), /invalid path pattern "https:\/\/api\.example\.com\/:id:x\(" at position 29/);
+    await assert.rejects(axios.get('https://api.example.com/users/1'), /unbalanced '\('/);
+    server.resetHandlers();
+    assert.equal((await fetch('https://api.example.com/users/1')).status, 200);
+  });
+
   test('verify checks times', async () => {
     server.use(http.get('https://api.example.com/counted', () => HttpResponse.text('one'), { times: 2 }));
     await fetch('https://api.example.com/counted');
