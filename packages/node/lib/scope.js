@@ -35,6 +35,7 @@ export class Scope {
     this.runtime = [];
     this.names = new Map();
     this.callbacks = new Map();
+    this.nextName = 1;
     this.tail = Promise.resolve();
     this.pending = 0;
     this.failure = null;
@@ -119,7 +120,8 @@ export class Scope {
         }
         let name = this.names.get(handler);
         if (!name) {
-          name = `js${this.names.size + 1}`;
+          // Never reused: a late call for a forgotten name finds none.
+          name = `js${this.nextName++}`;
           this.names.set(handler, name);
           this.callbacks.set(name, handler);
         }
@@ -140,6 +142,15 @@ export class Scope {
     entries.push({ callback: UNHANDLED });
     await admin.json('setting the handlers', 'PUT', `${this.described.admin_url}/handlers`, { body: entries, token: this.server.token });
     this.failure = null;
+    // The resolvers of the handlers the list no longer has are let go (a
+    // suite's `use` per test would pile them up otherwise).
+    const kept = new Set(this.current);
+    for (const [handler, name] of this.names) {
+      if (!kept.has(handler)) {
+        this.names.delete(handler);
+        this.callbacks.delete(name);
+      }
+    }
   }
 
   use(handlers) {
