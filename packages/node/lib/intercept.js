@@ -1,7 +1,8 @@
 // Routes this process's own requests through the scope they are made in:
 // Node's `http` and `https` (hence axios and most clients) and the global
 // `fetch` (undici), as mocklib's preload does for child processes — the same
-// code (`proxy.cjs` is a copy of crates/mocklib/src/node/net/node_preload.js):
+// code (`proxy.cjs` is crates/mocklib/src/node/net/node_preload.js: a link in
+// the repository, a copy in the package):
 // each connection is a `CONNECT` tunnel to `mocklib serve` carrying the
 // scope's proxy credential, and TLS inside it trusts mocklib's CA. Child
 // processes started in a scope get its environment.
