@@ -1,0 +1,1 @@
+../../../crates/mocklib/src/node/net/node_preload.js
