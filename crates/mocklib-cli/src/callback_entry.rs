@@ -20,7 +20,9 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex};
+
+use crate::lock::lock;
 
 use bytes::Bytes;
 use mocklib::grpc::Code;
@@ -288,13 +290,6 @@ impl ResponseFrame {
         }
         Answer::Respond(response, self.delay_ms)
     }
-}
-
-/// The value behind `mutex`, even if a holder panicked: nothing here
-/// leaves it half-changed. (The admin API has its own; this module is
-/// below it.)
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// `text`, cut to a length a log line can show.

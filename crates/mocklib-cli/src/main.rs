@@ -26,6 +26,7 @@ mod callback_entry;
 mod check;
 mod grpc_entry;
 mod handler_file;
+mod lock;
 mod proto;
 mod reflection;
 mod resource_entry;

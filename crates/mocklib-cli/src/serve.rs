@@ -21,8 +21,8 @@ use mocklib::{Handler, ListenOptions, UnhandledRequest};
 use prost_reflect::DescriptorPool;
 use url::Url;
 
-use crate::admin::lock;
 use crate::handler_file;
+use crate::lock::lock;
 use crate::proto;
 use crate::stamp::{Watched, stamp};
 

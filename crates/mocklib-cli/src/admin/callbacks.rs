@@ -13,8 +13,9 @@ use mocklib::node::Server;
 use mocklib::{Handler, HttpResponse, Request, ws};
 
 use super::scopes::{ScopeId, Scopes};
-use super::{SharedScopes, addressed, lock, not_allowed, refuse, target};
+use super::{SharedScopes, addressed, not_allowed, refuse, target};
 use crate::callback_entry::{Callbacks, Channel};
+use crate::lock::lock;
 
 /// Why the upgrade of `request` to `id`'s channel is refused, before it
 /// is accepted; `None`: let it through to [`handlers`].

@@ -76,7 +76,9 @@ pub(crate) use scopes::Scopes;
 
 use std::panic::AssertUnwindSafe;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
+
+use crate::lock::lock;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -727,10 +729,4 @@ fn same_secret(given: &[u8], expected: &[u8]) -> bool {
             .zip(expected)
             .fold(0u8, |differ, (a, b)| differ | (a ^ b))
             == 0
-}
-
-/// The value behind `mutex`, even if a holder panicked: nothing here
-/// leaves shared state half-changed.
-pub(crate) fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
