@@ -25,7 +25,7 @@ use std::sync::{Arc, Mutex};
 use crate::lock::lock;
 
 use bytes::Bytes;
-use mocklib::grpc::Code;
+use mocklib::grpc::{self, Code};
 use mocklib::handler::{HandlerKind, IndexHint, MatchContext, Matched};
 use mocklib::node::Server;
 use mocklib::resolver::{Resolution, ResolverError};
@@ -480,40 +480,15 @@ fn call_frame(id: u64, callback: &str, handler: &str, args: &ResolverArgs) -> se
 }
 
 /// The server's own answer to `request`: a text with `status`, or for a
-/// gRPC call (a `POST` of `application/grpc…`, whose client would read a
-/// text as a garbled message) the status `code` with `why`, as the
-/// library answers the calls it fails itself.
+/// gRPC call (whose client would read a text as a garbled message) the
+/// status `code` with `why`, as the library answers the calls it fails
+/// itself.
 fn refuse(request: &mocklib::Request, status: u16, code: Code, why: &str) -> Resolution {
-    let grpc = request.method() == http::Method::POST
-        && request.header("content-type").is_some_and(|value| {
-            let value = value.trim().to_ascii_lowercase();
-            value == "application/grpc"
-                || value.starts_with("application/grpc+")
-                || value.starts_with("application/grpc;")
-        });
-    Resolution::Respond(if grpc {
-        // Trailers-only: the status in the headers, no body.
-        HttpResponse::empty()
-            .header("content-type", "application/grpc")
-            .header("grpc-status", code.as_i32().to_string())
-            .header("grpc-message", grpc_message(why))
+    Resolution::Respond(if grpc::is_call(request) {
+        grpc::Status::new(code, why).into()
     } else {
         HttpResponse::text(format!("{why}\n")).status(status)
     })
-}
-
-/// `text` as a `grpc-message` value: percent-encoded, every byte outside
-/// printable ASCII and `%` itself.
-fn grpc_message(text: &str) -> String {
-    let mut encoded = String::with_capacity(text.len());
-    for byte in text.bytes() {
-        if (0x20..0x7f).contains(&byte) && byte != b'%' {
-            encoded.push(char::from(byte));
-        } else {
-            encoded.push_str(&format!("%{byte:02X}"));
-        }
-    }
-    encoded
 }
 
 /// An HTTP handler under another header: everything else is the inner

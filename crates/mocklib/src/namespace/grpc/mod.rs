@@ -151,6 +151,39 @@ pub use service::{service, try_service};
 
 use handler::{reply_response, status_response, stream_response};
 
+/// Whether `request` is a gRPC call: a `POST` whose content type is
+/// `application/grpc` (or `application/grpc+proto`, `application/grpc;…`).
+/// Its client reads every answer as gRPC, so code that fails such a
+/// request itself answers with a [`Status`] (`HttpResponse::from(status)`),
+/// as mocklib's own refusals do.
+///
+/// ```
+/// use mocklib::{grpc, http, HttpResponse};
+///
+/// let handler = http::post("/*", |args| {
+///     if grpc::is_call(&args.request) {
+///         return grpc::Status::new(grpc::Code::Unimplemented, "not mocked here").into();
+///     }
+///     HttpResponse::text("not mocked here").status(501)
+/// });
+/// # let _ = handler;
+/// # use mocklib::Request;
+/// # let url = "http://localhost/helloworld.Greeter/SayHello".parse().unwrap();
+/// # let mut headers = ::http::HeaderMap::new();
+/// # headers.insert("content-type", "application/grpc+proto".parse().unwrap());
+/// # let call = Request::from_parts(::http::Method::POST, url, headers.clone(), Default::default());
+/// # assert!(grpc::is_call(&call));
+/// # headers.insert("content-type", "application/grpc-web".parse().unwrap());
+/// # let url = "http://localhost/helloworld.Greeter/SayHello".parse().unwrap();
+/// # assert!(!grpc::is_call(&Request::from_parts(::http::Method::POST, url, headers, Default::default())));
+/// ```
+pub fn is_call(request: &Request) -> bool {
+    matches!(
+        crate::message::rpc::Rpc::of_call(request.method(), request.headers()),
+        Some(crate::message::rpc::Rpc::Grpc)
+    )
+}
+
 /// What a gRPC resolver receives. Fields are public so it can be
 /// destructured: `|ResolverArgs { message, metadata, .. }|`.
 #[derive(Debug)]
