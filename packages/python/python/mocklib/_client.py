@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import http.client
 import inspect
 import itertools
 import json
@@ -23,6 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Iterable, Mapping, Union
 from urllib.parse import quote, urlencode, urlsplit
 
+from . import _http
 from ._handlers import Handler
 from ._messages import HttpResponse, _Passthrough
 from ._ws import WebSocket
@@ -90,16 +90,16 @@ class _Admin:
         self._token = token
         self._local = threading.local()
 
-    def _connection(self, netloc: str) -> http.client.HTTPConnection:
+    def _connection(self, netloc: str) -> _http.Connection:
         connections = getattr(self._local, "connections", None)
         if connections is None:
             connections = self._local.connections = {}
         connection = connections.get(netloc)
         if connection is None:
-            connection = connections[netloc] = http.client.HTTPConnection(netloc, timeout=60)
+            connection = connections[netloc] = _http.Connection(netloc, timeout=60)
         return connection
 
-    def request(self, method: str, url: str, body: Any = None, content_type: str | None = None) -> tuple[int, bytes]:
+    def _prepared(self, method: str, url: str, body: Any, content_type: str | None) -> tuple[str, str, dict, bytes | None]:
         parts = urlsplit(url)
         path = parts.path + ("?" + parts.query if parts.query else "")
         headers = {}
@@ -112,21 +112,25 @@ class _Admin:
             body = body.encode("utf-8")
         if content_type:
             headers["content-type"] = content_type
+        return method, path, headers, body
+
+    def pipeline(self, netloc: str, requests: list[tuple[str, str, Any, str | None]]) -> list[tuple[int, bytes]]:
+        """``requests`` (method, URL on ``netloc``, body, content type)
+        sent at once on one kept connection, their answers in order."""
+        prepared = [self._prepared(*request) for request in requests]
         for attempt in (0, 1):
-            connection = self._connection(parts.netloc)
+            connection = self._connection(netloc)
+            fresh = not connection.is_open
             try:
-                connection.request(method, path, body=body, headers=headers)
-                answer = connection.getresponse()
-                data = answer.read()
-                if answer.will_close:
-                    connection.close()
-                return answer.status, data
-            except (ConnectionError, http.client.HTTPException, BrokenPipeError):
+                return connection.exchange(prepared)
+            except _http.ConnectionLost:
                 # A kept-alive connection the server closed: once more on a new one.
-                connection.close()
-                if attempt:
+                if attempt or fresh:
                     raise
         raise AssertionError("unreachable")
+
+    def request(self, method: str, url: str, body: Any = None, content_type: str | None = None) -> tuple[int, bytes]:
+        return self.pipeline(urlsplit(url).netloc, [(method, url, body, content_type)])[0]
 
     def json(self, what: str, method: str, url: str, body: Any = None, content_type: str | None = None, ok=(200, 201, 204)) -> Any:
         status, data = self.request(method, url, body, content_type)
@@ -320,6 +324,9 @@ class Scope:
         self.admin_url: str = described["admin_url"]
         self.env: dict = described["env"]
         self._admin = server._admin
+        # The scope's resources on the server's own origin: one kept
+        # connection for every scope (its own port's closes when it ends).
+        self._api = f"{server.url}/__mocklib/scopes/{self.id}"
         self._callbacks: dict[str, Handler] = {}
         self._names = itertools.count(1)
         self._channel: _Channel | None = None
@@ -360,9 +367,9 @@ class Scope:
 
     def _send(self, method: str, body) -> None:
         if isinstance(body, str):
-            self._admin.json("adding handlers", method, self.admin_url + "/handlers", body, "application/yaml")
+            self._admin.json("adding handlers", method, self._api + "/handlers", body, "application/yaml")
         else:
-            self._admin.json("adding handlers", method, self.admin_url + "/handlers", body)
+            self._admin.json("adding handlers", method, self._api + "/handlers", body)
 
     def use(self, *handlers: Entry) -> None:
         """Puts ``handlers`` ahead of the others, first given first (MSW:
@@ -378,20 +385,20 @@ class Scope:
         """Without arguments: back to the files' handlers (MSW:
         ``server.resetHandlers()``). With: they become the whole list."""
         if not handlers:
-            self._admin.json("resetting the handlers", "DELETE", self.admin_url + "/handlers")
+            self._admin.json("resetting the handlers", "DELETE", self._api + "/handlers")
             return
         bodies = self._entries(handlers)
         if len(bodies) == 1:
             self._send("PUT", bodies[0])
             return
         # YAML and entries mixed: the first replaces, the others go behind it in turn.
-        self._admin.json("resetting the handlers", "PUT", self.admin_url + "/handlers", [])
+        self._admin.json("resetting the handlers", "PUT", self._api + "/handlers", [])
         for body in reversed(bodies):
             self._send("POST", body)
 
     def list_handlers(self) -> list:
         """The handlers in lookup order: ``{handler, once, added_at_runtime}``."""
-        return self._admin.json("listing the handlers", "GET", self.admin_url + "/handlers")
+        return self._admin.json("listing the handlers", "GET", self._api + "/handlers")
 
     # The journal and expectations.
 
@@ -407,16 +414,16 @@ class Scope:
             query["handler"] = handler
         if unhandled is not None:
             query["unhandled"] = "true" if unhandled else "false"
-        target = self.admin_url + "/requests" + ("?" + urlencode(query, quote_via=quote) if query else "")
+        target = self._api + "/requests" + ("?" + urlencode(query, quote_via=quote) if query else "")
         return [JournalEntry(item) for item in self._admin.json("reading the journal", "GET", target)]
 
     def clear_requests(self) -> None:
-        self._admin.json("clearing the journal", "DELETE", self.admin_url + "/requests")
+        self._admin.json("clearing the journal", "DELETE", self._api + "/requests")
 
     def verify(self) -> Verification:
         """Every handler's ``times`` against what it received, and the
         requests no handler answered."""
-        return Verification(self._admin.json("verifying", "GET", self.admin_url + "/verify", ok=(200, 422)))
+        return Verification(self._admin.json("verifying", "GET", self._api + "/verify", ok=(200, 422)))
 
     def assert_verified(self) -> None:
         verification = self.verify()
@@ -439,24 +446,32 @@ class Scope:
 
     def close(self) -> None:
         """Ends the scope: its port, credential and channel close."""
+        self._close(open_next=False)
+
+    def _close(self, open_next: bool) -> "Scope | None":
+        """Ends the scope; with ``open_next``, opens another in the same
+        round trip (the two requests pipelined) and returns it."""
         if self.closed:
-            return
+            return self.server.open_scope() if open_next else None
         self.closed = True
+        netloc = urlsplit(self.server.url).netloc
+        requests = [("DELETE", f"{self.server.url}/__mocklib/scopes/{self.id}", None, None)]
+        if open_next:
+            requests.append(("POST", self.server.url + "/__mocklib/scopes", None, None))
         try:
-            self._admin.json("closing a scope", "DELETE", f"{self.server.url}/__mocklib/scopes/{self.id}", ok=(204, 404))
+            answers = self._admin.pipeline(netloc, requests)
         finally:
             if self._channel is not None:
                 self._channel.close()
-
-    def __enter__(self) -> "Scope":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
-
-    def __repr__(self) -> str:
-        return f"<Scope {self.id} {self.url}>"
-
+        status, data = answers[0]
+        if status not in (204, 404):
+            raise MocklibError("closing a scope", status, data.decode("utf-8", "replace"))
+        if not open_next:
+            return None
+        status, data = answers[1]
+        if status != 201:
+            raise MocklibError("opening a scope", status, data.decode("utf-8", "replace"))
+        return Scope(self.server, json.loads(data))
 
 # The threads resolvers run on, shared by every scope of this process, so
 # that a resolver that waits (on ``bypass``, or on a request of its own

@@ -19,8 +19,6 @@ import os
 import time
 import urllib.request
 
-from concurrent.futures import Future, ThreadPoolExecutor
-
 import pytest
 
 import mocklib as _mocklib
@@ -95,12 +93,10 @@ class _Session:
         self.config = config
         self.server: Server | None = None
         self.started = False
-        # The next test's scope, opened while this one runs, and the scopes
-        # being closed behind it (neither waits in a test's setup or teardown).
-        self._next: Future | None = None
+        # The next test's scope, opened when the test before ended, in the
+        # same round trip as that test's scope closed.
+        self._next: Scope | None = None
         self._next_opened = 0.0
-        self._closing: list = []
-        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mocklib-scopes")
 
     def _arguments(self) -> list:
         config = self.config
@@ -129,50 +125,38 @@ class _Session:
         return self.server
 
     def take_scope(self) -> Scope:
-        """A scope for the test starting now, and the next one opened behind it."""
+        """A scope for the test starting now: the one opened when the test
+        before ended, unless it is too old."""
         server = self.get()
-        scope = None
-        if self._next is not None:
-            try:
-                scope = self._next.result()
-            except Exception:  # noqa: BLE001 - opened again below, where an error is the test's
-                scope = None
-            # One opened long ago (a long test before) may be near the
-            # server's idle timeout: a fresh one instead.
-            if scope is not None and time.monotonic() - self._next_opened > _PREFETCH_FRESH_SECONDS:
-                self.close_later(scope)
-                scope = None
-        if scope is None:
-            scope = server.open_scope()
-        self._next = self._pool.submit(_opened_with_channel, server)
-        self._next_opened = time.monotonic()
-        return scope
+        scope, self._next = self._next, None
+        # One opened long ago (a long test before, or tests without the
+        # fixture) may be near the server's idle timeout: a fresh one instead.
+        if scope is not None and time.monotonic() - self._next_opened > _PREFETCH_FRESH_SECONDS:
+            scope.close()
+            scope = None
+        return scope if scope is not None else server.open_scope()
 
-    def close_later(self, scope: Scope) -> None:
-        self._closing = [closing for closing in self._closing if not closing.done()]
-        self._closing.append(self._pool.submit(scope.close))
+    def finish(self, scope: Scope) -> None:
+        """Ends ``scope`` and opens the next test's, in one round trip.
+        (Measured against doing both on a thread behind the tests: that
+        thread's Python competes with the test's own, and cost more than it
+        hid; docs/BENCHMARKS.md, "Python: the pytest plugin".)"""
+        try:
+            self._next = scope._close(open_next=True)
+        except Exception:  # noqa: BLE001 - the next test opens its own, where an error is its
+            self._next = None
+        self._next_opened = time.monotonic()
 
     def stop(self) -> None:
-        if self._next is not None:
-            self._closing.append(self._pool.submit(lambda: self._next.result().close()))
-        for closing in self._closing:
+        scope, self._next = self._next, None
+        if scope is not None:
             try:
-                closing.result(timeout=10)
+                scope.close()
             except Exception:  # noqa: BLE001 - the server goes next anyway
                 pass
-        self._pool.shutdown(wait=False)
         if self.server is not None and self.started:
             self.server.stop()
         self.server = None
-
-
-def _opened_with_channel(server: Server) -> Scope:
-    scope = server.open_scope()
-    try:
-        scope.open_channel()
-    except Exception:  # noqa: BLE001 - opened again at the first resolver, where an error is the test's
-        pass
-    return scope
 
 
 def pytest_configure(config):
@@ -244,10 +228,7 @@ def mocklib(mocklib_server, mocklib_handlers, monkeypatch, request):
         yield scope
     finally:
         _mocklib._current = previous
-        # Closed behind the next test's setup: nothing of the next test
-        # reaches it (a scope of its own), and its port and credential end
-        # all the same.
-        session.close_later(scope)
+        session.finish(scope)
         _reset_urllib()
 
 
