@@ -461,8 +461,10 @@ class Scope:
         try:
             answers = self._admin.pipeline(netloc, requests)
         finally:
+            # The scope has ended (or the server is gone): the server closes
+            # the channel, and the reader then ends without us waiting.
             if self._channel is not None:
-                self._channel.close()
+                self._channel.close(wait=False)
         status, data = answers[0]
         if status not in (204, 404):
             raise MocklibError("closing a scope", status, data.decode("utf-8", "replace"))
@@ -531,6 +533,9 @@ class _Channel:
         except OSError:
             pass  # the channel closed: the server answers 502 itself
 
-    def close(self) -> None:
+    def close(self, wait: bool = True) -> None:
+        """Closes the channel; with ``wait``, until the reader has seen the
+        server's close."""
         self._socket.close()
-        self._reader.join(timeout=5)
+        if wait:
+            self._reader.join(timeout=5)

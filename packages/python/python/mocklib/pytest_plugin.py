@@ -138,9 +138,11 @@ class _Session:
 
     def finish(self, scope: Scope) -> None:
         """Ends ``scope`` and opens the next test's, in one round trip.
-        (Measured against doing both on a thread behind the tests: that
-        thread's Python competes with the test's own, and cost more than it
-        hid; docs/BENCHMARKS.md, "Python: the pytest plugin".)"""
+        (Measured against doing both on a thread behind the tests, and the
+        callback channel opened there too: that thread's Python competes
+        with the test's own and cost more than it hid; docs/BENCHMARKS.md,
+        "Python: the pytest plugin". The channel opens at a test's first
+        Python resolver.)"""
         try:
             self._next = scope._close(open_next=True)
         except Exception:  # noqa: BLE001 - the next test opens its own, where an error is its
