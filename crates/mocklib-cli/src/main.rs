@@ -24,6 +24,7 @@ mod args;
 mod base64;
 mod callback_entry;
 mod check;
+mod fake_data;
 mod grpc_entry;
 mod handler_file;
 mod lock;

@@ -1229,6 +1229,58 @@ fn a_template_that_does_not_compile_fails_the_load_naming_the_field() {
     );
 }
 
+/// `fake()` in templates (issue 40): the same request gets the same
+/// people, another request others, `seed=` ties them to a value of the
+/// request, and a misspelt kind fails the load naming entry and field.
+#[test]
+fn fake_data_is_the_same_for_the_same_request_and_names_a_misspelt_kind() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("handlers.yaml"),
+        r#"
+- method: GET
+  path: /users/:id
+  template: true
+  json:
+    id: "{{ request.params.id }}"
+    name: "{{ fake('name.full') }}"
+    email: "{{ fake('internet.email') }}"
+    city: "{{ fake('address.city', locale='fr_fr') }}"
+    same_whatever_the_query: "{{ fake('uuid', seed=request.params.id) }}"
+    fresh: "{{ fake('uuid', random=true) }}"
+"#,
+    )
+    .unwrap();
+    let serve = Serve::start(dir.path(), &["--handlers", "handlers.yaml"]);
+    let base = serve.url().trim_end_matches('/').to_owned();
+    let get = |path: &str| -> serde_json::Value {
+        serde_json::from_str(&curl(&[&format!("{base}{path}")])).unwrap()
+    };
+    let (first, again, other) = (get("/users/7"), get("/users/7"), get("/users/8"));
+    for field in ["name", "email", "city", "same_whatever_the_query"] {
+        assert_eq!(first[field], again[field], "{field}: {first} {again}");
+        assert_ne!(first[field], other[field], "{field}: {first} {other}");
+    }
+    assert!(first["email"].as_str().unwrap().contains('@'), "{first}");
+    assert_ne!(first["fresh"], again["fresh"]);
+    let paged = get("/users/7?page=2");
+    assert_ne!(paged["name"], first["name"], "the URL seeds by default");
+    assert_eq!(
+        paged["same_whatever_the_query"],
+        first["same_whatever_the_query"]
+    );
+
+    let stderr = load_error(
+        "- path: /users\n  template: true\n  json: { name: \"{{ fake('name.frist') }}\" }\n",
+    );
+    assert!(
+        stderr.contains(
+            "handlers.yaml, entry 1 (ALL /users): json.name: fake(\"name.frist\"): no such kind; known: name.first"
+        ),
+        "{stderr}"
+    );
+}
+
 /// Issue 27, "nothing lost on a crash": a recording process killed with
 /// SIGKILL at a pseudo-random moment while 1,000 exchanges run at once
 /// leaves a HAR file that parses (writes are atomic renames), holds only
