@@ -53,6 +53,7 @@
 //! | streamed bodies, cleanup after them | [`HttpResponse::stream`], [`Body`], [`ResolverArgs::finalize`] | [streams](guide::streams) |
 //! | answering in turn (retries) | [`sequence`], [`sequence_once`] | [matching](guide::matching) |
 //! | broken connections | [`Fault`], [`HttpResponse::fault`] | [matching](guide::matching#faults) |
+//! | faults on a share of requests, random latency, seeded (chaos) | [`chaos`]: [`Chaos`](chaos::Chaos), [`Handler::chaos`] | [matching](guide::matching#faults) |
 //! | stateful REST resources (CRUD from an in-memory collection) | [`rest`]: `resource`; state per scope in a [`ScopeLocal`](boundary::ScopeLocal) | [matching](guide::matching#stateful-resources) |
 //! | WebSocket servers (feature `ws`) | `ws`: `link`, `on_connection`, `broadcast` | [streams](guide::streams#websockets) |
 //! | which requests a handler matches | [`matching`], [`matchers`] | [matching](guide::matching) |
@@ -157,7 +158,7 @@ pub mod node;
 mod support;
 
 pub use engine::{boundary, events, journal, verify};
-pub use handling::{contract, handler, resolver};
+pub use handling::{chaos, contract, handler, resolver};
 pub use matching::matchers;
 pub use message::exchange;
 #[cfg(feature = "graphql")]

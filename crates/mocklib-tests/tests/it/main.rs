@@ -28,6 +28,8 @@ mod listener_panics;
 
 #[cfg(feature = "reqwest")]
 mod boundary;
+#[cfg(all(feature = "net", feature = "reqwest", feature = "tower"))]
+mod chaos;
 #[cfg(all(feature = "net", feature = "reqwest"))]
 mod child_processes;
 #[cfg(all(feature = "net", feature = "reqwest", feature = "reqwest-0-12"))]

@@ -286,6 +286,19 @@ impl Handler {
         self.expect(Times::exactly(0))
     }
 
+    /// This handler with its kind wrapped by `wrap` (a new identity, as
+    /// `once` gives: the wrapped handler is another handler).
+    pub(crate) fn map_kind<K: HandlerKind>(
+        self,
+        wrap: impl FnOnce(Arc<dyn HandlerKind>) -> K,
+    ) -> Handler {
+        Handler {
+            id: HandlerId::next(),
+            logic: Arc::new(wrap(self.logic)),
+            ..self
+        }
+    }
+
     /// What [`expect`](Self::expect) declared, if anything.
     pub fn expected(&self) -> Option<Times> {
         self.expected

@@ -162,6 +162,27 @@ pub(super) fn status_response(status: &Status, record: CallRecord) -> HttpRespon
     status_only(status).journal_extension(record)
 }
 
+/// gRPC's trailers-only answer ending a call with this status: HTTP 200,
+/// `content-type: application/grpc`, the status and its metadata in the
+/// headers, no body. For code that answers a call outside a gRPC handler
+/// (an `http` handler, a resolver of its own): a gRPC client reads any other
+/// answer as a broken message. Pair it with [`is_call`](super::is_call).
+///
+/// ```
+/// use mocklib::HttpResponse;
+/// use mocklib::grpc::{Code, Status};
+///
+/// let answer = HttpResponse::from(Status::new(Code::Unavailable, "100% down"));
+/// assert_eq!(answer.status_code(), 200);
+/// assert_eq!(answer.headers()["grpc-status"], "14");
+/// assert_eq!(answer.headers()["grpc-message"], "100%25 down");
+/// ```
+impl From<Status> for HttpResponse {
+    fn from(status: Status) -> Self {
+        status_only(&status)
+    }
+}
+
 /// A call ended by `status` alone: gRPC's trailers-only answer, the status
 /// in the response headers and no body.
 pub(super) fn status_only(status: &Status) -> HttpResponse {

@@ -145,27 +145,6 @@ impl Status {
     }
 }
 
-/// gRPC's trailers-only answer ending a call with this status: HTTP 200,
-/// `content-type: application/grpc`, the status and its metadata in the
-/// headers, no body. For code that answers a call outside a gRPC handler
-/// (an `http` handler, a resolver of its own): a gRPC client reads any other
-/// answer as a broken message. Pair it with [`is_call`](super::is_call).
-///
-/// ```
-/// use mocklib::HttpResponse;
-/// use mocklib::grpc::{Code, Status};
-///
-/// let answer = HttpResponse::from(Status::new(Code::Unavailable, "100% down"));
-/// assert_eq!(answer.status_code(), 200);
-/// assert_eq!(answer.headers()["grpc-status"], "14");
-/// assert_eq!(answer.headers()["grpc-message"], "100%25 down");
-/// ```
-impl From<Status> for crate::message::response::HttpResponse {
-    fn from(status: Status) -> Self {
-        super::handler::status_only(&status)
-    }
-}
-
 impl std::fmt::Display for Status {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{:?}: {}", self.code, self.message)
