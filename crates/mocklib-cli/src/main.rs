@@ -23,6 +23,7 @@ mod admin;
 mod args;
 mod base64;
 mod callback_entry;
+mod chaos_spec;
 mod check;
 mod fake_data;
 mod grpc_entry;

@@ -133,6 +133,11 @@ Options (each file option may be repeated; earlier files win):
                          (set -a; . PATH; set +a)
   --unhandled STRATEGY   warn (default), error, bypass: what happens to a
                          request no handler answers
+  --chaos FILE           faults on a share of the requests and latency for
+                         every handler of the files and the admin API
+                         (YAML: fault_rate, fault, latency, seed); the seed
+                         is printed on standard error
+  --chaos-seed N         the seed of --chaos (replays a run that printed it)
   --until-stdin-closes   stop when standard input closes, not only on
                          SIGINT/SIGTERM
 
@@ -202,6 +207,9 @@ struct Options {
     admin_token: Option<String>,
     /// `--scope-idle-timeout` (default [`SCOPE_IDLE_TIMEOUT`]).
     scope_idle_timeout: Option<Duration>,
+    /// `--chaos FILE`, `--chaos-seed N`.
+    chaos: Option<PathBuf>,
+    chaos_seed: Option<u64>,
 }
 
 /// How long a scope nobody holds or asks about lives.
@@ -265,6 +273,14 @@ fn parse(args: &[String]) -> Result<Option<Options>, String> {
             "--contract-strict" => options.contract_strict = true,
             "--graphql-contract" => options.graphql_contracts.push(value()?.into()),
             "--graphql-endpoint" => options.graphql_endpoint = Some(value()?),
+            "--chaos" => options.chaos = Some(value()?.into()),
+            "--chaos-seed" => {
+                let seed = value()?;
+                options.chaos_seed = Some(
+                    seed.parse()
+                        .map_err(|_| format!("invalid --chaos-seed {seed:?} (a whole number)"))?,
+                );
+            }
             "--scope-idle-timeout" => {
                 let seconds = value()?;
                 let seconds: u64 = seconds
@@ -274,6 +290,9 @@ fn parse(args: &[String]) -> Result<Option<Options>, String> {
             }
             other => return Err(format!("unknown argument {other:?}")),
         }
+    }
+    if options.chaos.is_none() && options.chaos_seed.is_some() {
+        return Err("--chaos-seed needs --chaos FILE".to_owned());
     }
     if options.record.is_none() && options.record_mode != RecordMode::Once {
         return Err("--record-mode needs --record FILE".to_owned());
@@ -310,6 +329,18 @@ fn serve(options: &Options) -> Result<(), String> {
         .try_listen_with(listen)
         .map_err(|error| format!("could not start listening: {error}"))?;
     let base_url = server.url();
+    let chaos = match &options.chaos {
+        Some(path) => {
+            let chaos = crate::chaos_spec::load(path, options.chaos_seed)?;
+            eprintln!(
+                "mocklib serve: chaos seed {} (replay this run with --chaos-seed {})",
+                chaos.seed(),
+                chaos.seed()
+            );
+            Some(chaos)
+        }
+        None => None,
+    };
     let pool = crate::admin::SharedPool::default();
     let scopes = crate::admin::SharedScopes::default();
     let callbacks = crate::callback_entry::Callbacks::new(server.clone());
@@ -350,6 +381,7 @@ fn serve(options: &Options) -> Result<(), String> {
             dir: std::env::current_dir().unwrap_or_default(),
             scopes: Arc::clone(&scopes),
             callbacks: callbacks.clone(),
+            chaos: chaos.clone(),
             token: options.admin_token.clone(),
             page: crate::admin::Page::new(&server, Box::new(show)),
             // Clones: the same contracts, counting what the server checks.
@@ -369,6 +401,7 @@ fn serve(options: &Options) -> Result<(), String> {
         scopes,
         pool,
         callbacks,
+        chaos,
         watched: Vec::new(),
         settling: None,
     };
@@ -469,6 +502,8 @@ struct Sources<'a> {
     pool: crate::admin::SharedPool,
     /// What the files' `callback` entries call through.
     callbacks: crate::callback_entry::Callbacks,
+    /// `--chaos`: around the files' handlers.
+    chaos: Option<mocklib::chaos::Chaos>,
     /// Every file read, with its stamp from before it was read.
     watched: Vec<Watched>,
     /// The stamps a change was first seen with: the files are loaded once
@@ -493,17 +528,19 @@ impl Sources<'_> {
         };
         for path in &self.options.handler_files {
             let (loaded, read) = handler_file::load(path, pool.as_ref(), &self.callbacks)?;
-            handlers.extend(loaded);
+            handlers.extend(self.chaotic(loaded));
             files.extend(read);
         }
         // gRPC server reflection: after the handler files' handlers, so an
         // entry for a reflection method wins, and before the HAR files'.
+        // No chaos: it describes the mocks, it is none of them.
         if let Some(pool) = &pool {
             handlers.extend(crate::reflection::handlers(pool));
         }
         for path in &self.options.har_files {
             files.push((path.clone(), stamp(path)));
-            handlers.extend(mocklib::har::handlers(path).map_err(|error| error.to_string())?);
+            let loaded = mocklib::har::handlers(path).map_err(|error| error.to_string())?;
+            handlers.extend(self.chaotic(loaded));
         }
         for path in &self.options.openapi_files {
             files.push((path.clone(), stamp(path)));
@@ -512,12 +549,21 @@ impl Sources<'_> {
             if self.options.openapi_dynamic {
                 document = document.dynamic();
             }
-            handlers.extend(document.handlers().map_err(|error| error.to_string())?);
+            let loaded = document.handlers().map_err(|error| error.to_string())?;
+            handlers.extend(self.chaotic(loaded));
         }
         self.watched = files;
         // Only a load that worked replaces them, as it replaces the handlers.
         *lock(&self.pool) = pool;
         Ok(handlers)
+    }
+
+    /// `handlers` under `--chaos`, if given.
+    fn chaotic(&self, handlers: Vec<Handler>) -> Vec<Handler> {
+        match &self.chaos {
+            Some(chaos) => chaos.around(handlers),
+            None => handlers,
+        }
     }
 
     /// Whether every file the last load read still has the stamp it had

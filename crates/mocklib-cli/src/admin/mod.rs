@@ -117,6 +117,8 @@ pub(crate) struct Admin {
     pub(crate) scopes: SharedScopes,
     /// The callback channels `callback` entries call through.
     pub(crate) callbacks: Callbacks,
+    /// `--chaos`: around the handlers added here too.
+    pub(crate) chaos: Option<mocklib::chaos::Chaos>,
     /// `--admin-token`: the bearer token every request must carry.
     pub(crate) token: Option<String>,
     /// The live page, for every state.
@@ -341,7 +343,10 @@ impl Admin {
             pool.as_ref(),
             &self.callbacks,
         )
-        .map(|(handlers, _)| handlers)
+        .map(|(handlers, _)| match &self.chaos {
+            Some(chaos) => chaos.around(handlers),
+            None => handlers,
+        })
         .map_err(|error| {
             HttpResponse::json(&serde_json::json!({
                 "error": error.message,

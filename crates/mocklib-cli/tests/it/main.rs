@@ -5,6 +5,7 @@
 //! times.
 
 mod callbacks;
+mod chaos;
 mod check;
 mod cli;
 mod common;
