@@ -130,6 +130,8 @@ mod resolvers;
 mod responses;
 #[cfg(all(feature = "net", feature = "reqwest"))]
 mod rest;
+#[cfg(feature = "reqwest")]
+mod scenarios;
 #[cfg(all(feature = "reqwest", feature = "graphql"))]
 mod sequences;
 #[cfg(feature = "reqwest")]

@@ -210,14 +210,16 @@ impl Lookup {
         let base_url = self.base_url.as_deref();
         let (context, from, mut matched, mut resumed) = match resume {
             None => (
-                MatchContext::new(&request, request_id, base_url),
+                MatchContext::new(&request, request_id, base_url)
+                    .in_scope(self.scope.values().clone()),
                 0,
                 false,
                 None,
             ),
             // With what the walk had found (a GraphQL batch's answers so far).
             Some(resume) => (
-                MatchContext::resume(&request, request_id, base_url, resume.found),
+                MatchContext::resume(&request, request_id, base_url, resume.found)
+                    .in_scope(self.scope.values().clone()),
                 resume.position,
                 resume.matched,
                 Some((resume.resolution, resume.finalize)),

@@ -58,6 +58,17 @@ impl SetupApi {
         self.engine.list_handlers()
     }
 
+    pub(crate) fn scope_local<T, R>(
+        &self,
+        local: &crate::handling::scope_local::ScopeLocal<T>,
+        f: impl FnOnce(&mut T) -> R,
+    ) -> R
+    where
+        T: Clone + Send + Sync + 'static,
+    {
+        self.engine.current_scope().values().with(local, f)
+    }
+
     pub(crate) fn events(&self) -> &Events {
         self.engine.events()
     }
@@ -204,6 +215,22 @@ macro_rules! shared_api {
         #[doc(alias = "restoreHandlers")]
         pub fn restore_handlers(&self) {
             self.api.restore_handlers()
+        }
+
+        /// Runs `f` on the current scope's copy of `local`, as a resolver's
+        /// [`scope_local`](crate::ResolverArgs::scope_local) does: how a
+        /// test reads or sets what handlers keep per scope (a
+        /// [`scenario`](crate::scenario)'s states) from outside a request.
+        /// `f` runs under the scope's lock: keep it short.
+        pub fn scope_local<T, R>(
+            &self,
+            local: &$crate::boundary::ScopeLocal<T>,
+            f: impl FnOnce(&mut T) -> R,
+        ) -> R
+        where
+            T: Clone + Send + Sync + 'static,
+        {
+            self.api.scope_local(local, f)
         }
 
         /// The current scope's handlers, in lookup order (MSW: `listHandlers()`).

@@ -84,6 +84,7 @@ use url::Url;
 pub use crate::support::maybe_send::MaybeSend;
 
 use crate::handling::resolver::{CallContext, RequestId, ResolverCall};
+use crate::handling::scope_local::{ScopeLocal, ScopeValues};
 use crate::handling::times::Times;
 use crate::matching::Predicate;
 use crate::matching::matchers::{self, Matcher, Mismatch};
@@ -363,6 +364,8 @@ pub struct MatchContext<'a> {
     /// Per-request state of the handler kinds, one value per type, made on
     /// first use.
     state: OnceLock<Box<StateSlot>>,
+    /// The scope's [`ScopeLocal`] values, in a lookup.
+    values: Option<ScopeValues>,
 }
 
 /// What a [`MatchContext`] found out, without the request it borrows.
@@ -390,7 +393,14 @@ impl<'a> MatchContext<'a> {
             base_url,
             cookies: OnceLock::new(),
             state: OnceLock::new(),
+            values: None,
         }
+    }
+
+    /// This context in the scope whose values are `values` (a lookup's).
+    pub(crate) fn in_scope(mut self, values: ScopeValues) -> Self {
+        self.values = Some(values);
+        self
     }
 
     /// What this context found out about its request (parsed cookies, the
@@ -416,6 +426,22 @@ impl<'a> MatchContext<'a> {
             base_url,
             cookies: found.cookies,
             state: found.state,
+            values: None,
+        }
+    }
+
+    /// Runs `f` on the current scope's copy of `local` (see
+    /// [`ScopeLocal`]): how a handler kind matches on state that boundaries
+    /// keep apart (a [`scenario`](crate::scenario)'s). Outside a lookup
+    /// (`Handler::matches`) `f` gets a fresh value. `f` runs under the
+    /// scope's lock: keep it short, and use no other `ScopeLocal` in it.
+    pub fn scope_local<T, R>(&self, local: &ScopeLocal<T>, f: impl FnOnce(&mut T) -> R) -> R
+    where
+        T: Clone + Send + Sync + 'static,
+    {
+        match &self.values {
+            Some(values) => values.with(local, f),
+            None => f(&mut local.init()),
         }
     }
 

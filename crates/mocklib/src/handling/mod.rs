@@ -8,5 +8,6 @@ pub mod chaos;
 pub mod contract;
 pub mod handler;
 pub mod resolver;
+pub mod scenario;
 pub(crate) mod scope_local;
 pub(crate) mod times;
