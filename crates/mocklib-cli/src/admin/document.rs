@@ -56,6 +56,16 @@ pub(super) fn document(base_url: &Url) -> serde_json::Value {
         "components": {
             "securitySchemes": { "token": { "type": "http", "scheme": "bearer", "description": "Required when the server runs with --admin-token." } },
             "schemas": {
+                "ScenarioState": {
+                    "type": "object",
+                    "required": ["scenario", "state"],
+                    "additionalProperties": false,
+                    "properties": {
+                        "scenario": { "type": "string" },
+                        "key": { "type": "string", "description": "The key of a keyed scenario (`key:` in its entries); empty or left out: the state without keys." },
+                        "state": { "type": "string" }
+                    }
+                },
                 "CallbackCall": {
                     "description": "Server to client, on the callback channel: a request for the function `callback` to answer.",
                     "type": "object",
@@ -190,6 +200,24 @@ pub(super) fn document(base_url: &Url) -> serde_json::Value {
                             "unhandled": { "type": "array", "items": { "type": "string" } }
                         } } } } }
                     }
+                }
+            },
+            "/__mocklib/scenarios": {
+                "get": {
+                    "operationId": "listScenarioStates",
+                    "summary": "The states of the scope's scenarios (`scenario`, `when_state`, `set_state` entries); a scenario or key not listed is `started`",
+                    "responses": { "200": { "description": "Every state set so far.", "content": { "application/json": { "schema": { "type": "array", "items": { "$ref": "#/components/schemas/ScenarioState" } } } } } }
+                },
+                "put": {
+                    "operationId": "setScenarioStates",
+                    "summary": "Sets states (`key` optional: the scenario's state without keys)",
+                    "requestBody": { "required": true, "content": { "application/json": { "schema": { "type": "array", "items": { "$ref": "#/components/schemas/ScenarioState" } } } } },
+                    "responses": { "204": { "description": "Set." }, "400": { "description": "Not such a list: why." } }
+                },
+                "delete": {
+                    "operationId": "resetScenarios",
+                    "summary": "Every scenario back to `started` (a reset of the handlers does it too)",
+                    "responses": { "204": { "description": "Reset." } }
                 }
             },
             "/__mocklib/scopes": {

@@ -20,6 +20,9 @@
 //! - `GET verify`: `200 {"ok": true}`, or `422` with `verify()`'s report
 //!   and the same as data (`unmet`: handler, expected, received;
 //!   `unhandled`).
+//! - `GET scenarios`, `PUT scenarios` (a list of `{scenario, key, state}`),
+//!   `DELETE scenarios`: the states of the scope's scenarios (a reset of
+//!   the handlers resets them too).
 //! - `GET callbacks`, a WebSocket upgrade: the state's callback channel
 //!   (`callbacks.rs`), which the client of a test in another language holds
 //!   open; `callback` entries send it each request they match and answer
@@ -97,6 +100,12 @@ pub(crate) type SharedScopes = Arc<Mutex<Scopes>>;
 
 /// The descriptors of the `--proto` files (`None` without any).
 pub(crate) type SharedPool = Arc<Mutex<Option<DescriptorPool>>>;
+
+/// Every scenario of the current scope back to `started` (with a reset of
+/// its handlers, as WireMock resets its scenarios with its stubs).
+fn reset_scenarios(server: &Server) {
+    server.scope_local(mocklib::scenario::states(), |states| states.clear());
+}
 
 /// Admin payloads over this many bytes are refused with `413`: a handler
 /// file is small, and the body is held in memory.
@@ -212,6 +221,10 @@ impl Admin {
                 .root_or(target)
                 .within(&self.server, || self.verify()),
             "verify" => not_allowed("GET"),
+            "scenarios" => match scopes.get(target) {
+                Some(state) => state.within(&self.server, || self.scenarios(request)),
+                None => refuse(410, "this scope has ended"),
+            },
             "hold" => self.hold(&mut scopes, target, method),
             // Let through, the upgrade is the WebSocket handlers'.
             "callbacks" => {
@@ -241,7 +254,7 @@ impl Admin {
                 _ => refuse(
                     404,
                     &format!(
-                        "{PREFIX}{resource} is not an admin resource: handlers, requests, verify, coverage, hold, callbacks, scopes, record, openapi.json (GET {PREFIX}openapi.json describes them)"
+                        "{PREFIX}{resource} is not an admin resource: handlers, requests, verify, scenarios, coverage, hold, callbacks, scopes, record, openapi.json (GET {PREFIX}openapi.json describes them)"
                     ),
                 ),
             },
@@ -297,6 +310,9 @@ impl Admin {
                     if let Some(state) = scopes.get(id) {
                         scopes.rebase(server, state, handlers);
                     }
+                    if let Some(state) = scopes.get(id) {
+                        state.within(server, || reset_scenarios(server));
+                    }
                     HttpResponse::json(&serde_json::json!({ "handlers": count }))
                 }
                 Err(refused) => refused,
@@ -314,6 +330,7 @@ impl Admin {
                 state.added.clear();
                 let replaced = state.replaced.take().is_some();
                 if let Some(state) = scopes.get(id) {
+                    state.within(server, || reset_scenarios(server));
                     if replaced {
                         scopes.rebase(server, state, files);
                     } else {
@@ -323,6 +340,59 @@ impl Admin {
                 HttpResponse::empty().status(204)
             }
             _ => not_allowed("GET, POST, PUT, DELETE"),
+        }
+    }
+
+    /// `scenarios` of the current scope: `GET` the states set so far (a
+    /// scenario or key not listed is `started`), `PUT` a list of states to
+    /// set, `DELETE` every scenario back to `started`.
+    fn scenarios(&self, request: &Request) -> HttpResponse {
+        use mocklib::scenario;
+        let states = scenario::states();
+        match request.method().as_str() {
+            "GET" => {
+                let listed: Vec<serde_json::Value> = self.server.scope_local(states, |states| {
+                    states
+                        .iter()
+                        .map(|(name, key, state)| {
+                            serde_json::json!({ "scenario": name, "key": key, "state": state })
+                        })
+                        .collect()
+                });
+                HttpResponse::json(&listed)
+            }
+            "PUT" => {
+                #[derive(serde::Deserialize)]
+                #[serde(deny_unknown_fields)]
+                struct Set {
+                    scenario: String,
+                    #[serde(default)]
+                    key: String,
+                    state: String,
+                }
+                let sets: Vec<Set> = match serde_json::from_slice(request.body()) {
+                    Ok(sets) => sets,
+                    Err(error) => {
+                        return refuse(
+                            400,
+                            &format!(
+                                "scenarios: give a JSON list of {{\"scenario\", \"key\" (optional), \"state\"}}: {error}"
+                            ),
+                        );
+                    }
+                };
+                self.server.scope_local(states, |states| {
+                    for set in &sets {
+                        states.set(&set.scenario, &set.key, &set.state);
+                    }
+                });
+                HttpResponse::empty().status(204)
+            }
+            "DELETE" => {
+                reset_scenarios(&self.server);
+                HttpResponse::empty().status(204)
+            }
+            _ => not_allowed("GET, PUT, DELETE"),
         }
     }
 

@@ -887,3 +887,62 @@ async fn a_deleted_scope_ends_the_http2_streams_and_connection_a_client_holds() 
         }
     }
 }
+
+/// `scenarios` (issue 40): a scope's scenario states, read and set through
+/// the admin API, kept apart from the server's own, and reset with the
+/// scope's handlers.
+#[test]
+fn scenario_states_are_read_set_and_reset_per_scope() {
+    let dir = with_handler_file("- path: /user\n  body: John\n");
+    let serve = Serve::start(dir.path(), &["--handlers", "handlers.yaml"]);
+    let scope = open_scope(&serve);
+    let states = format!("{}/__mocklib/scenarios", text(&scope, "url"));
+    let put = |url: &str, body: &str| {
+        call(
+            None,
+            &[
+                "-X",
+                "PUT",
+                "-H",
+                "content-type: application/json",
+                "-d",
+                body,
+                url,
+            ],
+        )
+    };
+    assert_eq!(get_json(&states), json!([]));
+    let (status, body) = put(
+        &states,
+        r#"[{"scenario": "checkout", "state": "paid"}, {"scenario": "order", "key": "7", "state": "shipped"}]"#,
+    );
+    assert_eq!(status, 204, "{body}");
+    assert_eq!(
+        get_json(&states),
+        json!([
+            {"scenario": "checkout", "key": "", "state": "paid"},
+            {"scenario": "order", "key": "7", "state": "shipped"},
+        ])
+    );
+    // The same resource on the server's origin, and the server's own apart.
+    let id = scope["id"].as_i64().unwrap();
+    let on_server = format!("{}/__mocklib/scopes/{id}/scenarios", serve.url());
+    assert_eq!(get_json(&on_server).as_array().unwrap().len(), 2);
+    assert_eq!(
+        get_json(&format!("{}/__mocklib/scenarios", serve.url())),
+        json!([])
+    );
+    // A bad list says what it wants.
+    let (status, body) = put(&states, r#"[{"scenario": "checkout"}]"#);
+    assert_eq!(status, 400);
+    assert!(body.contains("give a JSON list of"), "{body}");
+    // A reset of the scope's handlers resets its scenarios.
+    assert_eq!(
+        delete(&format!("{}/__mocklib/handlers", text(&scope, "url"))),
+        204
+    );
+    assert_eq!(get_json(&states), json!([]));
+    put(&states, r#"[{"scenario": "checkout", "state": "paid"}]"#);
+    assert_eq!(delete(&states), 204);
+    assert_eq!(get_json(&states), json!([]));
+}
