@@ -18,6 +18,8 @@
 //!   seed: [ { id: 1, name: Kate } ]     # (see `resource_entry`)
 //! - path: /users/:id/avatar             # answered by a function in the
 //!   callback: avatar                    # test's language (see `callback_entry`)
+//! - graphql: query GetUser              # a GraphQL operation
+//!   data: { user: { name: Kate } }      # (see `graphql_entry`)
 //! ```
 //!
 //! `body_file` is relative to the handler file's folder. Errors name the
@@ -36,14 +38,15 @@ use mocklib::{Handler, HttpResponse};
 use prost_reflect::DescriptorPool;
 
 use crate::callback_entry::{self, CallbackEntry, Callbacks};
+use crate::graphql_entry::GraphqlEntry;
 use crate::grpc_entry::{self, GrpcEntry};
 use crate::resource_entry::{self, ResourceEntry};
 use crate::stamp::{Watched, stamp};
 
 /// One entry, of the kind its key says: `grpc` (a gRPC method of the
 /// --proto files), `resource` (a REST collection), `callback` (a function
-/// in the test's language), `sequence` (an HTTP entry answering in turn),
-/// otherwise an HTTP entry with one answer. Each kind is its own struct, so
+/// in the test's language), `graphql` (GraphQL operations), `sequence` (an
+/// HTTP entry answering in turn), otherwise an HTTP entry with one answer. Each kind is its own struct, so
 /// serde refuses the fields of the others by itself (a misspelt `staus`
 /// too), as the JSON Schema's five shapes do.
 enum Entry {
@@ -52,6 +55,7 @@ enum Entry {
     Resource(ResourceFields),
     Grpc(GrpcFields),
     Callback(CallbackFields),
+    Graphql(GraphqlEntry),
 }
 
 /// An HTTP entry with one answer.
@@ -178,12 +182,15 @@ enum Kind {
     Resource,
     Grpc,
     Callback,
+    Graphql,
 }
 
 impl Kind {
     fn of(value: &serde_json::Value) -> Kind {
         let has = |key: &str| value.get(key).is_some();
-        if has("resource") {
+        if has("graphql") {
+            Kind::Graphql
+        } else if has("resource") {
             Kind::Resource
         } else if has("grpc") {
             Kind::Grpc
@@ -203,7 +210,15 @@ impl Kind {
         let http = fields_of::<HttpEntry>();
         let resource = fields_of::<ResourceFields>();
         let grpc = fields_of::<GrpcFields>();
+        // The newer kinds say what they take, from their structs.
+        let takes = |kind: &str, fields: &[&str]| {
+            format!(
+                "`{field}` does not go on a {kind} entry; it takes {}",
+                fields.join(", ")
+            )
+        };
         Some(match self {
+            Kind::Graphql => takes("graphql", fields_of::<GraphqlEntry>()),
             Kind::Resource if belongs(http) || belongs(grpc) || field == "sequence" => format!(
                 "`{field}` does not go on a resource entry: a resource answers from its collection (list, get, create, replace, patch, delete); it takes id_field, seed or seed_file, and match"
             ),
@@ -244,6 +259,7 @@ impl Entry {
             Kind::Sequence => Entry::Sequence(serde_path_to_error::deserialize(value)?),
             Kind::Callback => Entry::Callback(serde_path_to_error::deserialize(value)?),
             Kind::Http => Entry::Http(serde_path_to_error::deserialize(value)?),
+            Kind::Graphql => Entry::Graphql(serde_path_to_error::deserialize(value)?),
         })
     }
 
@@ -254,13 +270,14 @@ impl Entry {
             Entry::Resource(entry) => entry.times.take(),
             Entry::Grpc(entry) => entry.times.take(),
             Entry::Callback(entry) => entry.times.take(),
+            Entry::Graphql(entry) => entry.times(),
         }
     }
 }
 
 /// The fields of a struct deserialized with serde's derive, as its derive
 /// lists them: the kinds' fields are written once, in their structs.
-fn fields_of<'de, T: serde::Deserialize<'de>>() -> &'static [&'static str] {
+pub(crate) fn fields_of<'de, T: serde::Deserialize<'de>>() -> &'static [&'static str] {
     #[derive(Debug)]
     struct Found(&'static [&'static str]);
     impl std::fmt::Display for Found {
@@ -304,7 +321,7 @@ fn fields_of<'de, T: serde::Deserialize<'de>>() -> &'static [&'static str] {
 /// condition; all must hold.
 #[derive(serde::Deserialize, Default)]
 #[serde(deny_unknown_fields)]
-struct Conditions {
+pub(crate) struct Conditions {
     /// Header values, exactly.
     #[serde(default)]
     headers: BTreeMap<String, String>,
@@ -341,14 +358,14 @@ struct BasicCredentials {
 /// An entry's `times`: a count, or bounds.
 #[derive(serde::Deserialize)]
 #[serde(untagged)]
-enum Expected {
+pub(crate) enum Expected {
     Exactly(usize),
     Bounds(Bounds),
 }
 
 #[derive(serde::Deserialize)]
 #[serde(deny_unknown_fields)]
-struct Bounds {
+pub(crate) struct Bounds {
     at_least: Option<usize>,
     at_most: Option<usize>,
 }
@@ -493,7 +510,7 @@ fn body_of(
 }
 
 /// Checked at load, so a bad header fails the load, not each request.
-fn check_headers(headers: &BTreeMap<String, String>) -> Result<(), String> {
+pub(crate) fn check_headers(headers: &BTreeMap<String, String>) -> Result<(), String> {
     for (name, value) in headers {
         if HeaderName::try_from(name).is_err() || HeaderValue::try_from(value).is_err() {
             return Err(format!("headers: invalid header {name:?}: {value:?}"));
@@ -542,7 +559,7 @@ fn sequence_handler(
 
 impl Conditions {
     /// The matchers, or the first that is invalid (field, why).
-    fn matchers(self) -> Result<Vec<mocklib::matchers::Matcher>, String> {
+    pub(crate) fn matchers(self) -> Result<Vec<mocklib::matchers::Matcher>, String> {
         use mocklib::matchers;
         let mut all = Vec::new();
         let pairs = |map: BTreeMap<String, String>| map.into_iter();
@@ -695,7 +712,12 @@ pub(crate) fn parse(
     for (index, value) in entries.into_iter().enumerate() {
         // Named by position and, when it has them, by method and path (or
         // by its gRPC method).
+        let keyed = ["graphql"].into_iter().find_map(|key| {
+            let text = value.get(key)?.as_str()?;
+            Some(format!(" ({key} {text})"))
+        });
         let label = match (value.get("method"), value.get("path"), value.get("grpc")) {
+            _ if keyed.is_some() => keyed.unwrap_or_default(),
             _ if value
                 .get("resource")
                 .is_some_and(serde_json::Value::is_string) =>
@@ -759,6 +781,7 @@ pub(crate) fn parse(
             Entry::Resource(entry) => entry.into_handler(dir, &mut files),
             Entry::Grpc(entry) => entry.into_handler(pool),
             Entry::Callback(entry) => entry.into_handler(callbacks),
+            Entry::Graphql(entry) => entry.into_handler(),
         };
         let handler = handler.map_err(fail)?;
         handlers.push(match expected {
@@ -848,7 +871,7 @@ fn tolerated(
 }
 
 /// An HTTP entry's method (`None`: any) and path.
-fn method_and_path(
+pub(crate) fn method_and_path(
     method: Option<&str>,
     path: Option<String>,
 ) -> Result<(Option<Method>, String), String> {

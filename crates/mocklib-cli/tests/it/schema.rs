@@ -166,13 +166,19 @@ fn the_schema_has_every_field_of_the_loader_and_no_other() {
     let source = include_str!("../../src/handler_file.rs");
     let schema = schema();
     let defs = &schema["$defs"];
-    // One struct per entry kind, as the schema has one shape per kind.
-    for (kind, name) in [
-        ("httpEntry", "HttpEntry"),
-        ("sequenceEntry", "SequenceEntry"),
-        ("resourceEntry", "ResourceFields"),
-        ("grpcEntry", "GrpcFields"),
-        ("callbackEntry", "CallbackFields"),
+    // One struct per entry kind, as the schema has one shape per kind (the
+    // newer kinds' structs are in their own files).
+    for (kind, name, source) in [
+        ("httpEntry", "HttpEntry", source),
+        ("sequenceEntry", "SequenceEntry", source),
+        ("resourceEntry", "ResourceFields", source),
+        ("grpcEntry", "GrpcFields", source),
+        ("callbackEntry", "CallbackFields", source),
+        (
+            "graphqlEntry",
+            "GraphqlEntry",
+            include_str!("../../src/graphql_entry.rs"),
+        ),
     ] {
         assert_eq!(
             properties(&defs[kind]),
@@ -180,6 +186,10 @@ fn the_schema_has_every_field_of_the_loader_and_no_other() {
             "{kind}"
         );
     }
+    assert_eq!(
+        properties(&defs["graphqlEntry"]["properties"]["match"]),
+        struct_fields(include_str!("../../src/graphql_entry.rs"), "GraphqlMatch")
+    );
     assert_eq!(
         properties(&defs["match"]),
         struct_fields(source, "Conditions")
@@ -191,8 +201,8 @@ fn the_schema_has_every_field_of_the_loader_and_no_other() {
     assert_eq!(properties(&defs["answer"]), struct_fields(source, "Answer"));
     assert_eq!(
         defs["entry"]["oneOf"].as_array().map(Vec::len),
-        Some(5),
-        "an entry is one of five kinds"
+        Some(6),
+        "an entry is one of six kinds"
     );
 }
 
@@ -213,14 +223,18 @@ fn yaml_blocks(markdown: &str) -> Vec<String> {
     blocks
 }
 
-/// The handler files of tests/it/serve.rs: its raw strings that open on a
-/// list (`r#"` then a line starting with `- `).
+/// The handler files of tests/it/serve.rs and of the entry kinds' tests:
+/// their raw strings that open on a list (`r#"` then a line starting with
+/// `- `).
 fn serve_test_files() -> Vec<String> {
-    let source = include_str!("serve.rs");
-    source
-        .split("r#\"\n- ")
-        .skip(1)
-        .map(|rest| format!("- {}", rest.split("\"#").next().unwrap()))
+    [include_str!("serve.rs"), include_str!("graphql_entries.rs")]
+        .into_iter()
+        .flat_map(|source| {
+            source
+                .split("r#\"\n- ")
+                .skip(1)
+                .map(|rest| format!("- {}", rest.split("\"#").next().unwrap()))
+        })
         .collect()
 }
 
@@ -273,6 +287,10 @@ fn the_handler_files_of_the_readme_the_examples_the_docs_and_the_serve_tests_val
             include_str!("../../src/resource_entry.rs"),
         ),
         ("src/template.rs", include_str!("../../src/template.rs")),
+        (
+            "src/graphql_entry.rs",
+            include_str!("../../src/graphql_entry.rs"),
+        ),
     ] {
         let docs: String = source
             .lines()
@@ -461,6 +479,29 @@ const VALID: &[&str] = &[
   headers: {}
   template: false
 - callback: anything
+"#,
+    // GraphQL operations.
+    r#"
+- graphql: query GetUser
+  endpoint: /graphql
+  match: { variables: { id: "1" } }
+  data: { user: { id: "1" } }
+  status: 200
+  headers: { x-served-by: mocklib }
+  delay_ms: 0
+  once: false
+  times: { at_most: 3 }
+- graphql: mutation /^Delete/
+  errors: [ { message: no } ]
+- graphql: query
+  template: true
+  data: { name: "{{ variables.name }}", op: "{{ operationName }}" }
+- graphql: operation
+  data: null
+  errors: []
+- graphql: operation Anything
+  once: true
+  data: { ok: true }
 "#,
 ];
 
@@ -765,6 +806,32 @@ const INVALID: &[(&str, &str)] = &[
     (
         "- path: /a\n  timeout_ms: 100\n",
         "`timeout_ms` is a field of callback entries",
+    ),
+    // GraphQL.
+    (
+        "- graphql: subscription OnPrice\n  data: {}\n",
+        "expected `query NAME`, `mutation NAME` or `operation`",
+    ),
+    (
+        "- graphql: query Get-User\n  data: {}\n",
+        "is not an operation name",
+    ),
+    ("- graphql: query GetUser\n", "give data, errors or both"),
+    (
+        "- graphql: query GetUser\n  data: {}\n  path: /graphql\n",
+        "`path` does not go on a graphql entry",
+    ),
+    (
+        "- graphql: query GetUser\n  data: {}\n  match: { json: {} }\n",
+        "unknown field `json`",
+    ),
+    (
+        "- graphql: query GetUser\n  errors: { message: no }\n",
+        "errors: expected a list",
+    ),
+    (
+        "- graphql: query GetUser\n  data: {}\n  status: 99\n",
+        "invalid status 99",
     ),
 ];
 
