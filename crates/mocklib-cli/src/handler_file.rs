@@ -20,6 +20,10 @@
 //!   callback: avatar                    # test's language (see `callback_entry`)
 //! - graphql: query GetUser              # a GraphQL operation
 //!   data: { user: { name: Kate } }      # (see `graphql_entry`)
+//! - path: /flaky                        # a transport failure
+//!   fault: connection_reset             # (see `fault_entry`)
+//! - path: https://api.example.com/health   # the real server answers
+//!   passthrough: true                   # (see `proxy_entry`)
 //! ```
 //!
 //! `body_file` is relative to the handler file's folder. Errors name the
@@ -38,15 +42,19 @@ use mocklib::{Handler, HttpResponse};
 use prost_reflect::DescriptorPool;
 
 use crate::callback_entry::{self, CallbackEntry, Callbacks};
+use crate::fault_entry::FaultEntry;
 use crate::graphql_entry::GraphqlEntry;
 use crate::grpc_entry::{self, GrpcEntry};
+use crate::proxy_entry::PassthroughEntry;
 use crate::resource_entry::{self, ResourceEntry};
 use crate::stamp::{Watched, stamp};
 
 /// One entry, of the kind its key says: `grpc` (a gRPC method of the
 /// --proto files), `resource` (a REST collection), `callback` (a function
-/// in the test's language), `graphql` (GraphQL operations), `sequence` (an
-/// HTTP entry answering in turn), otherwise an HTTP entry with one answer. Each kind is its own struct, so
+/// in the test's language), `graphql` (GraphQL operations), `fault` (a
+/// transport failure, a cut or paced body), `passthrough` (the real
+/// request), `sequence` (an HTTP entry answering in turn), otherwise an
+/// HTTP entry with one answer. Each kind is its own struct, so
 /// serde refuses the fields of the others by itself (a misspelt `staus`
 /// too), as the JSON Schema's five shapes do.
 enum Entry {
@@ -56,6 +64,8 @@ enum Entry {
     Grpc(GrpcFields),
     Callback(CallbackFields),
     Graphql(GraphqlEntry),
+    Fault(FaultEntry),
+    Passthrough(PassthroughEntry),
 }
 
 /// An HTTP entry with one answer.
@@ -183,6 +193,8 @@ enum Kind {
     Grpc,
     Callback,
     Graphql,
+    Fault,
+    Passthrough,
 }
 
 impl Kind {
@@ -190,6 +202,10 @@ impl Kind {
         let has = |key: &str| value.get(key).is_some();
         if has("graphql") {
             Kind::Graphql
+        } else if has("fault") {
+            Kind::Fault
+        } else if has("passthrough") {
+            Kind::Passthrough
         } else if has("resource") {
             Kind::Resource
         } else if has("grpc") {
@@ -219,6 +235,8 @@ impl Kind {
         };
         Some(match self {
             Kind::Graphql => takes("graphql", fields_of::<GraphqlEntry>()),
+            Kind::Fault => takes("fault", fields_of::<FaultEntry>()),
+            Kind::Passthrough => takes("passthrough", fields_of::<PassthroughEntry>()),
             Kind::Resource if belongs(http) || belongs(grpc) || field == "sequence" => format!(
                 "`{field}` does not go on a resource entry: a resource answers from its collection (list, get, create, replace, patch, delete); it takes id_field, seed or seed_file, and match"
             ),
@@ -260,6 +278,8 @@ impl Entry {
             Kind::Callback => Entry::Callback(serde_path_to_error::deserialize(value)?),
             Kind::Http => Entry::Http(serde_path_to_error::deserialize(value)?),
             Kind::Graphql => Entry::Graphql(serde_path_to_error::deserialize(value)?),
+            Kind::Fault => Entry::Fault(serde_path_to_error::deserialize(value)?),
+            Kind::Passthrough => Entry::Passthrough(serde_path_to_error::deserialize(value)?),
         })
     }
 
@@ -271,6 +291,8 @@ impl Entry {
             Entry::Grpc(entry) => entry.times.take(),
             Entry::Callback(entry) => entry.times.take(),
             Entry::Graphql(entry) => entry.times(),
+            Entry::Fault(entry) => entry.times(),
+            Entry::Passthrough(entry) => entry.times(),
         }
     }
 }
@@ -550,11 +572,7 @@ fn sequence_handler(
             }
         }
     };
-    match method {
-        Some(method) => mocklib::http::try_on(method, path, respond),
-        None => mocklib::http::try_all(path, respond),
-    }
-    .map_err(|error| error.to_string())
+    http_handler(method, path, respond)
 }
 
 impl Conditions {
@@ -782,6 +800,8 @@ pub(crate) fn parse(
             Entry::Grpc(entry) => entry.into_handler(pool),
             Entry::Callback(entry) => entry.into_handler(callbacks),
             Entry::Graphql(entry) => entry.into_handler(),
+            Entry::Fault(entry) => entry.into_handler(),
+            Entry::Passthrough(entry) => entry.into_handler(),
         };
         let handler = handler.map_err(fail)?;
         handlers.push(match expected {
@@ -868,6 +888,35 @@ fn tolerated(
             .unwrap_or_else(|| format!("`{field}` does not go on this entry"))),
         None => Ok(()),
     }
+}
+
+/// An HTTP handler for `method` (`None`: any) and the pattern `path`,
+/// or why the pattern is invalid.
+pub(crate) fn http_handler<F, R, M>(
+    method: Option<Method>,
+    path: String,
+    respond: F,
+) -> Result<Handler, String>
+where
+    F: Fn(mocklib::ResolverArgs) -> R + Send + Sync + 'static,
+    R: mocklib::resolver::ResolverOutput<M>,
+{
+    match method {
+        Some(method) => mocklib::http::try_on(method, path, respond),
+        None => mocklib::http::try_all(path, respond),
+    }
+    .map_err(|error| error.to_string())
+}
+
+/// `handler` with an entry's `match:` conditions, and `.once()` if asked.
+pub(crate) fn finish(
+    handler: Handler,
+    conditions: Option<Conditions>,
+    once: bool,
+) -> Result<Handler, String> {
+    let conditions = conditions.unwrap_or_default().matchers()?;
+    let handler = conditions.into_iter().fold(handler, Handler::when);
+    Ok(if once { handler.once() } else { handler })
 }
 
 /// An HTTP entry's method (`None`: any) and path.
@@ -967,11 +1016,7 @@ impl HttpEntry {
             }
         };
         let conditions = self.conditions.unwrap_or_default().matchers()?;
-        let handler = match method {
-            Some(method) => mocklib::http::try_on(method, path, respond),
-            None => mocklib::http::try_all(path, respond),
-        }
-        .map_err(|error| error.to_string())?;
+        let handler = http_handler(method, path, respond)?;
         let handler = conditions.into_iter().fold(handler, Handler::when);
         Ok(if self.once { handler.once() } else { handler })
     }

@@ -8,6 +8,7 @@ mod callbacks;
 mod check;
 mod cli;
 mod common;
+mod fault_entries;
 mod graphql_entries;
 mod hostile_args;
 mod page;

@@ -179,6 +179,16 @@ fn the_schema_has_every_field_of_the_loader_and_no_other() {
             "GraphqlEntry",
             include_str!("../../src/graphql_entry.rs"),
         ),
+        (
+            "faultEntry",
+            "FaultEntry",
+            include_str!("../../src/fault_entry.rs"),
+        ),
+        (
+            "passthroughEntry",
+            "PassthroughEntry",
+            include_str!("../../src/proxy_entry.rs"),
+        ),
     ] {
         assert_eq!(
             properties(&defs[kind]),
@@ -191,6 +201,10 @@ fn the_schema_has_every_field_of_the_loader_and_no_other() {
         struct_fields(include_str!("../../src/graphql_entry.rs"), "GraphqlMatch")
     );
     assert_eq!(
+        properties(&defs["faultEntry"]["properties"]["fault"]["anyOf"][1]),
+        struct_fields(include_str!("../../src/fault_entry.rs"), "BodyFault")
+    );
+    assert_eq!(
         properties(&defs["match"]),
         struct_fields(source, "Conditions")
     );
@@ -201,8 +215,8 @@ fn the_schema_has_every_field_of_the_loader_and_no_other() {
     assert_eq!(properties(&defs["answer"]), struct_fields(source, "Answer"));
     assert_eq!(
         defs["entry"]["oneOf"].as_array().map(Vec::len),
-        Some(6),
-        "an entry is one of six kinds"
+        Some(8),
+        "an entry is one of eight kinds"
     );
 }
 
@@ -227,15 +241,19 @@ fn yaml_blocks(markdown: &str) -> Vec<String> {
 /// their raw strings that open on a list (`r#"` then a line starting with
 /// `- `).
 fn serve_test_files() -> Vec<String> {
-    [include_str!("serve.rs"), include_str!("graphql_entries.rs")]
-        .into_iter()
-        .flat_map(|source| {
-            source
-                .split("r#\"\n- ")
-                .skip(1)
-                .map(|rest| format!("- {}", rest.split("\"#").next().unwrap()))
-        })
-        .collect()
+    [
+        include_str!("serve.rs"),
+        include_str!("graphql_entries.rs"),
+        include_str!("fault_entries.rs"),
+    ]
+    .into_iter()
+    .flat_map(|source| {
+        source
+            .split("r#\"\n- ")
+            .skip(1)
+            .map(|rest| format!("- {}", rest.split("\"#").next().unwrap()))
+    })
+    .collect()
 }
 
 /// The handler files of the examples' suites (examples/serve-*/tests/*.yaml).
@@ -290,6 +308,14 @@ fn the_handler_files_of_the_readme_the_examples_the_docs_and_the_serve_tests_val
         (
             "src/graphql_entry.rs",
             include_str!("../../src/graphql_entry.rs"),
+        ),
+        (
+            "src/fault_entry.rs",
+            include_str!("../../src/fault_entry.rs"),
+        ),
+        (
+            "src/proxy_entry.rs",
+            include_str!("../../src/proxy_entry.rs"),
         ),
     ] {
         let docs: String = source
@@ -502,6 +528,38 @@ const VALID: &[&str] = &[
 - graphql: operation Anything
   once: true
   data: { ok: true }
+"#,
+    // Faults, and the real request.
+    r#"
+- path: /reset
+  fault: connection_reset
+  delay_ms: 5
+  match: { bearer: t0ken }
+  once: true
+  times: 1
+- method: GET
+  path: /empty
+  fault: EmptyResponse
+- path: /garbage
+  fault: garbage
+- path: /chunk
+  fault: malformed_chunk
+  status: 203
+  headers: { x-head: sent }
+- path: /cut
+  fault: { truncate_after: 3 }
+  body: abcdef
+- path: /slow
+  fault: { dribble_ms: 10, truncate_after: 0 }
+  status: 200
+  headers: { x-slow: "1" }
+  json: { a: 1 }
+- method: GET
+  path: https://api.example.com/health
+  passthrough: true
+  match: { headers: { x-real: "1" } }
+  once: false
+  times: { at_least: 0 }
 "#,
 ];
 
@@ -833,6 +891,51 @@ const INVALID: &[(&str, &str)] = &[
         "- graphql: query GetUser\n  data: {}\n  status: 99\n",
         "invalid status 99",
     ),
+    // Faults.
+    (
+        "- path: /a\n  fault: timeout\n",
+        "fault: unknown fault \"timeout\"",
+    ),
+    (
+        "- path: /a\n  fault: connection_reset\n  status: 500\n",
+        "`status` does not go with fault connection_reset",
+    ),
+    (
+        "- path: /a\n  fault: malformed_chunk\n  body: x\n",
+        "`body` does not go with fault malformed_chunk",
+    ),
+    (
+        "- path: /a\n  fault: { truncate_after: 3 }\n",
+        "a body fault cuts or paces a body",
+    ),
+    (
+        "- path: /a\n  fault: { truncate: 3 }\n  body: abc\n",
+        "unknown field `truncate`",
+    ),
+    (
+        "- path: /a\n  fault: {}\n  body: abc\n",
+        "give truncate_after, dribble_ms or both",
+    ),
+    (
+        "- path: /a\n  fault: { truncate_after: 1 }\n  body: x\n  json: 1\n",
+        "give one of body and json",
+    ),
+    ("- path: /a\n  fault: 7\n", "expected a fault's name"),
+    (
+        "- path: /a\n  fault: garbage\n  sequence: [ {} ]\n",
+        "`sequence` does not go on a fault entry",
+    ),
+    ("- fault: garbage\n", "missing field `path`"),
+    // Passthrough.
+    (
+        "- path: /a\n  passthrough: false\n",
+        "passthrough: only `true`",
+    ),
+    (
+        "- path: /a\n  passthrough: true\n  body: x\n",
+        "`body` does not go on a passthrough entry",
+    ),
+    ("- passthrough: true\n", "missing field `path`"),
 ];
 
 #[test]
