@@ -24,6 +24,8 @@
 //!   fault: connection_reset             # (see `fault_entry`)
 //! - path: https://api.example.com/health   # the real server answers
 //!   passthrough: true                   # (see `proxy_entry`)
+//! - sse: /notifications                 # a server-sent event stream
+//!   events: [ { data: hello } ]         # (see `sse_entry`)
 //! ```
 //!
 //! `body_file` is relative to the handler file's folder. Errors name the
@@ -47,14 +49,15 @@ use crate::graphql_entry::GraphqlEntry;
 use crate::grpc_entry::{self, GrpcEntry};
 use crate::proxy_entry::PassthroughEntry;
 use crate::resource_entry::{self, ResourceEntry};
+use crate::sse_entry::SseEntry;
 use crate::stamp::{Watched, stamp};
 
 /// One entry, of the kind its key says: `grpc` (a gRPC method of the
 /// --proto files), `resource` (a REST collection), `callback` (a function
 /// in the test's language), `graphql` (GraphQL operations), `fault` (a
 /// transport failure, a cut or paced body), `passthrough` (the real
-/// request), `sequence` (an HTTP entry answering in turn), otherwise an
-/// HTTP entry with one answer. Each kind is its own struct, so
+/// request), `sse` (an event stream), `sequence` (an HTTP entry answering
+/// in turn), otherwise an HTTP entry with one answer. Each kind is its own struct, so
 /// serde refuses the fields of the others by itself (a misspelt `staus`
 /// too), as the JSON Schema's five shapes do.
 enum Entry {
@@ -66,6 +69,7 @@ enum Entry {
     Graphql(GraphqlEntry),
     Fault(FaultEntry),
     Passthrough(PassthroughEntry),
+    Sse(SseEntry),
 }
 
 /// An HTTP entry with one answer.
@@ -195,6 +199,7 @@ enum Kind {
     Graphql,
     Fault,
     Passthrough,
+    Sse,
 }
 
 impl Kind {
@@ -206,6 +211,8 @@ impl Kind {
             Kind::Fault
         } else if has("passthrough") {
             Kind::Passthrough
+        } else if has("sse") {
+            Kind::Sse
         } else if has("resource") {
             Kind::Resource
         } else if has("grpc") {
@@ -229,14 +236,15 @@ impl Kind {
         // The newer kinds say what they take, from their structs.
         let takes = |kind: &str, fields: &[&str]| {
             format!(
-                "`{field}` does not go on a {kind} entry; it takes {}",
+                "`{field}` does not go on {kind} entry; it takes {}",
                 fields.join(", ")
             )
         };
         Some(match self {
-            Kind::Graphql => takes("graphql", fields_of::<GraphqlEntry>()),
-            Kind::Fault => takes("fault", fields_of::<FaultEntry>()),
-            Kind::Passthrough => takes("passthrough", fields_of::<PassthroughEntry>()),
+            Kind::Graphql => takes("a graphql", fields_of::<GraphqlEntry>()),
+            Kind::Fault => takes("a fault", fields_of::<FaultEntry>()),
+            Kind::Passthrough => takes("a passthrough", fields_of::<PassthroughEntry>()),
+            Kind::Sse => takes("an sse", fields_of::<SseEntry>()),
             Kind::Resource if belongs(http) || belongs(grpc) || field == "sequence" => format!(
                 "`{field}` does not go on a resource entry: a resource answers from its collection (list, get, create, replace, patch, delete); it takes id_field, seed or seed_file, and match"
             ),
@@ -280,6 +288,7 @@ impl Entry {
             Kind::Graphql => Entry::Graphql(serde_path_to_error::deserialize(value)?),
             Kind::Fault => Entry::Fault(serde_path_to_error::deserialize(value)?),
             Kind::Passthrough => Entry::Passthrough(serde_path_to_error::deserialize(value)?),
+            Kind::Sse => Entry::Sse(serde_path_to_error::deserialize(value)?),
         })
     }
 
@@ -293,6 +302,7 @@ impl Entry {
             Entry::Graphql(entry) => entry.times(),
             Entry::Fault(entry) => entry.times(),
             Entry::Passthrough(entry) => entry.times(),
+            Entry::Sse(entry) => entry.times(),
         }
     }
 }
@@ -730,7 +740,7 @@ pub(crate) fn parse(
     for (index, value) in entries.into_iter().enumerate() {
         // Named by position and, when it has them, by method and path (or
         // by its gRPC method).
-        let keyed = ["graphql"].into_iter().find_map(|key| {
+        let keyed = ["graphql", "sse"].into_iter().find_map(|key| {
             let text = value.get(key)?.as_str()?;
             Some(format!(" ({key} {text})"))
         });
@@ -802,6 +812,7 @@ pub(crate) fn parse(
             Entry::Graphql(entry) => entry.into_handler(),
             Entry::Fault(entry) => entry.into_handler(),
             Entry::Passthrough(entry) => entry.into_handler(),
+            Entry::Sse(entry) => entry.into_handler(),
         };
         let handler = handler.map_err(fail)?;
         handlers.push(match expected {

@@ -35,6 +35,7 @@ mod proxy_entry;
 mod reflection;
 mod resource_entry;
 mod serve;
+mod sse_entry;
 mod stamp;
 mod template;
 

@@ -15,3 +15,4 @@ mod page;
 mod schema;
 mod scopes;
 mod serve;
+mod sse_entries;

@@ -189,6 +189,11 @@ fn the_schema_has_every_field_of_the_loader_and_no_other() {
             "PassthroughEntry",
             include_str!("../../src/proxy_entry.rs"),
         ),
+        (
+            "sseEntry",
+            "SseEntry",
+            include_str!("../../src/sse_entry.rs"),
+        ),
     ] {
         assert_eq!(
             properties(&defs[kind]),
@@ -205,6 +210,10 @@ fn the_schema_has_every_field_of_the_loader_and_no_other() {
         struct_fields(include_str!("../../src/fault_entry.rs"), "BodyFault")
     );
     assert_eq!(
+        properties(&defs["sseEntry"]["properties"]["events"]["items"]),
+        struct_fields(include_str!("../../src/sse_entry.rs"), "SseItem")
+    );
+    assert_eq!(
         properties(&defs["match"]),
         struct_fields(source, "Conditions")
     );
@@ -215,8 +224,8 @@ fn the_schema_has_every_field_of_the_loader_and_no_other() {
     assert_eq!(properties(&defs["answer"]), struct_fields(source, "Answer"));
     assert_eq!(
         defs["entry"]["oneOf"].as_array().map(Vec::len),
-        Some(8),
-        "an entry is one of eight kinds"
+        Some(9),
+        "an entry is one of nine kinds"
     );
 }
 
@@ -245,6 +254,7 @@ fn serve_test_files() -> Vec<String> {
         include_str!("serve.rs"),
         include_str!("graphql_entries.rs"),
         include_str!("fault_entries.rs"),
+        include_str!("sse_entries.rs"),
     ]
     .into_iter()
     .flat_map(|source| {
@@ -317,6 +327,7 @@ fn the_handler_files_of_the_readme_the_examples_the_docs_and_the_serve_tests_val
             "src/proxy_entry.rs",
             include_str!("../../src/proxy_entry.rs"),
         ),
+        ("src/sse_entry.rs", include_str!("../../src/sse_entry.rs")),
     ] {
         let docs: String = source
             .lines()
@@ -560,6 +571,24 @@ const VALID: &[&str] = &[
   match: { headers: { x-real: "1" } }
   once: false
   times: { at_least: 0 }
+"#,
+    // Event streams.
+    r#"
+- sse: /events/:room
+  method: POST
+  events:
+    - { event: greeting, data: hello, id: "1", retry: 3000 }
+    - { pause_ms: 5 }
+    - { data: { unread: 3 } }
+    - { id: "2" }
+  repeat: 2
+  template: true
+  match: { bearer: t0ken }
+  once: true
+  times: 1
+- sse: https://api.example.com/ticks
+  events: [ { data: tick }, { pause_ms: 1000 } ]
+  repeat: true
 "#,
 ];
 
@@ -936,6 +965,38 @@ const INVALID: &[(&str, &str)] = &[
         "`body` does not go on a passthrough entry",
     ),
     ("- passthrough: true\n", "missing field `path`"),
+    // Event streams.
+    ("- sse: /e\n  events: []\n", "give at least one event"),
+    ("- sse: /e\n", "missing field `events`"),
+    (
+        "- sse: /e\n  events: [ { data: a, pause_ms: 5 } ]\n",
+        "a pause is an item of its own",
+    ),
+    ("- sse: /e\n  events: [ {} ]\n", "give data"),
+    (
+        "- sse: /e\n  events: [ { dta: a } ]\n",
+        "unknown field `dta`",
+    ),
+    (
+        "- sse: /e\n  events: [ { data: a, id: \"1\\n2\" } ]\n",
+        "events[0].id: one line",
+    ),
+    (
+        "- sse: /e\n  events: [ { data: a } ]\n  repeat: 0\n",
+        "repeat: a count from 1",
+    ),
+    (
+        "- sse: /e\n  events: [ { data: a } ]\n  repeat: true\n",
+        "give a pause_ms among them",
+    ),
+    (
+        "- sse: /e\n  events: [ { data: a } ]\n  method: ALL\n",
+        "one method",
+    ),
+    (
+        "- sse: /e\n  events: [ { data: a } ]\n  status: 200\n",
+        "`status` does not go on an sse entry",
+    ),
 ];
 
 #[test]
