@@ -26,6 +26,8 @@
 //!   passthrough: true                   # (see `proxy_entry`)
 //! - sse: /notifications                 # a server-sent event stream
 //!   events: [ { data: hello } ]         # (see `sse_entry`)
+//! - ws: /chat                           # a WebSocket server
+//!   on_open: [ welcome ]                # (see `ws_entry`)
 //! ```
 //!
 //! `body_file` is relative to the handler file's folder. Errors name the
@@ -51,13 +53,15 @@ use crate::proxy_entry::PassthroughEntry;
 use crate::resource_entry::{self, ResourceEntry};
 use crate::sse_entry::SseEntry;
 use crate::stamp::{Watched, stamp};
+use crate::ws_entry::WsEntry;
 
 /// One entry, of the kind its key says: `grpc` (a gRPC method of the
 /// --proto files), `resource` (a REST collection), `callback` (a function
 /// in the test's language), `graphql` (GraphQL operations), `fault` (a
 /// transport failure, a cut or paced body), `passthrough` (the real
-/// request), `sse` (an event stream), `sequence` (an HTTP entry answering
-/// in turn), otherwise an HTTP entry with one answer. Each kind is its own struct, so
+/// request), `sse` (an event stream), `ws` (a WebSocket server),
+/// `sequence` (an HTTP entry answering in turn), otherwise an HTTP entry
+/// with one answer. Each kind is its own struct, so
 /// serde refuses the fields of the others by itself (a misspelt `staus`
 /// too), as the JSON Schema's five shapes do.
 enum Entry {
@@ -70,6 +74,7 @@ enum Entry {
     Fault(FaultEntry),
     Passthrough(PassthroughEntry),
     Sse(SseEntry),
+    Ws(WsEntry),
 }
 
 /// An HTTP entry with one answer.
@@ -200,6 +205,7 @@ enum Kind {
     Fault,
     Passthrough,
     Sse,
+    Ws,
 }
 
 impl Kind {
@@ -213,6 +219,8 @@ impl Kind {
             Kind::Passthrough
         } else if has("sse") {
             Kind::Sse
+        } else if has("ws") {
+            Kind::Ws
         } else if has("resource") {
             Kind::Resource
         } else if has("grpc") {
@@ -245,6 +253,7 @@ impl Kind {
             Kind::Fault => takes("a fault", fields_of::<FaultEntry>()),
             Kind::Passthrough => takes("a passthrough", fields_of::<PassthroughEntry>()),
             Kind::Sse => takes("an sse", fields_of::<SseEntry>()),
+            Kind::Ws => takes("a ws", fields_of::<WsEntry>()),
             Kind::Resource if belongs(http) || belongs(grpc) || field == "sequence" => format!(
                 "`{field}` does not go on a resource entry: a resource answers from its collection (list, get, create, replace, patch, delete); it takes id_field, seed or seed_file, and match"
             ),
@@ -289,6 +298,7 @@ impl Entry {
             Kind::Fault => Entry::Fault(serde_path_to_error::deserialize(value)?),
             Kind::Passthrough => Entry::Passthrough(serde_path_to_error::deserialize(value)?),
             Kind::Sse => Entry::Sse(serde_path_to_error::deserialize(value)?),
+            Kind::Ws => Entry::Ws(serde_path_to_error::deserialize(value)?),
         })
     }
 
@@ -303,6 +313,7 @@ impl Entry {
             Entry::Fault(entry) => entry.times(),
             Entry::Passthrough(entry) => entry.times(),
             Entry::Sse(entry) => entry.times(),
+            Entry::Ws(entry) => entry.times(),
         }
     }
 }
@@ -740,7 +751,7 @@ pub(crate) fn parse(
     for (index, value) in entries.into_iter().enumerate() {
         // Named by position and, when it has them, by method and path (or
         // by its gRPC method).
-        let keyed = ["graphql", "sse"].into_iter().find_map(|key| {
+        let keyed = ["graphql", "sse", "ws"].into_iter().find_map(|key| {
             let text = value.get(key)?.as_str()?;
             Some(format!(" ({key} {text})"))
         });
@@ -813,6 +824,7 @@ pub(crate) fn parse(
             Entry::Fault(entry) => entry.into_handler(),
             Entry::Passthrough(entry) => entry.into_handler(),
             Entry::Sse(entry) => entry.into_handler(),
+            Entry::Ws(entry) => entry.into_handler(),
         };
         let handler = handler.map_err(fail)?;
         handlers.push(match expected {

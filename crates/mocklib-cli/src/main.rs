@@ -38,6 +38,7 @@ mod serve;
 mod sse_entry;
 mod stamp;
 mod template;
+mod ws_entry;
 
 const USAGE: &str = "usage: mocklib init <public-dir>
        mocklib serve [options]   (mocklib serve --help)

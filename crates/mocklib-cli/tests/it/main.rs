@@ -16,3 +16,4 @@ mod schema;
 mod scopes;
 mod serve;
 mod sse_entries;
+mod ws_entries;

@@ -194,6 +194,7 @@ fn the_schema_has_every_field_of_the_loader_and_no_other() {
             "SseEntry",
             include_str!("../../src/sse_entry.rs"),
         ),
+        ("wsEntry", "WsEntry", include_str!("../../src/ws_entry.rs")),
     ] {
         assert_eq!(
             properties(&defs[kind]),
@@ -213,6 +214,14 @@ fn the_schema_has_every_field_of_the_loader_and_no_other() {
         properties(&defs["sseEntry"]["properties"]["events"]["items"]),
         struct_fields(include_str!("../../src/sse_entry.rs"), "SseItem")
     );
+    let ws = include_str!("../../src/ws_entry.rs");
+    let rule = &defs["wsEntry"]["properties"]["on_message"]["items"];
+    assert_eq!(properties(rule), struct_fields(ws, "Rule"));
+    assert_eq!(
+        properties(&rule["properties"]["match"]),
+        struct_fields(ws, "MessageMatch")
+    );
+    assert_eq!(properties(&defs["wsClose"]), struct_fields(ws, "Close"));
     assert_eq!(
         properties(&defs["match"]),
         struct_fields(source, "Conditions")
@@ -224,8 +233,8 @@ fn the_schema_has_every_field_of_the_loader_and_no_other() {
     assert_eq!(properties(&defs["answer"]), struct_fields(source, "Answer"));
     assert_eq!(
         defs["entry"]["oneOf"].as_array().map(Vec::len),
-        Some(9),
-        "an entry is one of nine kinds"
+        Some(10),
+        "an entry is one of ten kinds"
     );
 }
 
@@ -255,6 +264,7 @@ fn serve_test_files() -> Vec<String> {
         include_str!("graphql_entries.rs"),
         include_str!("fault_entries.rs"),
         include_str!("sse_entries.rs"),
+        include_str!("ws_entries.rs"),
     ]
     .into_iter()
     .flat_map(|source| {
@@ -328,6 +338,7 @@ fn the_handler_files_of_the_readme_the_examples_the_docs_and_the_serve_tests_val
             include_str!("../../src/proxy_entry.rs"),
         ),
         ("src/sse_entry.rs", include_str!("../../src/sse_entry.rs")),
+        ("src/ws_entry.rs", include_str!("../../src/ws_entry.rs")),
     ] {
         let docs: String = source
             .lines()
@@ -589,6 +600,21 @@ const VALID: &[&str] = &[
 - sse: https://api.example.com/ticks
   events: [ { data: tick }, { pause_ms: 1000 } ]
   repeat: true
+"#,
+    // WebSocket servers.
+    r#"
+- ws: wss://chat.example.com/rooms/:room
+  on_open: [ welcome, { type: hello }, 7 ]
+  on_message:
+    - { match: { text: ping }, send: [ pong ] }
+    - { match: { json: { type: join } }, send: [ { type: joined } ] }
+    - { match: { regex: "^bye" }, send: [ see you ], close: { code: 4000, reason: bye } }
+    - { close: { code: 1000 } }
+  match: { headers: { origin: "https://app.example.com" } }
+  once: true
+  times: { at_most: 2 }
+- ws: /closed
+  close: { code: 1008, reason: not today }
 "#,
 ];
 
@@ -997,6 +1023,34 @@ const INVALID: &[(&str, &str)] = &[
         "- sse: /e\n  events: [ { data: a } ]\n  status: 200\n",
         "`status` does not go on an sse entry",
     ),
+    // WebSocket servers.
+    (
+        "- ws: /e\n  on_message: [ { match: { text: a, regex: b }, send: [ x ] } ]\n",
+        "give one of text, json and regex",
+    ),
+    (
+        "- ws: /e\n  on_message: [ { match: { txt: a }, send: [ x ] } ]\n",
+        "unknown field `txt`",
+    ),
+    (
+        "- ws: /e\n  on_message: [ { match: { text: a } } ]\n",
+        "give send, close or both",
+    ),
+    (
+        "- ws: /e\n  close: { code: 1006 }\n",
+        "not a close code a server sends",
+    ),
+    (
+        "- ws: /e\n  close: { code: 999 }\n",
+        "not a close code a server sends",
+    ),
+    ("- ws: /e\n  close: { reason: x }\n", "missing field `code`"),
+    (
+        "- ws: /e\n  close: { code: 1000 }\n  on_message: [ { send: [ x ] } ]\n",
+        "on_message would get nothing",
+    ),
+    ("- ws: /e\n  on_open: hello\n", "invalid type"),
+    ("- ws: /e\n  path: /e\n", "`path` does not go on a ws entry"),
 ];
 
 #[test]
