@@ -998,6 +998,55 @@ async fn a_passthrough_to_the_listener_by_an_ipv4_mapped_address_is_not_looped_b
     assert_eq!(starts.load(Ordering::SeqCst), 1);
 }
 
+/// `bypass()` from a handler whose pattern also matches the listener's own
+/// address: the real request comes back carrying the listener's `Via`
+/// entry and is refused (508), where it used to be resolved, and bypassed,
+/// again without end.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bypass_of_a_request_addressed_to_the_listener_itself_is_a_508_not_a_loop() {
+    count_listener_panics();
+    let server = setup_server([http::get("/x", |args| async move {
+        match mocklib::bypass(&args.request).await {
+            Ok(real) => real.header("x-bypassed", "yes"),
+            Err(error) => HttpResponse::text(error.to_string()).status(599),
+        }
+    })]);
+    server.listen();
+    const LOOPING: usize = 10;
+    let starts = std::sync::Arc::new(AtomicUsize::new(0));
+    let looping = std::sync::Arc::new(tokio::sync::Notify::new());
+    server
+        .events()
+        .on(mocklib::events::EventKind::RequestStart, {
+            let starts = std::sync::Arc::clone(&starts);
+            let looping = std::sync::Arc::clone(&looping);
+            move |_| {
+                if starts.fetch_add(1, Ordering::SeqCst) + 1 == LOOPING {
+                    looping.notify_one();
+                }
+            }
+        });
+    let request = format!(
+        "GET /x HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\r\n",
+        address(&server)
+    );
+    let outcome = tokio::select! {
+        ended = exchange(&server, request.as_bytes(), false, GUARD) => Some(ended),
+        () = looping.notified() => None,
+    };
+    server.close();
+    let ended = outcome.unwrap_or_else(|| {
+        panic!("the bypass looped through the listener at least {LOOPING} times")
+    });
+    let received = String::from_utf8_lossy(ended.received());
+    assert_eq!(status_of(ended.received()), Some(508), "{received}");
+    assert!(
+        received.contains("x-bypassed: yes") && received.contains("would loop"),
+        "{received}"
+    );
+    assert_no_listener_panics();
+}
+
 // ---------------------------------------------------------------------------
 // requests that cannot be passed on
 
