@@ -24,7 +24,7 @@ use std::time::Duration;
 
 use mocklib::{Fault, Handler, HttpResponse};
 
-use crate::handler_file::{Conditions, Expected, check_headers, http_handler, method_and_path};
+use crate::entry_parts::{Conditions, Expected, check_headers, http_handler, method_and_path};
 
 /// A `fault` entry, as written.
 #[derive(serde::Deserialize)]
@@ -174,6 +174,6 @@ impl FaultEntry {
             }
         };
         let handler = http_handler(method, path, respond)?;
-        crate::handler_file::finish(handler, self.conditions, self.once)
+        crate::entry_parts::finish(handler, self.conditions, self.once)
     }
 }

@@ -34,7 +34,7 @@ use mocklib::graphql::{self, Predicate};
 use mocklib::resolver::Resolution;
 use mocklib::{Handler, HttpResponse};
 
-use crate::handler_file::{Expected, check_headers};
+use crate::entry_parts::{Expected, check_headers};
 use crate::holds::Holds;
 use crate::template::{Templates, add_json, render_json};
 

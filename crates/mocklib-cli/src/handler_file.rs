@@ -24,6 +24,8 @@
 //!   fault: connection_reset             # (see `fault_entry`)
 //! - path: https://api.example.com/health   # the real server answers
 //!   passthrough: true                   # (see `proxy_entry`)
+//! - path: https://api.example.com/users/:id   # the real answer, altered
+//!   proxy: { json_patch: { plan: pro } }      # (see `proxy_entry`)
 //! - sse: /notifications                 # a server-sent event stream
 //!   events: [ { data: hello } ]         # (see `sse_entry`)
 //! - ws: /chat                           # a WebSocket server
@@ -41,15 +43,16 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use bytes::Bytes;
-use http::{HeaderName, HeaderValue, Method, StatusCode};
+use http::{Method, StatusCode};
 use mocklib::{Handler, HttpResponse};
 use prost_reflect::DescriptorPool;
 
 use crate::callback_entry::{self, CallbackEntry, Callbacks};
+use crate::entry_parts::{Conditions, Expected, check_headers, http_handler, method_and_path};
 use crate::fault_entry::FaultEntry;
 use crate::graphql_entry::GraphqlEntry;
 use crate::grpc_entry::{self, GrpcEntry};
-use crate::proxy_entry::PassthroughEntry;
+use crate::proxy_entry::{PassthroughEntry, ProxyEntry};
 use crate::resource_entry::{self, ResourceEntry};
 use crate::sse_entry::SseEntry;
 use crate::stamp::{Watched, stamp};
@@ -59,7 +62,7 @@ use crate::ws_entry::WsEntry;
 /// --proto files), `resource` (a REST collection), `callback` (a function
 /// in the test's language), `graphql` (GraphQL operations), `fault` (a
 /// transport failure, a cut or paced body), `passthrough` (the real
-/// request), `sse` (an event stream), `ws` (a WebSocket server),
+/// request), `proxy` (the real request, its answer altered), `sse` (an event stream), `ws` (a WebSocket server),
 /// `sequence` (an HTTP entry answering in turn), otherwise an HTTP entry
 /// with one answer. Each kind is its own struct, so
 /// serde refuses the fields of the others by itself (a misspelt `staus`
@@ -75,6 +78,7 @@ enum Entry {
     Passthrough(PassthroughEntry),
     Sse(SseEntry),
     Ws(WsEntry),
+    Proxy(ProxyEntry),
 }
 
 /// An HTTP entry with one answer.
@@ -206,6 +210,7 @@ enum Kind {
     Passthrough,
     Sse,
     Ws,
+    Proxy,
 }
 
 impl Kind {
@@ -217,6 +222,8 @@ impl Kind {
             Kind::Fault
         } else if has("passthrough") {
             Kind::Passthrough
+        } else if has("proxy") {
+            Kind::Proxy
         } else if has("sse") {
             Kind::Sse
         } else if has("ws") {
@@ -254,6 +261,7 @@ impl Kind {
             Kind::Passthrough => takes("a passthrough", fields_of::<PassthroughEntry>()),
             Kind::Sse => takes("an sse", fields_of::<SseEntry>()),
             Kind::Ws => takes("a ws", fields_of::<WsEntry>()),
+            Kind::Proxy => takes("a proxy", fields_of::<ProxyEntry>()),
             Kind::Resource if belongs(http) || belongs(grpc) || field == "sequence" => format!(
                 "`{field}` does not go on a resource entry: a resource answers from its collection (list, get, create, replace, patch, delete); it takes id_field, seed or seed_file, and match"
             ),
@@ -299,6 +307,7 @@ impl Entry {
             Kind::Passthrough => Entry::Passthrough(serde_path_to_error::deserialize(value)?),
             Kind::Sse => Entry::Sse(serde_path_to_error::deserialize(value)?),
             Kind::Ws => Entry::Ws(serde_path_to_error::deserialize(value)?),
+            Kind::Proxy => Entry::Proxy(serde_path_to_error::deserialize(value)?),
         })
     }
 
@@ -314,13 +323,14 @@ impl Entry {
             Entry::Passthrough(entry) => entry.times(),
             Entry::Sse(entry) => entry.times(),
             Entry::Ws(entry) => entry.times(),
+            Entry::Proxy(entry) => entry.times(),
         }
     }
 }
 
 /// The fields of a struct deserialized with serde's derive, as its derive
 /// lists them: the kinds' fields are written once, in their structs.
-pub(crate) fn fields_of<'de, T: serde::Deserialize<'de>>() -> &'static [&'static str] {
+fn fields_of<'de, T: serde::Deserialize<'de>>() -> &'static [&'static str] {
     #[derive(Debug)]
     struct Found(&'static [&'static str]);
     impl std::fmt::Display for Found {
@@ -357,87 +367,6 @@ pub(crate) fn fields_of<'de, T: serde::Deserialize<'de>>() -> &'static [&'static
     match T::deserialize(Probe) {
         Err(Found(fields)) => fields,
         Ok(_) => &[],
-    }
-}
-
-/// An entry's `match:` block: each field one kind of `mocklib::matchers`
-/// condition; all must hold.
-#[derive(serde::Deserialize, Default)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct Conditions {
-    /// Header values, exactly.
-    #[serde(default)]
-    headers: BTreeMap<String, String>,
-    /// Header values, by regular expression.
-    #[serde(default)]
-    headers_matching: BTreeMap<String, String>,
-    /// Headers that must not be there.
-    #[serde(default)]
-    headers_absent: Vec<String>,
-    #[serde(default)]
-    query: BTreeMap<String, String>,
-    #[serde(default)]
-    cookies: BTreeMap<String, String>,
-    /// Text fields of a URL-encoded or multipart body.
-    #[serde(default)]
-    form: BTreeMap<String, String>,
-    /// JSON the body holds (a subset).
-    json: Option<serde_json::Value>,
-    /// Values at JSON paths of the body (`$.user.role: admin`).
-    #[serde(default)]
-    json_path: BTreeMap<String, serde_json::Value>,
-    body_contains: Option<String>,
-    bearer: Option<String>,
-    basic: Option<BasicCredentials>,
-}
-
-#[derive(serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-struct BasicCredentials {
-    user: String,
-    password: String,
-}
-
-/// An entry's `times`: a count, or bounds.
-#[derive(serde::Deserialize)]
-#[serde(untagged)]
-pub(crate) enum Expected {
-    Exactly(usize),
-    Bounds(Bounds),
-}
-
-#[derive(serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct Bounds {
-    at_least: Option<usize>,
-    at_most: Option<usize>,
-}
-
-impl Expected {
-    fn times(&self) -> Result<mocklib::Times, String> {
-        Ok(match self {
-            Expected::Exactly(count) => mocklib::Times::from(*count),
-            Expected::Bounds(Bounds {
-                at_least: Some(low),
-                at_most: Some(high),
-            }) if low <= high => mocklib::Times::from(*low..=*high),
-            Expected::Bounds(Bounds {
-                at_least: Some(low),
-                at_most: Some(high),
-            }) => return Err(format!("times: at_least {low} is above at_most {high}")),
-            Expected::Bounds(Bounds {
-                at_least: Some(low),
-                at_most: None,
-            }) => mocklib::Times::from(*low..),
-            Expected::Bounds(Bounds {
-                at_least: None,
-                at_most: Some(high),
-            }) => mocklib::Times::from(..=*high),
-            Expected::Bounds(Bounds {
-                at_least: None,
-                at_most: None,
-            }) => return Err("times: give a count, at_least or at_most".to_owned()),
-        })
     }
 }
 
@@ -552,16 +481,6 @@ fn body_of(
     })
 }
 
-/// Checked at load, so a bad header fails the load, not each request.
-pub(crate) fn check_headers(headers: &BTreeMap<String, String>) -> Result<(), String> {
-    for (name, value) in headers {
-        if HeaderName::try_from(name).is_err() || HeaderValue::try_from(value).is_err() {
-            return Err(format!("headers: invalid header {name:?}: {value:?}"));
-        }
-    }
-    Ok(())
-}
-
 /// The handler of an entry with a `sequence:`.
 fn sequence_handler(
     method: Option<Method>,
@@ -594,44 +513,6 @@ fn sequence_handler(
         }
     };
     http_handler(method, path, respond)
-}
-
-impl Conditions {
-    /// The matchers, or the first that is invalid (field, why).
-    pub(crate) fn matchers(self) -> Result<Vec<mocklib::matchers::Matcher>, String> {
-        use mocklib::matchers;
-        let mut all = Vec::new();
-        let pairs = |map: BTreeMap<String, String>| map.into_iter();
-        all.extend(pairs(self.headers).map(|(name, value)| matchers::header(&name, value)));
-        all.extend(
-            pairs(self.headers_matching)
-                .map(|(name, pattern)| matchers::header_matches(&name, &pattern)),
-        );
-        all.extend(
-            self.headers_absent
-                .iter()
-                .map(|name| matchers::header_absent(name)),
-        );
-        all.extend(pairs(self.query).map(|(name, value)| matchers::query(name, value)));
-        all.extend(pairs(self.cookies).map(|(name, value)| matchers::cookie(name, value)));
-        all.extend(pairs(self.form).map(|(name, value)| matchers::form_field(name, value)));
-        all.extend(self.json.map(matchers::json_body));
-        all.extend(
-            self.json_path
-                .into_iter()
-                .map(|(path, value)| matchers::json_path(&path, value)),
-        );
-        all.extend(self.body_contains.map(matchers::body_contains));
-        all.extend(self.bearer.map(matchers::bearer));
-        all.extend(
-            self.basic
-                .map(|basic| matchers::basic(&basic.user, &basic.password)),
-        );
-        match all.iter().find_map(matchers::Matcher::invalid) {
-            Some(why) => Err(format!("match: {why}")),
-            None => Ok(all),
-        }
-    }
 }
 
 /// A document that does not load: the message names the document, the
@@ -743,7 +624,7 @@ pub(crate) fn parse(
         return Err(LoadError::at(
             "",
             format!(
-                "{name}: expected a list of handlers (method, path, status, headers, body | json | body_file, delay_ms; or grpc, json | status, message, delay_ms; or resource, id_field, seed | seed_file; or method, path, callback, timeout_ms)"
+                "{name}: expected a list of handlers (method, path, status, headers, body | json | body_file, delay_ms; or grpc, json | status, message, delay_ms; or resource, id_field, seed | seed_file; or method, path, callback, timeout_ms; or a graphql, fault, passthrough, proxy, sse or ws entry)"
             ),
         ));
     };
@@ -825,6 +706,7 @@ pub(crate) fn parse(
             Entry::Passthrough(entry) => entry.into_handler(),
             Entry::Sse(entry) => entry.into_handler(),
             Entry::Ws(entry) => entry.into_handler(),
+            Entry::Proxy(entry) => entry.into_handler(),
         };
         let handler = handler.map_err(fail)?;
         handlers.push(match expected {
@@ -911,51 +793,6 @@ fn tolerated(
             .unwrap_or_else(|| format!("`{field}` does not go on this entry"))),
         None => Ok(()),
     }
-}
-
-/// An HTTP handler for `method` (`None`: any) and the pattern `path`,
-/// or why the pattern is invalid.
-pub(crate) fn http_handler<F, R, M>(
-    method: Option<Method>,
-    path: String,
-    respond: F,
-) -> Result<Handler, String>
-where
-    F: Fn(mocklib::ResolverArgs) -> R + Send + Sync + 'static,
-    R: mocklib::resolver::ResolverOutput<M>,
-{
-    match method {
-        Some(method) => mocklib::http::try_on(method, path, respond),
-        None => mocklib::http::try_all(path, respond),
-    }
-    .map_err(|error| error.to_string())
-}
-
-/// `handler` with an entry's `match:` conditions, and `.once()` if asked.
-pub(crate) fn finish(
-    handler: Handler,
-    conditions: Option<Conditions>,
-    once: bool,
-) -> Result<Handler, String> {
-    let conditions = conditions.unwrap_or_default().matchers()?;
-    let handler = conditions.into_iter().fold(handler, Handler::when);
-    Ok(if once { handler.once() } else { handler })
-}
-
-/// An HTTP entry's method (`None`: any) and path.
-pub(crate) fn method_and_path(
-    method: Option<&str>,
-    path: Option<String>,
-) -> Result<(Option<Method>, String), String> {
-    let path = path.ok_or("missing field `path` (or `grpc`, for a gRPC method)")?;
-    let method = match method {
-        None | Some("ALL" | "all" | "*") => None,
-        Some(method) => Some(
-            Method::from_bytes(method.to_ascii_uppercase().as_bytes())
-                .map_err(|_| format!("method: invalid method {method:?}"))?,
-        ),
-    };
-    Ok((method, path))
 }
 
 impl SequenceEntry {

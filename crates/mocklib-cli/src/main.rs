@@ -24,6 +24,7 @@ mod args;
 mod base64;
 mod callback_entry;
 mod check;
+mod entry_parts;
 mod fault_entry;
 mod graphql_entry;
 mod grpc_entry;

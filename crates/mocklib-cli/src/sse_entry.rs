@@ -25,7 +25,7 @@ use std::time::Duration;
 use mocklib::Handler;
 use mocklib::sse::{self, Event};
 
-use crate::handler_file::{Conditions, Expected, method_and_path};
+use crate::entry_parts::{Conditions, Expected, method_and_path};
 use crate::template::{Templates, add_json, render_json};
 
 /// An `sse` entry, as written.
@@ -289,6 +289,6 @@ impl SseEntry {
             async move { plan.play(args).await }
         })
         .map_err(|error| format!("sse: {error}"))?;
-        crate::handler_file::finish(handler, self.conditions, self.once)
+        crate::entry_parts::finish(handler, self.conditions, self.once)
     }
 }

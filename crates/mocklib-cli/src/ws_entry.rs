@@ -28,7 +28,7 @@ use std::sync::Arc;
 use mocklib::Handler;
 use mocklib::ws::{self, Message};
 
-use crate::handler_file::{Conditions, Expected};
+use crate::entry_parts::{Conditions, Expected};
 use crate::holds::Holds;
 
 /// A `ws` entry, as written.
@@ -239,6 +239,6 @@ impl WsEntry {
             let script = Arc::clone(&script);
             async move { script.play(connection.client).await }
         });
-        crate::handler_file::finish(handler, self.conditions, self.once)
+        crate::entry_parts::finish(handler, self.conditions, self.once)
     }
 }

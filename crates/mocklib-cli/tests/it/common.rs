@@ -256,3 +256,16 @@ pub fn load_error(text: &str) -> String {
     let dir = with_handler_file(text);
     serve_fails(dir.path(), &["--handlers", "handlers.yaml"])
 }
+
+/// Posts each entry to the admin API's `handlers` at `admin`, which must
+/// refuse it: a `400` whose JSON pointer is `pointer` and whose message
+/// contains `says`.
+pub fn admin_refuses(admin: &str, cases: &[(&str, &str, &str)]) {
+    for (entry, pointer, says) in cases {
+        let (status, body) = post_yaml(admin, entry);
+        assert_eq!(status, 400, "{entry}: {body}");
+        let refused: Value = serde_json::from_str(&body).unwrap();
+        assert_eq!(refused["pointer"], *pointer, "{entry}: {body}");
+        assert!(body.contains(says), "{entry}: {body}");
+    }
+}

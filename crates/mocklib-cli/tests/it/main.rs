@@ -12,6 +12,7 @@ mod fault_entries;
 mod graphql_entries;
 mod hostile_args;
 mod page;
+mod proxy_entries;
 mod schema;
 mod scopes;
 mod serve;

@@ -190,6 +190,11 @@ fn the_schema_has_every_field_of_the_loader_and_no_other() {
             include_str!("../../src/proxy_entry.rs"),
         ),
         (
+            "proxyEntry",
+            "ProxyEntry",
+            include_str!("../../src/proxy_entry.rs"),
+        ),
+        (
             "sseEntry",
             "SseEntry",
             include_str!("../../src/sse_entry.rs"),
@@ -223,18 +228,24 @@ fn the_schema_has_every_field_of_the_loader_and_no_other() {
     );
     assert_eq!(properties(&defs["wsClose"]), struct_fields(ws, "Close"));
     assert_eq!(
+        properties(&defs["proxyEntry"]["properties"]["proxy"]),
+        struct_fields(include_str!("../../src/proxy_entry.rs"), "ProxyFields")
+    );
+    // The `match:` block every kind shares.
+    let parts = include_str!("../../src/entry_parts.rs");
+    assert_eq!(
         properties(&defs["match"]),
-        struct_fields(source, "Conditions")
+        struct_fields(parts, "Conditions")
     );
     assert_eq!(
         properties(&defs["match"]["properties"]["basic"]),
-        struct_fields(source, "BasicCredentials")
+        struct_fields(parts, "BasicCredentials")
     );
     assert_eq!(properties(&defs["answer"]), struct_fields(source, "Answer"));
     assert_eq!(
         defs["entry"]["oneOf"].as_array().map(Vec::len),
-        Some(10),
-        "an entry is one of ten kinds"
+        Some(11),
+        "an entry is one of eleven kinds"
     );
 }
 
@@ -265,6 +276,7 @@ fn serve_test_files() -> Vec<String> {
         include_str!("fault_entries.rs"),
         include_str!("sse_entries.rs"),
         include_str!("ws_entries.rs"),
+        include_str!("proxy_entries.rs"),
     ]
     .into_iter()
     .flat_map(|source| {
@@ -615,6 +627,22 @@ const VALID: &[&str] = &[
   times: { at_most: 2 }
 - ws: /closed
   close: { code: 1008, reason: not today }
+"#,
+    // The real answer, altered.
+    r#"
+- method: GET
+  path: https://api.example.com/users/:id
+  proxy:
+    status: 299
+    headers: { x-mocked: "yes", etag: null }
+    json_patch: { secret: null }
+  match: { bearer: t0ken }
+  once: true
+  times: 2
+- path: https://api.example.com/motd
+  proxy: { body: "{{ response.body | upper }}" }
+- path: http://*/anything
+  proxy: {}
 "#,
 ];
 
@@ -1051,6 +1079,34 @@ const INVALID: &[(&str, &str)] = &[
     ),
     ("- ws: /e\n  on_open: hello\n", "invalid type"),
     ("- ws: /e\n  path: /e\n", "`path` does not go on a ws entry"),
+    // The real answer, altered.
+    ("- path: /users\n  proxy: {}\n", "needs an absolute URL"),
+    (
+        "- path: https://a.example/x\n  proxy: { status: 99 }\n",
+        "invalid status 99",
+    ),
+    (
+        "- path: https://a.example/x\n  proxy: { json_patch: {}, body: x }\n",
+        "give json_patch or body, not both",
+    ),
+    (
+        "- path: https://a.example/x\n  proxy: { headers: { \"bad name\": x } }\n",
+        "invalid header name",
+    ),
+    (
+        "- path: https://a.example/x\n  proxy: { headers: { a: 1 } }\n",
+        "invalid type",
+    ),
+    (
+        "- path: https://a.example/x\n  proxy: { stauts: 1 }\n",
+        "unknown field `stauts`",
+    ),
+    ("- path: https://a.example/x\n  proxy: 1\n", "invalid type"),
+    (
+        "- path: https://a.example/x\n  proxy: {}\n  status: 200\n",
+        "`status` does not go on a proxy entry",
+    ),
+    ("- proxy: {}\n", "missing field `path`"),
 ];
 
 #[test]
