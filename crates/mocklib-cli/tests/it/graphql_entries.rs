@@ -1,6 +1,7 @@
 //! `graphql:` entries of handler files, called as GraphQL clients call:
 //! curl posting a JSON body and sending a GET with query parameters,
-//! Python's `requests` posting a query, and through the admin API.
+//! Python's `requests` and Node's `fetch` posting a query, and through the
+//! admin API.
 
 use crate::common::*;
 
@@ -101,6 +102,27 @@ fn graphql_entries_answer_operations_posted_or_sent_by_get_from_curl_and_python(
         "{}",
         serve.stderr()
     );
+
+    // Node's fetch, the way graphql-request and urql's fetch exchange post.
+    let output = std::process::Command::new("node")
+        .args([
+            "--input-type=module",
+            "-e",
+            "const response = await fetch(process.argv[1], { method: 'POST',\n\
+               headers: { 'content-type': 'application/json' },\n\
+               body: JSON.stringify({ query: 'query GetUser($id: ID!) { user(id: $id) { name } }',\n\
+                 variables: { id: '7' }, operationName: 'GetUser' }) });\n\
+             const { data } = await response.json();\n\
+             console.log(response.status, data.user.name, data.user.op);",
+            &endpoint,
+        ])
+        .output()
+        .expect("node runs");
+    assert_eq!(
+        String::from_utf8_lossy(&output.stdout),
+        "200 user 7 GetUser\n",
+        "{output:?}"
+    );
 }
 
 #[test]
@@ -130,13 +152,13 @@ fn a_graphql_entry_added_through_the_admin_api_answers_once_and_a_bad_one_gets_i
     assert_ne!(status, 200);
 
     // A bad entry: a 400 naming the entry and the field, with its pointer.
-    let (status, body) = post_yaml(&admin, "- graphql: query /(/\n  data: {}\n");
-    assert_eq!(status, 400, "{body}");
-    let refused: serde_json::Value = serde_json::from_str(&body).unwrap();
-    assert_eq!(refused["pointer"], "/0/graphql", "{body}");
-    assert!(
-        body.contains("entry 1 (graphql query /(/)") && body.contains("not a regular expression"),
-        "{body}"
+    admin_refuses(
+        &admin,
+        &[(
+            "- graphql: query /(/\n  data: {}\n",
+            "/0/graphql",
+            "entry 1 (graphql query /(/): graphql: /(/ is not a regular expression",
+        )],
     );
 }
 

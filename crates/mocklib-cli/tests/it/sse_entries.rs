@@ -1,6 +1,7 @@
-//! `sse:` entries of handler files: event streams read by `curl -N` and
-//! by Node's `fetch` (Node 20 has no global EventSource: the stream is
-//! read and parsed as an EventSource does), and through the admin API.
+//! `sse:` entries of handler files: event streams read by `curl -N`, by
+//! Node's `EventSource` (behind `--experimental-eventsource` in Node 20)
+//! and by Node's `fetch` (a POST stream, which EventSource cannot make),
+//! and through the admin API.
 
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -54,6 +55,25 @@ for (;;) {
 console.log([response.headers.get('content-type'), ...seen].join('\n'));
 "#;
 
+/// Node's `EventSource` on `process.argv[1]`: `type lastEventId data` of
+/// the first four events, then it closes (an EventSource reconnects when a
+/// stream ends).
+const NODE_EVENT_SOURCE: &str = r#"
+const source = new EventSource(process.argv[1]);
+const seen = [];
+const timer = setTimeout(() => { console.log('timed out:', seen); process.exit(1); }, 15000);
+const record = (event) => {
+  seen.push(`${event.type} ${event.lastEventId} ${event.data}`);
+  if (seen.length === 4) {
+    source.close();
+    clearTimeout(timer);
+    console.log(seen.join('\n'));
+  }
+};
+source.addEventListener('greeting', record);
+source.onmessage = record;
+"#;
+
 fn node_reads(url: &str, method: &str) -> String {
     let output = Command::new("node")
         .args(["--input-type=module", "-e", NODE_READER, url, method])
@@ -85,6 +105,18 @@ fn an_sse_entry_streams_its_events_with_pauses_and_repeats_to_curl_and_node() {
         "{head}"
     );
 
+    let output = Command::new("node")
+        .args(["--experimental-eventsource", "-e", NODE_EVENT_SOURCE, &kate])
+        .output()
+        .expect("node runs");
+    assert_eq!(
+        String::from_utf8_lossy(&output.stdout),
+        "greeting 0 hello kate\n\
+         message 0 {\"unread\":3}\n\
+         greeting 1 hello kate\n\
+         message 1 {\"unread\":3}\n",
+        "{output:?}"
+    );
     assert_eq!(
         node_reads(&kate, "GET"),
         "text/event-stream\n\
@@ -122,34 +154,31 @@ fn an_sse_entry_added_through_the_admin_api_streams_and_a_bad_one_gets_its_point
         .count();
     assert!(ticks >= 5, "{ticks} ticks: {output:?}");
 
-    for (entry, pointer, says) in [
-        (
-            "- sse: /e\n  template: true\n  events: [ { data: \"{{ x\" } ]\n",
-            "/0/events/0/data",
-            "entry 1 (sse /e): events[0].data: not a template",
-        ),
-        (
-            "- sse: /e\n  events: [ { data: a }, { pause_ms: 5, id: \"1\" } ]\n",
-            "/0/events/1",
-            "events[1]: a pause is an item of its own",
-        ),
-        (
-            "- sse: /e\n  events: [ { data: a } ]\n  repeat: true\n",
-            "/0/repeat",
-            "repeat: true sends the events until the client goes away",
-        ),
-        (
-            "- sse: /e\n  events: [ { data: a } ]\n  json: {}\n",
-            "/0/json",
-            "`json` does not go on an sse entry; it takes sse, method, events",
-        ),
-    ] {
-        let (status, body) = post_yaml(&admin, entry);
-        assert_eq!(status, 400, "{entry}: {body}");
-        let refused: serde_json::Value = serde_json::from_str(&body).unwrap();
-        assert_eq!(refused["pointer"], pointer, "{entry}: {body}");
-        assert!(body.contains(says), "{entry}: {body}");
-    }
+    admin_refuses(
+        &admin,
+        &[
+            (
+                "- sse: /e\n  template: true\n  events: [ { data: \"{{ x\" } ]\n",
+                "/0/events/0/data",
+                "entry 1 (sse /e): events[0].data: not a template",
+            ),
+            (
+                "- sse: /e\n  events: [ { data: a }, { pause_ms: 5, id: \"1\" } ]\n",
+                "/0/events/1",
+                "events[1]: a pause is an item of its own",
+            ),
+            (
+                "- sse: /e\n  events: [ { data: a } ]\n  repeat: true\n",
+                "/0/repeat",
+                "repeat: true sends the events until the client goes away",
+            ),
+            (
+                "- sse: /e\n  events: [ { data: a } ]\n  json: {}\n",
+                "/0/json",
+                "`json` does not go on an sse entry; it takes sse, method, events",
+            ),
+        ],
+    );
 }
 
 #[test]

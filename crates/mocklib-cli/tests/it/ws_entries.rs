@@ -1,7 +1,7 @@
 //! `ws:` entries of handler files, talked to by real WebSocket clients:
-//! tokio-tungstenite, and Python speaking RFC 6455 over a plain socket
-//! (its standard library has no WebSocket client); and through the admin
-//! API.
+//! tokio-tungstenite, Node's `WebSocket` (behind `--experimental-websocket`
+//! in Node 20), and Python speaking RFC 6455 over a plain socket (its
+//! standard library has no WebSocket client); and through the admin API.
 
 use std::time::Duration;
 
@@ -102,6 +102,43 @@ fn a_ws_entry_greets_answers_matching_messages_and_closes_for_tungstenite() {
     });
 }
 
+/// Node's WebSocket on `process.argv[1]`: after the greeting it sends
+/// `ping`, then `bye`; prints each message and the close.
+const NODE_CLIENT: &str = r#"
+const socket = new WebSocket(process.argv[1]);
+const seen = [];
+const timer = setTimeout(() => { console.log('timed out:', seen); process.exit(1); }, 15000);
+socket.onmessage = (event) => {
+  seen.push(event.data);
+  if (seen.length === 2) socket.send('ping');
+  if (seen.length === 3) socket.send('bye');
+};
+socket.onclose = (event) => {
+  clearTimeout(timer);
+  console.log([...seen, `closed ${event.code} ${event.reason}`].join('\n'));
+};
+"#;
+
+#[test]
+fn a_ws_entry_talks_to_node_s_websocket() {
+    let dir = with_handler_file(WS_YAML);
+    let serve = Serve::start(dir.path(), &["--handlers", "handlers.yaml"]);
+    let output = std::process::Command::new("node")
+        .args([
+            "--experimental-websocket",
+            "-e",
+            NODE_CLIENT,
+            &ws_url(&serve, "/chat/node"),
+        ])
+        .output()
+        .expect("node runs");
+    assert_eq!(
+        String::from_utf8_lossy(&output.stdout),
+        "welcome\n{\"type\":\"hello\"}\npong\nsee you\nclosed 4000 bye\n",
+        "{output:?}"
+    );
+}
+
 /// A WebSocket client in Python's standard library: the handshake, then
 /// masked text frames out and unmasked frames in; prints what it got.
 const PYTHON_CLIENT: &str = r#"
@@ -171,37 +208,34 @@ fn a_ws_entry_added_through_the_admin_api_answers_and_a_bad_one_gets_its_pointer
         assert_eq!(texts(&mut socket, 1).await, ["echoed"]);
     });
 
-    for (entry, pointer, says) in [
-        (
-            "- ws: /e\n  on_message: [ { match: { regex: \"(\" }, send: [ x ] } ]\n",
-            "/0/on_message/0/match/regex",
-            "entry 1 (ws /e): on_message[0].match.regex: not a regular expression",
-        ),
-        (
-            "- ws: /e\n  on_message: [ { match: { text: a, json: {} }, send: [ x ] } ]\n",
-            "/0/on_message/0/match",
-            "on_message[0].match: give one of text, json and regex",
-        ),
-        (
-            "- ws: /e\n  close: { code: 1005 }\n",
-            "/0/close/code",
-            "close.code: 1005 is not a close code a server sends",
-        ),
-        (
-            "- ws: /e\n  on_message: [ { match: { text: a } } ]\n",
-            "/0/on_message/0",
-            "on_message[0]: give send, close or both",
-        ),
-        (
-            "- ws: /e\n  on_open: [ hi ]\n  body: x\n",
-            "/0/body",
-            "`body` does not go on a ws entry; it takes ws, on_open, on_message",
-        ),
-    ] {
-        let (status, body) = post_yaml(&admin, entry);
-        assert_eq!(status, 400, "{entry}: {body}");
-        let refused: serde_json::Value = serde_json::from_str(&body).unwrap();
-        assert_eq!(refused["pointer"], pointer, "{entry}: {body}");
-        assert!(body.contains(says), "{entry}: {body}");
-    }
+    admin_refuses(
+        &admin,
+        &[
+            (
+                "- ws: /e\n  on_message: [ { match: { regex: \"(\" }, send: [ x ] } ]\n",
+                "/0/on_message/0/match/regex",
+                "entry 1 (ws /e): on_message[0].match.regex: not a regular expression",
+            ),
+            (
+                "- ws: /e\n  on_message: [ { match: { text: a, json: {} }, send: [ x ] } ]\n",
+                "/0/on_message/0/match",
+                "on_message[0].match: give one of text, json and regex",
+            ),
+            (
+                "- ws: /e\n  close: { code: 1005 }\n",
+                "/0/close/code",
+                "close.code: 1005 is not a close code a server sends",
+            ),
+            (
+                "- ws: /e\n  on_message: [ { match: { text: a } } ]\n",
+                "/0/on_message/0",
+                "on_message[0]: give send, close or both",
+            ),
+            (
+                "- ws: /e\n  on_open: [ hi ]\n  body: x\n",
+                "/0/body",
+                "`body` does not go on a ws entry; it takes ws, on_open, on_message",
+            ),
+        ],
+    );
 }
