@@ -971,6 +971,13 @@ mod tests {
                 "999",
                 "a.b/C",
                 "seed.json",
+                "query GetUser",
+                "mutation /^Delete/",
+                "operation",
+                "connection_reset",
+                "malformed_chunk",
+                "https://api.example.com/x",
+                "{{ response.body }}",
             ])
             .prop_map(serde_json::Value::from),
         ];
@@ -992,6 +999,11 @@ mod tests {
                 "id_field", "seed", "seed_file", "query", "cookies", "form", "json_path",
                 "headers_matching", "headers_absent", "body_contains", "bearer", "basic",
                 "user", "password", "id", "callback", "timeout_ms",
+                // The newer kinds and their fields.
+                "graphql", "endpoint", "data", "errors", "variables", "fault",
+                "truncate_after", "dribble_ms", "passthrough", "proxy", "json_patch", "sse",
+                "events", "event", "retry", "pause_ms", "repeat", "ws", "on_open",
+                "on_message", "send", "close", "code", "reason", "text", "regex",
             ])
             .prop_map(str::to_owned),
             1 => "[a-z_]{1,8}",
