@@ -20,6 +20,8 @@ use std::path::Path;
 use std::time::Duration;
 
 use mocklib::Fault;
+
+use crate::fault_entry::fault_named;
 use mocklib::chaos::{Chaos, Latency};
 
 /// The file's fields.
@@ -119,22 +121,6 @@ pub(crate) fn load(path: &Path, seed: Option<u64>) -> Result<Chaos, String> {
         .map_err(|why| format!("{}: {why}", path.display()))
 }
 
-/// The [`Fault`] a file names: `connection_reset`, `empty_response`,
-/// `garbage` or `malformed_chunk`.
-pub(crate) fn fault_named(name: &str) -> Result<Fault, String> {
-    Ok(match name {
-        "connection_reset" => Fault::ConnectionReset,
-        "empty_response" => Fault::EmptyResponse,
-        "garbage" => Fault::Garbage,
-        "malformed_chunk" => Fault::MalformedChunk,
-        other => {
-            return Err(format!(
-                "{other:?} is not a fault: connection_reset, empty_response, garbage, malformed_chunk"
-            ));
-        }
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -162,7 +148,7 @@ mod tests {
             ("fault: garbage\n", "fault: needs fault_rate"),
             (
                 "fault_rate: 0.1\nfault: boom\n",
-                "fault: \"boom\" is not a fault: connection_reset",
+                "fault: unknown fault \"boom\": connection_reset",
             ),
             (
                 "latency: { uniform: { min_ms: 5, max_ms: 1 } }\n",

@@ -18,6 +18,18 @@
 //!   seed: [ { id: 1, name: Kate } ]     # (see `resource_entry`)
 //! - path: /users/:id/avatar             # answered by a function in the
 //!   callback: avatar                    # test's language (see `callback_entry`)
+//! - graphql: query GetUser              # a GraphQL operation
+//!   data: { user: { name: Kate } }      # (see `graphql_entry`)
+//! - path: /flaky                        # a transport failure
+//!   fault: connection_reset             # (see `fault_entry`)
+//! - path: https://api.example.com/health   # the real server answers
+//!   passthrough: true                   # (see `proxy_entry`)
+//! - path: https://api.example.com/users/:id   # the real answer, altered
+//!   proxy: { json_patch: { plan: pro } }      # (see `proxy_entry`)
+//! - sse: /notifications                 # a server-sent event stream
+//!   events: [ { data: hello } ]         # (see `sse_entry`)
+//! - ws: /chat                           # a WebSocket server
+//!   on_open: [ welcome ]                # (see `ws_entry`)
 //! ```
 //!
 //! `body_file` is relative to the handler file's folder. Errors name the
@@ -31,19 +43,28 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use bytes::Bytes;
-use http::{HeaderName, HeaderValue, Method, StatusCode};
+use http::{Method, StatusCode};
 use mocklib::{Handler, HttpResponse};
 use prost_reflect::DescriptorPool;
 
 use crate::callback_entry::{self, CallbackEntry, Callbacks};
+use crate::entry_parts::{Conditions, Expected, check_headers, http_handler, method_and_path};
+use crate::fault_entry::FaultEntry;
+use crate::graphql_entry::GraphqlEntry;
 use crate::grpc_entry::{self, GrpcEntry};
+use crate::proxy_entry::{PassthroughEntry, ProxyEntry};
 use crate::resource_entry::{self, ResourceEntry};
+use crate::sse_entry::SseEntry;
 use crate::stamp::{Watched, stamp};
+use crate::ws_entry::WsEntry;
 
 /// One entry, of the kind its key says: `grpc` (a gRPC method of the
 /// --proto files), `resource` (a REST collection), `callback` (a function
-/// in the test's language), `sequence` (an HTTP entry answering in turn),
-/// otherwise an HTTP entry with one answer. Each kind is its own struct, so
+/// in the test's language), `graphql` (GraphQL operations), `fault` (a
+/// transport failure, a cut or paced body), `passthrough` (the real
+/// request), `proxy` (the real request, its answer altered), `sse` (an event stream), `ws` (a WebSocket server),
+/// `sequence` (an HTTP entry answering in turn), otherwise an HTTP entry
+/// with one answer. Each kind is its own struct, so
 /// serde refuses the fields of the others by itself (a misspelt `staus`
 /// too), as the JSON Schema's five shapes do.
 enum Entry {
@@ -52,6 +73,12 @@ enum Entry {
     Resource(ResourceFields),
     Grpc(GrpcFields),
     Callback(CallbackFields),
+    Graphql(GraphqlEntry),
+    Fault(FaultEntry),
+    Passthrough(PassthroughEntry),
+    Sse(SseEntry),
+    Ws(WsEntry),
+    Proxy(ProxyEntry),
 }
 
 /// An HTTP entry with one answer.
@@ -178,12 +205,30 @@ enum Kind {
     Resource,
     Grpc,
     Callback,
+    Graphql,
+    Fault,
+    Passthrough,
+    Sse,
+    Ws,
+    Proxy,
 }
 
 impl Kind {
     fn of(value: &serde_json::Value) -> Kind {
         let has = |key: &str| value.get(key).is_some();
-        if has("resource") {
+        if has("graphql") {
+            Kind::Graphql
+        } else if has("fault") {
+            Kind::Fault
+        } else if has("passthrough") {
+            Kind::Passthrough
+        } else if has("proxy") {
+            Kind::Proxy
+        } else if has("sse") {
+            Kind::Sse
+        } else if has("ws") {
+            Kind::Ws
+        } else if has("resource") {
             Kind::Resource
         } else if has("grpc") {
             Kind::Grpc
@@ -203,7 +248,20 @@ impl Kind {
         let http = fields_of::<HttpEntry>();
         let resource = fields_of::<ResourceFields>();
         let grpc = fields_of::<GrpcFields>();
+        // The newer kinds say what they take, from their structs.
+        let takes = |kind: &str, fields: &[&str]| {
+            format!(
+                "`{field}` does not go on {kind} entry; it takes {}",
+                fields.join(", ")
+            )
+        };
         Some(match self {
+            Kind::Graphql => takes("a graphql", fields_of::<GraphqlEntry>()),
+            Kind::Fault => takes("a fault", fields_of::<FaultEntry>()),
+            Kind::Passthrough => takes("a passthrough", fields_of::<PassthroughEntry>()),
+            Kind::Sse => takes("an sse", fields_of::<SseEntry>()),
+            Kind::Ws => takes("a ws", fields_of::<WsEntry>()),
+            Kind::Proxy => takes("a proxy", fields_of::<ProxyEntry>()),
             Kind::Resource if belongs(http) || belongs(grpc) || field == "sequence" => format!(
                 "`{field}` does not go on a resource entry: a resource answers from its collection (list, get, create, replace, patch, delete); it takes id_field, seed or seed_file, and match"
             ),
@@ -244,6 +302,12 @@ impl Entry {
             Kind::Sequence => Entry::Sequence(serde_path_to_error::deserialize(value)?),
             Kind::Callback => Entry::Callback(serde_path_to_error::deserialize(value)?),
             Kind::Http => Entry::Http(serde_path_to_error::deserialize(value)?),
+            Kind::Graphql => Entry::Graphql(serde_path_to_error::deserialize(value)?),
+            Kind::Fault => Entry::Fault(serde_path_to_error::deserialize(value)?),
+            Kind::Passthrough => Entry::Passthrough(serde_path_to_error::deserialize(value)?),
+            Kind::Sse => Entry::Sse(serde_path_to_error::deserialize(value)?),
+            Kind::Ws => Entry::Ws(serde_path_to_error::deserialize(value)?),
+            Kind::Proxy => Entry::Proxy(serde_path_to_error::deserialize(value)?),
         })
     }
 
@@ -254,6 +318,12 @@ impl Entry {
             Entry::Resource(entry) => entry.times.take(),
             Entry::Grpc(entry) => entry.times.take(),
             Entry::Callback(entry) => entry.times.take(),
+            Entry::Graphql(entry) => entry.times(),
+            Entry::Fault(entry) => entry.times(),
+            Entry::Passthrough(entry) => entry.times(),
+            Entry::Sse(entry) => entry.times(),
+            Entry::Ws(entry) => entry.times(),
+            Entry::Proxy(entry) => entry.times(),
         }
     }
 }
@@ -297,87 +367,6 @@ fn fields_of<'de, T: serde::Deserialize<'de>>() -> &'static [&'static str] {
     match T::deserialize(Probe) {
         Err(Found(fields)) => fields,
         Ok(_) => &[],
-    }
-}
-
-/// An entry's `match:` block: each field one kind of `mocklib::matchers`
-/// condition; all must hold.
-#[derive(serde::Deserialize, Default)]
-#[serde(deny_unknown_fields)]
-struct Conditions {
-    /// Header values, exactly.
-    #[serde(default)]
-    headers: BTreeMap<String, String>,
-    /// Header values, by regular expression.
-    #[serde(default)]
-    headers_matching: BTreeMap<String, String>,
-    /// Headers that must not be there.
-    #[serde(default)]
-    headers_absent: Vec<String>,
-    #[serde(default)]
-    query: BTreeMap<String, String>,
-    #[serde(default)]
-    cookies: BTreeMap<String, String>,
-    /// Text fields of a URL-encoded or multipart body.
-    #[serde(default)]
-    form: BTreeMap<String, String>,
-    /// JSON the body holds (a subset).
-    json: Option<serde_json::Value>,
-    /// Values at JSON paths of the body (`$.user.role: admin`).
-    #[serde(default)]
-    json_path: BTreeMap<String, serde_json::Value>,
-    body_contains: Option<String>,
-    bearer: Option<String>,
-    basic: Option<BasicCredentials>,
-}
-
-#[derive(serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-struct BasicCredentials {
-    user: String,
-    password: String,
-}
-
-/// An entry's `times`: a count, or bounds.
-#[derive(serde::Deserialize)]
-#[serde(untagged)]
-enum Expected {
-    Exactly(usize),
-    Bounds(Bounds),
-}
-
-#[derive(serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Bounds {
-    at_least: Option<usize>,
-    at_most: Option<usize>,
-}
-
-impl Expected {
-    fn times(&self) -> Result<mocklib::Times, String> {
-        Ok(match self {
-            Expected::Exactly(count) => mocklib::Times::from(*count),
-            Expected::Bounds(Bounds {
-                at_least: Some(low),
-                at_most: Some(high),
-            }) if low <= high => mocklib::Times::from(*low..=*high),
-            Expected::Bounds(Bounds {
-                at_least: Some(low),
-                at_most: Some(high),
-            }) => return Err(format!("times: at_least {low} is above at_most {high}")),
-            Expected::Bounds(Bounds {
-                at_least: Some(low),
-                at_most: None,
-            }) => mocklib::Times::from(*low..),
-            Expected::Bounds(Bounds {
-                at_least: None,
-                at_most: Some(high),
-            }) => mocklib::Times::from(..=*high),
-            Expected::Bounds(Bounds {
-                at_least: None,
-                at_most: None,
-            }) => return Err("times: give a count, at_least or at_most".to_owned()),
-        })
     }
 }
 
@@ -492,16 +481,6 @@ fn body_of(
     })
 }
 
-/// Checked at load, so a bad header fails the load, not each request.
-fn check_headers(headers: &BTreeMap<String, String>) -> Result<(), String> {
-    for (name, value) in headers {
-        if HeaderName::try_from(name).is_err() || HeaderValue::try_from(value).is_err() {
-            return Err(format!("headers: invalid header {name:?}: {value:?}"));
-        }
-    }
-    Ok(())
-}
-
 /// The handler of an entry with a `sequence:`.
 fn sequence_handler(
     method: Option<Method>,
@@ -533,49 +512,7 @@ fn sequence_handler(
             }
         }
     };
-    match method {
-        Some(method) => mocklib::http::try_on(method, path, respond),
-        None => mocklib::http::try_all(path, respond),
-    }
-    .map_err(|error| error.to_string())
-}
-
-impl Conditions {
-    /// The matchers, or the first that is invalid (field, why).
-    fn matchers(self) -> Result<Vec<mocklib::matchers::Matcher>, String> {
-        use mocklib::matchers;
-        let mut all = Vec::new();
-        let pairs = |map: BTreeMap<String, String>| map.into_iter();
-        all.extend(pairs(self.headers).map(|(name, value)| matchers::header(&name, value)));
-        all.extend(
-            pairs(self.headers_matching)
-                .map(|(name, pattern)| matchers::header_matches(&name, &pattern)),
-        );
-        all.extend(
-            self.headers_absent
-                .iter()
-                .map(|name| matchers::header_absent(name)),
-        );
-        all.extend(pairs(self.query).map(|(name, value)| matchers::query(name, value)));
-        all.extend(pairs(self.cookies).map(|(name, value)| matchers::cookie(name, value)));
-        all.extend(pairs(self.form).map(|(name, value)| matchers::form_field(name, value)));
-        all.extend(self.json.map(matchers::json_body));
-        all.extend(
-            self.json_path
-                .into_iter()
-                .map(|(path, value)| matchers::json_path(&path, value)),
-        );
-        all.extend(self.body_contains.map(matchers::body_contains));
-        all.extend(self.bearer.map(matchers::bearer));
-        all.extend(
-            self.basic
-                .map(|basic| matchers::basic(&basic.user, &basic.password)),
-        );
-        match all.iter().find_map(matchers::Matcher::invalid) {
-            Some(why) => Err(format!("match: {why}")),
-            None => Ok(all),
-        }
-    }
+    http_handler(method, path, respond)
 }
 
 /// A document that does not load: the message names the document, the
@@ -687,7 +624,7 @@ pub(crate) fn parse(
         return Err(LoadError::at(
             "",
             format!(
-                "{name}: expected a list of handlers (method, path, status, headers, body | json | body_file, delay_ms; or grpc, json | status, message, delay_ms; or resource, id_field, seed | seed_file; or method, path, callback, timeout_ms)"
+                "{name}: expected a list of handlers (method, path, status, headers, body | json | body_file, delay_ms; or grpc, json | status, message, delay_ms; or resource, id_field, seed | seed_file; or method, path, callback, timeout_ms; or a graphql, fault, passthrough, proxy, sse or ws entry)"
             ),
         ));
     };
@@ -695,7 +632,12 @@ pub(crate) fn parse(
     for (index, value) in entries.into_iter().enumerate() {
         // Named by position and, when it has them, by method and path (or
         // by its gRPC method).
+        let keyed = ["graphql", "sse", "ws"].into_iter().find_map(|key| {
+            let text = value.get(key)?.as_str()?;
+            Some(format!(" ({key} {text})"))
+        });
         let label = match (value.get("method"), value.get("path"), value.get("grpc")) {
+            _ if keyed.is_some() => keyed.unwrap_or_default(),
             _ if value
                 .get("resource")
                 .is_some_and(serde_json::Value::is_string) =>
@@ -759,6 +701,12 @@ pub(crate) fn parse(
             Entry::Resource(entry) => entry.into_handler(dir, &mut files),
             Entry::Grpc(entry) => entry.into_handler(pool),
             Entry::Callback(entry) => entry.into_handler(callbacks),
+            Entry::Graphql(entry) => entry.into_handler(),
+            Entry::Fault(entry) => entry.into_handler(),
+            Entry::Passthrough(entry) => entry.into_handler(),
+            Entry::Sse(entry) => entry.into_handler(),
+            Entry::Ws(entry) => entry.into_handler(),
+            Entry::Proxy(entry) => entry.into_handler(),
         };
         let handler = handler.map_err(fail)?;
         handlers.push(match expected {
@@ -847,22 +795,6 @@ fn tolerated(
     }
 }
 
-/// An HTTP entry's method (`None`: any) and path.
-fn method_and_path(
-    method: Option<&str>,
-    path: Option<String>,
-) -> Result<(Option<Method>, String), String> {
-    let path = path.ok_or("missing field `path` (or `grpc`, for a gRPC method)")?;
-    let method = match method {
-        None | Some("ALL" | "all" | "*") => None,
-        Some(method) => Some(
-            Method::from_bytes(method.to_ascii_uppercase().as_bytes())
-                .map_err(|_| format!("method: invalid method {method:?}"))?,
-        ),
-    };
-    Ok((method, path))
-}
-
 impl SequenceEntry {
     /// The handler of an entry answering in turn.
     fn into_handler(self, dir: &Path, files: &mut Vec<Watched>) -> Result<Handler, String> {
@@ -944,11 +876,7 @@ impl HttpEntry {
             }
         };
         let conditions = self.conditions.unwrap_or_default().matchers()?;
-        let handler = match method {
-            Some(method) => mocklib::http::try_on(method, path, respond),
-            None => mocklib::http::try_all(path, respond),
-        }
-        .map_err(|error| error.to_string())?;
+        let handler = http_handler(method, path, respond)?;
         let handler = conditions.into_iter().fold(handler, Handler::when);
         Ok(if self.once { handler.once() } else { handler })
     }
@@ -1043,6 +971,13 @@ mod tests {
                 "999",
                 "a.b/C",
                 "seed.json",
+                "query GetUser",
+                "mutation /^Delete/",
+                "operation",
+                "connection_reset",
+                "malformed_chunk",
+                "https://api.example.com/x",
+                "{{ response.body }}",
             ])
             .prop_map(serde_json::Value::from),
         ];
@@ -1064,6 +999,11 @@ mod tests {
                 "id_field", "seed", "seed_file", "query", "cookies", "form", "json_path",
                 "headers_matching", "headers_absent", "body_contains", "bearer", "basic",
                 "user", "password", "id", "callback", "timeout_ms",
+                // The newer kinds and their fields.
+                "graphql", "endpoint", "data", "errors", "variables", "fault",
+                "truncate_after", "dribble_ms", "passthrough", "proxy", "json_patch", "sse",
+                "events", "event", "retry", "pause_ms", "repeat", "ws", "on_open",
+                "on_message", "send", "close", "code", "reason", "text", "regex",
             ])
             .prop_map(str::to_owned),
             1 => "[a-z_]{1,8}",

@@ -25,16 +25,23 @@ mod base64;
 mod callback_entry;
 mod chaos_spec;
 mod check;
+mod entry_parts;
 mod fake_data;
+mod fault_entry;
+mod graphql_entry;
 mod grpc_entry;
 mod handler_file;
+mod holds;
 mod lock;
 mod proto;
+mod proxy_entry;
 mod reflection;
 mod resource_entry;
 mod serve;
+mod sse_entry;
 mod stamp;
 mod template;
+mod ws_entry;
 
 const USAGE: &str = "usage: mocklib init <public-dir>
        mocklib serve [options]   (mocklib serve --help)

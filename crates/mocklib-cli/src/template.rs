@@ -24,7 +24,8 @@
 use std::collections::BTreeMap;
 
 use minijinja::{Environment, Value};
-use mocklib::{HttpResponse, ResolverArgs};
+use mocklib::request::Cookies;
+use mocklib::{HttpResponse, Request, ResolverArgs};
 
 use crate::fake_data::{self, civil_from_days, uuid_of};
 
@@ -67,7 +68,22 @@ impl Templates {
 
 /// What a template sees of the request.
 pub(crate) fn context(args: &ResolverArgs) -> Value {
-    let request = &args.request;
+    let params = args
+        .params
+        .iter()
+        .map(|(k, v)| (k.to_owned(), v.as_str().into_owned()))
+        .collect();
+    minijinja::context! { request => request_value(&args.request, &args.cookies, params) }
+}
+
+/// The `request` a template sees: `method`, `url`, `path`, `params`,
+/// `query`, `headers` (lower-case names), `cookies`, `body` and `json`.
+/// The other kinds' templates (`graphql`, `sse`, `proxy`) see it too.
+pub(crate) fn request_value(
+    request: &Request,
+    cookies: &Cookies,
+    params: BTreeMap<String, String>,
+) -> Value {
     let map = |pairs: &mut dyn Iterator<Item = (String, String)>| -> BTreeMap<String, String> {
         pairs.collect()
     };
@@ -78,28 +94,19 @@ pub(crate) fn context(args: &ResolverArgs) -> Value {
     let headers = map(&mut request.headers().iter().filter_map(|(name, value)| {
         Some((name.as_str().to_owned(), value.to_str().ok()?.to_owned()))
     }));
-    let cookies = map(&mut args
-        .cookies
-        .iter()
-        .map(|(k, v)| (k.to_owned(), v.to_owned())));
-    let params = map(&mut args
-        .params
-        .iter()
-        .map(|(k, v)| (k.to_owned(), v.as_str().into_owned())));
+    let cookies = map(&mut cookies.iter().map(|(k, v)| (k.to_owned(), v.to_owned())));
     let body = String::from_utf8_lossy(request.body()).into_owned();
     let json: Option<serde_json::Value> = serde_json::from_slice(request.body()).ok();
     minijinja::context! {
-        request => minijinja::context! {
-            method => request.method().as_str(),
-            url => request.url().as_str(),
-            path => request.url().path(),
-            params => params,
-            query => query,
-            headers => headers,
-            cookies => cookies,
-            body => body,
-            json => Value::from(minijinja::value::Serde(&json)),
-        }
+        method => request.method().as_str(),
+        url => request.url().as_str(),
+        path => request.url().path(),
+        params => params,
+        query => query,
+        headers => headers,
+        cookies => cookies,
+        body => body,
+        json => Value::from(minijinja::value::Serde(&json)),
     }
 }
 

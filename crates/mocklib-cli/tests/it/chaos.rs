@@ -117,3 +117,21 @@ fn a_wrong_chaos_file_fails_the_start_naming_the_field() {
         "{stderr}"
     );
 }
+
+#[test]
+fn the_readme_chaos_file_starts_the_command() {
+    let readme = include_str!("../../README.md");
+    let block = readme
+        .split("```yaml chaos\n")
+        .nth(1)
+        .and_then(|rest| rest.split("```").next())
+        .expect("the README has a `yaml chaos` block");
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("chaos.yaml"), block).unwrap();
+    let serve = Serve::start(dir.path(), &["--chaos", "chaos.yaml", "--chaos-seed", "1"]);
+    assert!(
+        serve.stderr().contains("chaos seed 1 "),
+        "{}",
+        serve.stderr()
+    );
+}

@@ -232,3 +232,40 @@ pub fn with_handler_file(text: &str) -> tempfile::TempDir {
     std::fs::write(dir.path().join("handlers.yaml"), text).unwrap();
     dir
 }
+
+/// Runs `mocklib serve ARGS` in `dir`, which must fail to start (exit
+/// code 1, nothing printed on standard output); what it said on standard
+/// error.
+pub fn serve_fails(dir: &Path, args: &[&str]) -> String {
+    let output = Command::new(env!("CARGO_BIN_EXE_mocklib"))
+        .arg("serve")
+        .args(args)
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(output.stdout.is_empty(), "{output:?}");
+    stderr
+}
+
+/// What `mocklib serve --handlers handlers.yaml` says when `text` does not
+/// load (it must fail to start).
+pub fn load_error(text: &str) -> String {
+    let dir = with_handler_file(text);
+    serve_fails(dir.path(), &["--handlers", "handlers.yaml"])
+}
+
+/// Posts each entry to the admin API's `handlers` at `admin`, which must
+/// refuse it: a `400` whose JSON pointer is `pointer` and whose message
+/// contains `says`.
+pub fn admin_refuses(admin: &str, cases: &[(&str, &str, &str)]) {
+    for (entry, pointer, says) in cases {
+        let (status, body) = post_yaml(admin, entry);
+        assert_eq!(status, 400, "{entry}: {body}");
+        let refused: Value = serde_json::from_str(&body).unwrap();
+        assert_eq!(refused["pointer"], *pointer, "{entry}: {body}");
+        assert!(body.contains(says), "{entry}: {body}");
+    }
+}

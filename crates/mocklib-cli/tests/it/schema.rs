@@ -166,13 +166,40 @@ fn the_schema_has_every_field_of_the_loader_and_no_other() {
     let source = include_str!("../../src/handler_file.rs");
     let schema = schema();
     let defs = &schema["$defs"];
-    // One struct per entry kind, as the schema has one shape per kind.
-    for (kind, name) in [
-        ("httpEntry", "HttpEntry"),
-        ("sequenceEntry", "SequenceEntry"),
-        ("resourceEntry", "ResourceFields"),
-        ("grpcEntry", "GrpcFields"),
-        ("callbackEntry", "CallbackFields"),
+    // One struct per entry kind, as the schema has one shape per kind (the
+    // newer kinds' structs are in their own files).
+    for (kind, name, source) in [
+        ("httpEntry", "HttpEntry", source),
+        ("sequenceEntry", "SequenceEntry", source),
+        ("resourceEntry", "ResourceFields", source),
+        ("grpcEntry", "GrpcFields", source),
+        ("callbackEntry", "CallbackFields", source),
+        (
+            "graphqlEntry",
+            "GraphqlEntry",
+            include_str!("../../src/graphql_entry.rs"),
+        ),
+        (
+            "faultEntry",
+            "FaultEntry",
+            include_str!("../../src/fault_entry.rs"),
+        ),
+        (
+            "passthroughEntry",
+            "PassthroughEntry",
+            include_str!("../../src/proxy_entry.rs"),
+        ),
+        (
+            "proxyEntry",
+            "ProxyEntry",
+            include_str!("../../src/proxy_entry.rs"),
+        ),
+        (
+            "sseEntry",
+            "SseEntry",
+            include_str!("../../src/sse_entry.rs"),
+        ),
+        ("wsEntry", "WsEntry", include_str!("../../src/ws_entry.rs")),
     ] {
         assert_eq!(
             properties(&defs[kind]),
@@ -181,23 +208,51 @@ fn the_schema_has_every_field_of_the_loader_and_no_other() {
         );
     }
     assert_eq!(
+        properties(&defs["graphqlEntry"]["properties"]["match"]),
+        struct_fields(include_str!("../../src/graphql_entry.rs"), "GraphqlMatch")
+    );
+    assert_eq!(
+        properties(&defs["faultEntry"]["properties"]["fault"]["anyOf"][1]),
+        struct_fields(include_str!("../../src/fault_entry.rs"), "BodyFault")
+    );
+    assert_eq!(
+        properties(&defs["sseEntry"]["properties"]["events"]["items"]),
+        struct_fields(include_str!("../../src/sse_entry.rs"), "SseItem")
+    );
+    let ws = include_str!("../../src/ws_entry.rs");
+    let rule = &defs["wsEntry"]["properties"]["on_message"]["items"];
+    assert_eq!(properties(rule), struct_fields(ws, "Rule"));
+    assert_eq!(
+        properties(&rule["properties"]["match"]),
+        struct_fields(ws, "MessageMatch")
+    );
+    assert_eq!(properties(&defs["wsClose"]), struct_fields(ws, "Close"));
+    assert_eq!(
+        properties(&defs["proxyEntry"]["properties"]["proxy"]),
+        struct_fields(include_str!("../../src/proxy_entry.rs"), "ProxyFields")
+    );
+    // The `match:` block every kind shares.
+    let parts = include_str!("../../src/entry_parts.rs");
+    assert_eq!(
         properties(&defs["match"]),
-        struct_fields(source, "Conditions")
+        struct_fields(parts, "Conditions")
     );
     assert_eq!(
         properties(&defs["match"]["properties"]["basic"]),
-        struct_fields(source, "BasicCredentials")
+        struct_fields(parts, "BasicCredentials")
     );
     assert_eq!(properties(&defs["answer"]), struct_fields(source, "Answer"));
     assert_eq!(
         defs["entry"]["oneOf"].as_array().map(Vec::len),
-        Some(5),
-        "an entry is one of five kinds"
+        Some(11),
+        "an entry is one of eleven kinds"
     );
 }
 
 /// The ```yaml blocks of `markdown` (lines already stripped of any
 /// comment prefix).
+// A block fenced `yaml chaos` is a `--chaos` file, not a handler file:
+// tests/it/chaos.rs starts the command with it.
 fn yaml_blocks(markdown: &str) -> Vec<String> {
     let mut blocks = Vec::new();
     let mut lines = markdown.lines();
@@ -213,15 +268,26 @@ fn yaml_blocks(markdown: &str) -> Vec<String> {
     blocks
 }
 
-/// The handler files of tests/it/serve.rs: its raw strings that open on a
-/// list (`r#"` then a line starting with `- `).
+/// The handler files of tests/it/serve.rs and of the entry kinds' tests:
+/// their raw strings that open on a list (`r#"` then a line starting with
+/// `- `).
 fn serve_test_files() -> Vec<String> {
-    let source = include_str!("serve.rs");
-    source
-        .split("r#\"\n- ")
-        .skip(1)
-        .map(|rest| format!("- {}", rest.split("\"#").next().unwrap()))
-        .collect()
+    [
+        include_str!("serve.rs"),
+        include_str!("graphql_entries.rs"),
+        include_str!("fault_entries.rs"),
+        include_str!("sse_entries.rs"),
+        include_str!("ws_entries.rs"),
+        include_str!("proxy_entries.rs"),
+    ]
+    .into_iter()
+    .flat_map(|source| {
+        source
+            .split("r#\"\n- ")
+            .skip(1)
+            .map(|rest| format!("- {}", rest.split("\"#").next().unwrap()))
+    })
+    .collect()
 }
 
 /// The handler files of the examples' suites (examples/serve-*/tests/*.yaml).
@@ -273,6 +339,20 @@ fn the_handler_files_of_the_readme_the_examples_the_docs_and_the_serve_tests_val
             include_str!("../../src/resource_entry.rs"),
         ),
         ("src/template.rs", include_str!("../../src/template.rs")),
+        (
+            "src/graphql_entry.rs",
+            include_str!("../../src/graphql_entry.rs"),
+        ),
+        (
+            "src/fault_entry.rs",
+            include_str!("../../src/fault_entry.rs"),
+        ),
+        (
+            "src/proxy_entry.rs",
+            include_str!("../../src/proxy_entry.rs"),
+        ),
+        ("src/sse_entry.rs", include_str!("../../src/sse_entry.rs")),
+        ("src/ws_entry.rs", include_str!("../../src/ws_entry.rs")),
     ] {
         let docs: String = source
             .lines()
@@ -461,6 +541,110 @@ const VALID: &[&str] = &[
   headers: {}
   template: false
 - callback: anything
+"#,
+    // GraphQL operations.
+    r#"
+- graphql: query GetUser
+  endpoint: /graphql
+  match: { variables: { id: "1" } }
+  data: { user: { id: "1" } }
+  status: 200
+  headers: { x-served-by: mocklib }
+  delay_ms: 0
+  once: false
+  times: { at_most: 3 }
+- graphql: mutation /^Delete/
+  errors: [ { message: no } ]
+- graphql: query
+  template: true
+  data: { name: "{{ variables.name }}", op: "{{ operationName }}" }
+- graphql: operation
+  data: null
+  errors: []
+- graphql: operation Anything
+  once: true
+  data: { ok: true }
+"#,
+    // Faults, and the real request.
+    r#"
+- path: /reset
+  fault: connection_reset
+  delay_ms: 5
+  match: { bearer: t0ken }
+  once: true
+  times: 1
+- method: GET
+  path: /empty
+  fault: EmptyResponse
+- path: /garbage
+  fault: garbage
+- path: /chunk
+  fault: malformed_chunk
+  status: 203
+  headers: { x-head: sent }
+- path: /cut
+  fault: { truncate_after: 3 }
+  body: abcdef
+- path: /slow
+  fault: { dribble_ms: 10, truncate_after: 0 }
+  status: 200
+  headers: { x-slow: "1" }
+  json: { a: 1 }
+- method: GET
+  path: https://api.example.com/health
+  passthrough: true
+  match: { headers: { x-real: "1" } }
+  once: false
+  times: { at_least: 0 }
+"#,
+    // Event streams.
+    r#"
+- sse: /events/:room
+  method: POST
+  events:
+    - { event: greeting, data: hello, id: "1", retry: 3000 }
+    - { pause_ms: 5 }
+    - { data: { unread: 3 } }
+    - { id: "2" }
+  repeat: 2
+  template: true
+  match: { bearer: t0ken }
+  once: true
+  times: 1
+- sse: https://api.example.com/ticks
+  events: [ { data: tick }, { pause_ms: 1000 } ]
+  repeat: true
+"#,
+    // WebSocket servers.
+    r#"
+- ws: wss://chat.example.com/rooms/:room
+  on_open: [ welcome, { type: hello }, 7 ]
+  on_message:
+    - { match: { text: ping }, send: [ pong ] }
+    - { match: { json: { type: join } }, send: [ { type: joined } ] }
+    - { match: { regex: "^bye" }, send: [ see you ], close: { code: 4000, reason: bye } }
+    - { close: { code: 1000 } }
+  match: { headers: { origin: "https://app.example.com" } }
+  once: true
+  times: { at_most: 2 }
+- ws: /closed
+  close: { code: 1008, reason: not today }
+"#,
+    // The real answer, altered.
+    r#"
+- method: GET
+  path: https://api.example.com/users/:id
+  proxy:
+    status: 299
+    headers: { x-mocked: "yes", etag: null }
+    json_patch: { secret: null }
+  match: { bearer: t0ken }
+  once: true
+  times: 2
+- path: https://api.example.com/motd
+  proxy: { body: "{{ response.body | upper }}" }
+- path: http://*/anything
+  proxy: {}
 "#,
 ];
 
@@ -766,6 +950,165 @@ const INVALID: &[(&str, &str)] = &[
         "- path: /a\n  timeout_ms: 100\n",
         "`timeout_ms` is a field of callback entries",
     ),
+    // GraphQL.
+    (
+        "- graphql: subscription OnPrice\n  data: {}\n",
+        "expected `query NAME`, `mutation NAME` or `operation`",
+    ),
+    (
+        "- graphql: query Get-User\n  data: {}\n",
+        "is not an operation name",
+    ),
+    ("- graphql: query GetUser\n", "give data, errors or both"),
+    (
+        "- graphql: query GetUser\n  data: {}\n  path: /graphql\n",
+        "`path` does not go on a graphql entry",
+    ),
+    (
+        "- graphql: query GetUser\n  data: {}\n  match: { json: {} }\n",
+        "unknown field `json`",
+    ),
+    (
+        "- graphql: query GetUser\n  errors: { message: no }\n",
+        "errors: expected a list",
+    ),
+    (
+        "- graphql: query GetUser\n  data: {}\n  status: 99\n",
+        "invalid status 99",
+    ),
+    // Faults.
+    (
+        "- path: /a\n  fault: timeout\n",
+        "fault: unknown fault \"timeout\"",
+    ),
+    (
+        "- path: /a\n  fault: connection_reset\n  status: 500\n",
+        "`status` does not go with fault connection_reset",
+    ),
+    (
+        "- path: /a\n  fault: malformed_chunk\n  body: x\n",
+        "`body` does not go with fault malformed_chunk",
+    ),
+    (
+        "- path: /a\n  fault: { truncate_after: 3 }\n",
+        "a body fault cuts or paces a body",
+    ),
+    (
+        "- path: /a\n  fault: { truncate: 3 }\n  body: abc\n",
+        "unknown field `truncate`",
+    ),
+    (
+        "- path: /a\n  fault: {}\n  body: abc\n",
+        "give truncate_after, dribble_ms or both",
+    ),
+    (
+        "- path: /a\n  fault: { truncate_after: 1 }\n  body: x\n  json: 1\n",
+        "give one of body and json",
+    ),
+    ("- path: /a\n  fault: 7\n", "expected a fault's name"),
+    (
+        "- path: /a\n  fault: garbage\n  sequence: [ {} ]\n",
+        "`sequence` does not go on a fault entry",
+    ),
+    ("- fault: garbage\n", "missing field `path`"),
+    // Passthrough.
+    (
+        "- path: /a\n  passthrough: false\n",
+        "passthrough: only `true`",
+    ),
+    (
+        "- path: /a\n  passthrough: true\n  body: x\n",
+        "`body` does not go on a passthrough entry",
+    ),
+    ("- passthrough: true\n", "missing field `path`"),
+    // Event streams.
+    ("- sse: /e\n  events: []\n", "give at least one event"),
+    ("- sse: /e\n", "missing field `events`"),
+    (
+        "- sse: /e\n  events: [ { data: a, pause_ms: 5 } ]\n",
+        "a pause is an item of its own",
+    ),
+    ("- sse: /e\n  events: [ {} ]\n", "give data"),
+    (
+        "- sse: /e\n  events: [ { dta: a } ]\n",
+        "unknown field `dta`",
+    ),
+    (
+        "- sse: /e\n  events: [ { data: a, id: \"1\\n2\" } ]\n",
+        "events[0].id: one line",
+    ),
+    (
+        "- sse: /e\n  events: [ { data: a } ]\n  repeat: 0\n",
+        "repeat: a count from 1",
+    ),
+    (
+        "- sse: /e\n  events: [ { data: a } ]\n  repeat: true\n",
+        "give a pause_ms among them",
+    ),
+    (
+        "- sse: /e\n  events: [ { data: a } ]\n  method: ALL\n",
+        "one method",
+    ),
+    (
+        "- sse: /e\n  events: [ { data: a } ]\n  status: 200\n",
+        "`status` does not go on an sse entry",
+    ),
+    // WebSocket servers.
+    (
+        "- ws: /e\n  on_message: [ { match: { text: a, regex: b }, send: [ x ] } ]\n",
+        "give one of text, json and regex",
+    ),
+    (
+        "- ws: /e\n  on_message: [ { match: { txt: a }, send: [ x ] } ]\n",
+        "unknown field `txt`",
+    ),
+    (
+        "- ws: /e\n  on_message: [ { match: { text: a } } ]\n",
+        "give send, close or both",
+    ),
+    (
+        "- ws: /e\n  close: { code: 1006 }\n",
+        "not a close code a server sends",
+    ),
+    (
+        "- ws: /e\n  close: { code: 999 }\n",
+        "not a close code a server sends",
+    ),
+    ("- ws: /e\n  close: { reason: x }\n", "missing field `code`"),
+    (
+        "- ws: /e\n  close: { code: 1000 }\n  on_message: [ { send: [ x ] } ]\n",
+        "on_message would get nothing",
+    ),
+    ("- ws: /e\n  on_open: hello\n", "invalid type"),
+    ("- ws: /e\n  path: /e\n", "`path` does not go on a ws entry"),
+    // The real answer, altered.
+    ("- path: /users\n  proxy: {}\n", "needs an absolute URL"),
+    (
+        "- path: https://a.example/x\n  proxy: { status: 99 }\n",
+        "invalid status 99",
+    ),
+    (
+        "- path: https://a.example/x\n  proxy: { json_patch: {}, body: x }\n",
+        "give json_patch or body, not both",
+    ),
+    (
+        "- path: https://a.example/x\n  proxy: { headers: { \"bad name\": x } }\n",
+        "invalid header name",
+    ),
+    (
+        "- path: https://a.example/x\n  proxy: { headers: { a: 1 } }\n",
+        "invalid type",
+    ),
+    (
+        "- path: https://a.example/x\n  proxy: { stauts: 1 }\n",
+        "unknown field `stauts`",
+    ),
+    ("- path: https://a.example/x\n  proxy: 1\n", "invalid type"),
+    (
+        "- path: https://a.example/x\n  proxy: {}\n  status: 200\n",
+        "`status` does not go on a proxy entry",
+    ),
+    ("- proxy: {}\n", "missing field `path`"),
 ];
 
 #[test]

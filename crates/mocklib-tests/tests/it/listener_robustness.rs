@@ -955,6 +955,32 @@ async fn an_asterisk_form_request_keeps_its_host() {
     }
 }
 
+/// Counts the requests the listener starts (every pass through it is one)
+/// and wakes the `Notify` at the `looping`th: a request handed back to the
+/// listener again and again shows as that many starts.
+fn count_starts(
+    server: &Server,
+    looping: usize,
+) -> (
+    std::sync::Arc<AtomicUsize>,
+    std::sync::Arc<tokio::sync::Notify>,
+) {
+    let starts = std::sync::Arc::new(AtomicUsize::new(0));
+    let notify = std::sync::Arc::new(tokio::sync::Notify::new());
+    server
+        .events()
+        .on(mocklib::events::EventKind::RequestStart, {
+            let starts = std::sync::Arc::clone(&starts);
+            let notify = std::sync::Arc::clone(&notify);
+            move |_| {
+                if starts.fetch_add(1, Ordering::SeqCst) + 1 == looping {
+                    notify.notify_one();
+                }
+            }
+        });
+    (starts, notify)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 
 async fn a_passthrough_to_the_listener_by_an_ipv4_mapped_address_is_not_looped_back() {
@@ -965,19 +991,7 @@ async fn a_passthrough_to_the_listener_by_an_ipv4_mapped_address_is_not_looped_b
     );
     // Every pass through the listener is one request start.
     const LOOPING: usize = 10;
-    let starts = std::sync::Arc::new(AtomicUsize::new(0));
-    let looping = std::sync::Arc::new(tokio::sync::Notify::new());
-    server
-        .events()
-        .on(mocklib::events::EventKind::RequestStart, {
-            let starts = std::sync::Arc::clone(&starts);
-            let looping = std::sync::Arc::clone(&looping);
-            move |_| {
-                if starts.fetch_add(1, Ordering::SeqCst) + 1 == LOOPING {
-                    looping.notify_one();
-                }
-            }
-        });
+    let (starts, looping) = count_starts(&server, LOOPING);
     let port = address(&server).port();
     let request =
         format!("GET http://[::ffff:127.0.0.1]:{port}/x HTTP/1.1\r\nConnection: close\r\n\r\n");
@@ -996,6 +1010,43 @@ async fn a_passthrough_to_the_listener_by_an_ipv4_mapped_address_is_not_looped_b
         "{ended:?}"
     );
     assert_eq!(starts.load(Ordering::SeqCst), 1);
+}
+
+/// `bypass()` from a handler whose pattern also matches the listener's own
+/// address: the real request comes back carrying the listener's `Via`
+/// entry and is refused (508), where it used to be resolved, and bypassed,
+/// again without end.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bypass_of_a_request_addressed_to_the_listener_itself_is_a_508_not_a_loop() {
+    count_listener_panics();
+    let server = setup_server([http::get("/x", |args| async move {
+        match mocklib::bypass(&args.request).await {
+            Ok(real) => real.header("x-bypassed", "yes"),
+            Err(error) => HttpResponse::text(error.to_string()).status(599),
+        }
+    })]);
+    server.listen();
+    const LOOPING: usize = 10;
+    let (_, looping) = count_starts(&server, LOOPING);
+    let request = format!(
+        "GET /x HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\r\n",
+        address(&server)
+    );
+    let outcome = tokio::select! {
+        ended = exchange(&server, request.as_bytes(), false, GUARD) => Some(ended),
+        () = looping.notified() => None,
+    };
+    server.close();
+    let ended = outcome.unwrap_or_else(|| {
+        panic!("the bypass looped through the listener at least {LOOPING} times")
+    });
+    let received = String::from_utf8_lossy(ended.received());
+    assert_eq!(status_of(ended.received()), Some(508), "{received}");
+    assert!(
+        received.contains("x-bypassed: yes") && received.contains("would loop"),
+        "{received}"
+    );
+    assert_no_listener_panics();
 }
 
 // ---------------------------------------------------------------------------

@@ -359,9 +359,21 @@ fn field_equals(field: Option<&Value>, wanted: &str) -> bool {
     }
 }
 
-/// RFC 7396: members of an object patch merge recursively, `null` removes,
-/// anything else replaces.
-pub(super) fn merge_patch(target: &mut Value, patch: &Value) {
+/// Applies a JSON Merge Patch ([RFC 7396]) to `target`, as a resource's
+/// `PATCH` does: members of an object patch merge recursively, `null`
+/// removes, anything else replaces. Handy in a resolver that alters a
+/// [`bypass`](crate::bypass) response.
+///
+/// ```
+/// use serde_json::json;
+///
+/// let mut user = json!({ "name": "Kate", "secret": "s3cret", "plan": { "tier": "free" } });
+/// mocklib::rest::merge_patch(&mut user, &json!({ "secret": null, "plan": { "tier": "pro" } }));
+/// assert_eq!(user, json!({ "name": "Kate", "plan": { "tier": "pro" } }));
+/// ```
+///
+/// [RFC 7396]: https://www.rfc-editor.org/rfc/rfc7396
+pub fn merge_patch(target: &mut Value, patch: &Value) {
     let Value::Object(members) = patch else {
         *target = patch.clone();
         return;

@@ -115,8 +115,8 @@ use crate::matching::Predicate;
 use crate::message::request::Request;
 use crate::message::response::HttpResponse;
 
-pub use collection::ResourceError;
 use collection::{Collection, Reply, Schema};
+pub use collection::{ResourceError, merge_patch};
 
 /// A REST resource at `path` (a mocklib pattern without the id: `"/users"`,
 /// `"https://api.example.com/users"`), empty and keyed by `id` until told

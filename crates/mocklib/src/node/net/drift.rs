@@ -28,6 +28,7 @@ impl Drift {
                 extra_roots: Vec::new(),
                 client: OnceLock::new(),
             }),
+            via: None,
         };
         let timeout = self.request_timeout();
         self.run(|request| {

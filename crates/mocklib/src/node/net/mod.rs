@@ -354,8 +354,15 @@ impl Network {
             extra_roots,
             client: OnceLock::new(),
         });
+        let via = http::HeaderValue::try_from(format!(
+            "1.1 mocklib-{}-{}",
+            std::process::id(),
+            address.port()
+        ))
+        .expect("digits and letters make a valid header value");
         engine.set_performer(Arc::new(UpstreamPerformer {
             upstream: Arc::clone(&upstream),
+            via: Some(via.clone()),
         }));
         let shared = Arc::new(Shared {
             engine,
@@ -369,12 +376,7 @@ impl Network {
             ),
             authority: address.to_string().into(),
             scopes: ScopeRegistry::default(),
-            via: http::HeaderValue::try_from(format!(
-                "1.1 mocklib-{}-{}",
-                std::process::id(),
-                address.port()
-            ))
-            .expect("digits and letters make a valid header value"),
+            via,
             closed: signal::Signal::default(),
         });
         port.lend(Some(Arc::clone(&shared)));
@@ -583,6 +585,11 @@ pub(crate) fn client_tls_config(ca_pem: &str) -> rustls::ClientConfig {
 /// Performs `bypass()` requests through the upstream client.
 struct UpstreamPerformer {
     upstream: Arc<LazyUpstream>,
+    /// The listener's `Via` entry, added as a passthrough adds it: a
+    /// `bypass()` of a request addressed to the listener itself comes back
+    /// as `508 Loop Detected` instead of resolving (and bypassing) again.
+    /// `None` with no listener (a drift check).
+    via: Option<http::HeaderValue>,
 }
 
 impl crate::message::request::Performer for UpstreamPerformer {
@@ -604,7 +611,14 @@ impl UpstreamPerformer {
             .get()
             .cloned()
             .map_err(|error| PerformError::Failed(error.to_owned()));
-        let outgoing = request.to_http_body();
+        let outgoing = request.to_http_body().map(|mut outgoing| {
+            if let Some(via) = &self.via {
+                outgoing
+                    .headers_mut()
+                    .append(http::header::VIA, via.clone());
+            }
+            outgoing
+        });
         Box::pin(async move {
             use http_body_util::BodyExt;
             let outgoing = outgoing.map_err(PerformError::Unsendable)?;
