@@ -24,7 +24,7 @@ use mocklib::Fault;
 use crate::fault_entry::fault_named;
 use mocklib::chaos::{Chaos, Latency};
 
-/// The file's fields.
+/// The file's fields (an entry's `chaos:` has the same).
 #[derive(serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct ChaosSpec {

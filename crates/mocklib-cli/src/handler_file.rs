@@ -47,6 +47,7 @@ use http::{Method, StatusCode};
 use mocklib::{Handler, HttpResponse};
 use prost_reflect::DescriptorPool;
 
+use crate::behaviour;
 use crate::callback_entry::{self, CallbackEntry, Callbacks};
 use crate::entry_parts::{Conditions, Expected, check_headers, http_handler, method_and_path};
 use crate::fault_entry::FaultEntry;
@@ -666,6 +667,14 @@ pub(crate) fn parse(
                 format!("{name}, entry {}{label}: {error}", index + 1),
             )
         };
+        let mut value = value;
+        // The fields any kind takes (chaos, scenario), off before the kind
+        // reads the rest.
+        let behaviour = behaviour::take(&mut value).map_err(|error| fail(error.to_string()))?;
+        let path = value
+            .get("path")
+            .and_then(serde_json::Value::as_str)
+            .map(str::to_owned);
         let kind = Kind::of(&value);
         let mut entry = Entry::of(kind, value).map_err(|error| {
             let mut path: Vec<String> = error.path().iter().map(ToString::to_string).collect();
@@ -709,10 +718,11 @@ pub(crate) fn parse(
             Entry::Proxy(entry) => entry.into_handler(),
         };
         let handler = handler.map_err(fail)?;
-        handlers.push(match expected {
+        let handler = match expected {
             Some(times) => handler.expect(times),
             None => handler,
-        });
+        };
+        handlers.push(behaviour.apply(handler, path.as_deref()).map_err(fail)?);
     }
     Ok((handlers, files))
 }

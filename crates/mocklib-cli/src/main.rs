@@ -22,6 +22,7 @@ use std::process::ExitCode;
 mod admin;
 mod args;
 mod base64;
+mod behaviour;
 mod callback_entry;
 mod chaos_spec;
 mod check;

@@ -297,3 +297,60 @@ def test_xdist_workers_share_one_server(pytester, per_worker):
     result.assert_outcomes(passed=4)
     urls = {path.read_text() for path in pytester.path.glob("gw*.url")}
     assert len(urls) == (2 if per_worker else 1), urls
+
+
+def test_a_checkout_flow_answers_by_the_state_its_requests_set(mocklib):
+    # Scenarios: the cart answers by its state, each step moves it on; the
+    # orders keep a state per id (`key`), and the test reads and sets them.
+    shop = "https://shop.example"
+    mocklib.use(
+        http.get(f"{shop}/cart", HttpResponse.json({"items": []}), scenario="checkout", when_state="started"),
+        http.post(f"{shop}/cart", lambda request: HttpResponse.json({"added": request.json()["book"]}, status=201),
+                  scenario="checkout", when_state="started", set_state="filled"),
+        http.get(f"{shop}/cart", HttpResponse.json({"items": ["Dune"]}), scenario="checkout", when_state="filled"),
+        http.post(f"{shop}/pay", HttpResponse.json({"paid": True}), scenario="checkout", when_state="filled",
+                  set_state="paid", times=1),
+        http.get(f"{shop}/cart", HttpResponse.json({"items": [], "paid": True}), scenario="checkout", when_state="paid"),
+        http.post(f"{shop}/pay", HttpResponse.json({"error": "nothing to pay"}, status=409)),
+        http.get(f"{shop}/orders/:id", HttpResponse.json({"state": "open"}), scenario="order",
+                 key="{{ request.params.id }}", when_state="started"),
+        http.get(f"{shop}/orders/:id", HttpResponse.json({"state": "shipped"}), scenario="order",
+                 key="{{ request.params.id }}", when_state="shipped"),
+    )
+    assert requests.post(f"{shop}/pay").status_code == 409
+    assert requests.get(f"{shop}/cart").json() == {"items": []}
+    added = requests.post(f"{shop}/cart", json={"book": "Dune"})
+    assert (added.status_code, added.json()) == (201, {"added": "Dune"})
+    assert requests.get(f"{shop}/cart").json() == {"items": ["Dune"]}
+    assert requests.post(f"{shop}/pay").json() == {"paid": True}
+    assert requests.get(f"{shop}/cart").json() == {"items": [], "paid": True}
+    assert requests.post(f"{shop}/pay").status_code == 409
+    assert {"scenario": "checkout", "key": "", "state": "paid"} in mocklib.scenarios()
+
+    mocklib.set_scenario_state("order", "shipped", key="7")
+    assert requests.get(f"{shop}/orders/7").json() == {"state": "shipped"}
+    assert requests.get(f"{shop}/orders/8").json() == {"state": "open"}
+    mocklib.reset_scenarios()
+    assert requests.get(f"{shop}/orders/7").json() == {"state": "open"}
+    # The fixture's verify: paid once, as `times=1` expects.
+
+
+def test_chaos_on_a_handler_fails_a_share_of_its_requests_replayably(mocklib):
+    chaos = {"fault_rate": 0.3, "fault": "connection_reset", "seed": 42}
+
+    def pattern():
+        failed = []
+        for _ in range(60):
+            try:
+                requests.get("https://api.example.com/flaky").raise_for_status()
+                failed.append(False)
+            except requests.ConnectionError:
+                failed.append(True)
+        return failed
+
+    mocklib.use(http.get("https://api.example.com/flaky", HttpResponse.text("ok"), chaos=chaos))
+    first = pattern()
+    assert 6 <= sum(first) <= 30, first
+    # The same seed, a handler anew: the same requests fail.
+    mocklib.reset_handlers(http.get("https://api.example.com/flaky", HttpResponse.text("ok"), chaos=chaos))
+    assert pattern() == first

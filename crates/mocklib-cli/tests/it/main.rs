@@ -14,6 +14,7 @@ mod graphql_entries;
 mod hostile_args;
 mod page;
 mod proxy_entries;
+mod scenarios;
 mod schema;
 mod scopes;
 mod serve;

@@ -430,6 +430,24 @@ class Scope:
         if not verification.ok:
             raise VerifyError(verification)
 
+    # Scenarios.
+
+    def scenarios(self) -> list[dict]:
+        """The states of the scope's scenarios set so far:
+        ``[{"scenario", "key", "state"}]`` (one not listed is ``started``)."""
+        return self._admin.json("reading the scenarios", "GET", self._api + "/scenarios")
+
+    def set_scenario_state(self, scenario: str, state: str, key: str = "") -> None:
+        """Puts ``scenario`` (for ``key``, when it is keyed) in ``state``."""
+        self._admin.json(
+            "setting a scenario's state", "PUT", self._api + "/scenarios",
+            [{"scenario": scenario, "key": key, "state": state}],
+        )
+
+    def reset_scenarios(self) -> None:
+        """Every scenario back to ``started`` (``reset_handlers`` does it too)."""
+        self._admin.json("resetting the scenarios", "DELETE", self._api + "/scenarios")
+
     # The callback channel.
 
     def open_channel(self) -> None:

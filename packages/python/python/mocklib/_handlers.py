@@ -22,7 +22,13 @@ class Handler:
     ``times`` is what ``verify`` checks (a count, ``(at_least, at_most)``
     with ``None`` for no bound, or ``{"at_least": n}``); ``match`` adds a
     handler file's conditions (``{"headers": {...}, "query": {...},
-    "json": {...}, ...}``), checked on the server before any round trip."""
+    "json": {...}, ...}``), checked on the server before any round trip.
+    ``scenario`` with ``when_state`` (answer only in that state) and
+    ``set_state`` (move it after answering), and ``key`` (a template of the
+    request, ``"{{ request.params.id }}"``: a state per key), make answers
+    change with a state the requests set; ``chaos`` (``{"fault_rate": 0.1,
+    "fault": "connection_reset", "latency": {...}, "seed": n}``) makes the
+    handler unreliable, seeded."""
 
     def __init__(
         self,
@@ -34,6 +40,11 @@ class Handler:
         times: Times | None = None,
         match: Mapping[str, Any] | None = None,
         timeout_ms: int | None = None,
+        scenario: str | None = None,
+        when_state: str | None = None,
+        set_state: str | None = None,
+        key: str | None = None,
+        chaos: Mapping[str, Any] | None = None,
     ):
         if not (callable(resolver) or isinstance(resolver, HttpResponse)):
             raise TypeError(f"a resolver is a function or an HttpResponse, not {resolver!r}")
@@ -44,6 +55,18 @@ class Handler:
         self.times = times
         self.match = dict(match) if match else None
         self.timeout_ms = timeout_ms
+        # The fields any handler-file entry takes, as the entry writes them.
+        self.behaviour = {
+            name: value
+            for name, value in (
+                ("scenario", scenario),
+                ("when_state", when_state),
+                ("set_state", set_state),
+                ("key", key),
+                ("chaos", dict(chaos) if chaos else None),
+            )
+            if value is not None
+        }
 
     def _base_entry(self) -> dict:
         entry: dict[str, Any] = {}
@@ -57,6 +80,7 @@ class Handler:
             entry["once"] = True
         if self.times is not None:
             entry["times"] = _times(self.times)
+        entry.update(self.behaviour)
         return entry
 
     def _static_entry(self) -> dict | None:
@@ -156,22 +180,16 @@ def _plan(function: Callable, known: set, order: tuple) -> tuple:
 
 
 def _method_factory(method: str | None):
-    def make(
-        path: str,
-        resolver: Callable | HttpResponse,
-        *,
-        once: bool = False,
-        times: Times | None = None,
-        match: Mapping[str, Any] | None = None,
-        timeout_ms: int | None = None,
-    ) -> Handler:
-        return Handler(method, path, resolver, once=once, times=times, match=match, timeout_ms=timeout_ms)
+    def make(path: str, resolver: Callable | HttpResponse, **options: Any) -> Handler:
+        return Handler(method, path, resolver, **options)
 
     make.__name__ = (method or "all").lower()
     make.__doc__ = (
         f"A handler for {method or 'every method'} requests to ``path`` (a mocklib pattern: "
         "``https://api.example.com/users/:id``, ``/users/*``; relative paths match on every host). "
-        "``resolver(request, params, cookies)`` answers; it may take fewer of them, by name."
+        "``resolver(request, params, cookies)`` answers; it may take fewer of them, by name. "
+        "Options: ``once``, ``times``, ``match``, ``timeout_ms``, ``scenario``, ``when_state``, "
+        "``set_state``, ``key``, ``chaos`` (see ``Handler``)."
     )
     return make
 
