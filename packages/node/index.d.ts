@@ -44,6 +44,21 @@ export interface RequestHandlerOptions {
   match?: Record<string, unknown>;
   /** How long the server waits for the resolver (default 5000). */
   timeoutMs?: number;
+  /** The scenario `whenState` and `setState` are about (it starts as `started`, per scope). */
+  scenario?: string;
+  /** Answer only while the scenario is in this state. */
+  whenState?: string;
+  /** Move the scenario to this state once answered. */
+  setState?: string;
+  /** A template of the request (`{{ request.params.id }}`): a state per key. */
+  key?: string;
+  /** Faults on a share of requests and latency, seeded: a `mocklib serve --chaos` file's fields. */
+  chaos?: {
+    fault_rate?: number;
+    fault?: 'connection_reset' | 'empty_response' | 'garbage' | 'malformed_chunk';
+    latency?: { uniform: { min_ms: number; max_ms: number } } | { lognormal: { median_ms: number; sigma: number } };
+    seed?: number;
+  };
 }
 
 /**

@@ -11,18 +11,26 @@ export class RequestHandler {
    * for any URL), `resolver` (a function, or a `Response` answered by the
    * server alone). Options: `once`, `times` (checked by `server.verify()`),
    * `match` (a handler file's conditions, checked by the server before any
-   * round trip), `timeoutMs` (how long the server waits for the resolver).
+   * round trip), `timeoutMs` (how long the server waits for the resolver);
+   * `scenario` with `whenState` / `setState` and `key` (a template of the
+   * request: a state per key), and `chaos` (`{ fault_rate, fault, latency,
+   * seed }`): the handler-file fields of the same names.
    */
   constructor(method, path, resolver, options = {}) {
     if (typeof resolver !== 'function' && !(resolver instanceof Response)) {
       throw new TypeError(`a resolver is a function or a Response, not ${String(resolver)}`);
     }
-    const { once = false, times, match, timeoutMs } = options;
+    const { once = false, times, match, timeoutMs, scenario, whenState, setState, key, chaos } = options;
     this.method = method;
     this.path = path instanceof RegExp ? null : path;
     this.pattern = path instanceof RegExp ? path : null;
     this.resolver = resolver;
     this.options = { once, times, match, timeoutMs };
+    // What any handler-file entry takes, as the entry names it.
+    this.behaviour = Object.fromEntries(
+      Object.entries({ scenario, when_state: whenState, set_state: setState, key, chaos })
+        .filter(([, value]) => value !== undefined),
+    );
     this.info = { header: `${method ?? 'all'} ${path ?? '*'}`, method: method ?? 'all', path: path ?? '*' };
   }
 
@@ -33,6 +41,7 @@ export class RequestHandler {
     if (this.options.match) entry.match = this.options.match;
     if (this.options.once) entry.once = true;
     if (this.options.times !== undefined) entry.times = this.options.times;
+    Object.assign(entry, this.behaviour);
     return entry;
   }
 

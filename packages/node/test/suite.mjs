@@ -232,6 +232,18 @@ export function suite({ test, beforeAll, afterAll, afterEach, concurrently }) {
     await server.assertVerified();
   });
 
+  test('a scenario keyed by order id: answers change with the state requests set', async () => {
+    const order = { scenario: 'order', key: '{{ request.params.id }}' };
+    server.use(
+      http.get('https://shop.example/orders/:id', HttpResponse.json({ state: 'open' }), { ...order, whenState: 'started' }),
+      http.get('https://shop.example/orders/:id', () => HttpResponse.json({ state: 'shipped' }), { ...order, whenState: 'shipped' }),
+      http.post('https://shop.example/orders/:id/ship', () => new HttpResponse(null, { status: 204 }), { ...order, setState: 'shipped' }),
+    );
+    assert.equal((await fetch('https://shop.example/orders/1/ship', { method: 'POST' })).status, 204);
+    assert.deepEqual(await (await fetch('https://shop.example/orders/1')).json(), { state: 'shipped' });
+    assert.deepEqual(await (await fetch('https://shop.example/orders/2')).json(), { state: 'open' });
+  });
+
   test('unhandled requests: error (this suite), then warn, bypass and a function', async () => {
     await assert.rejects(fetch(`${real}/unmocked`), TypeError);
     const seen = [];
