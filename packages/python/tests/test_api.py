@@ -224,6 +224,18 @@ def test_graphql_query_and_mutation(mocklib):
     assert requests.post(endpoint, json={"query": "mutation GetUser { x }"}).text == "not theirs"
 
 
+def test_a_constant_graphql_answer_is_a_graphql_entry_for_get_and_post(mocklib):
+    # A constant {"data": ...} is answered by the server's own GraphQL
+    # handlers: the operation read from the document, GET as well as POST.
+    endpoint = "https://api.example.com/graphql"
+    mocklib.use(graphql.link(endpoint).query("GetUser", HttpResponse.json({"data": {"user": {"name": "Kate"}}})))
+    listed = mocklib.list_handlers()[0]
+    assert listed["added_at_runtime"] and "callback" not in listed["handler"], listed
+    query = "query GetUser { user { name } }"
+    assert requests.post(endpoint, json={"query": query}).json() == {"data": {"user": {"name": "Kate"}}}
+    assert requests.get(endpoint, params={"query": query}).json() == {"data": {"user": {"name": "Kate"}}}
+
+
 def test_httpx_urllib_and_a_child_process(mocklib):
     mocklib.use(http.get("https://api.example.com/clients", lambda request: HttpResponse.text("to " + (request.header("user-agent") or "")[:4])))
     assert httpx.get("https://api.example.com/clients").text == "to pyth"

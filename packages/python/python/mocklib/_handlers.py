@@ -11,7 +11,7 @@ import inspect
 import re
 from typing import Any, Callable, Mapping, Union
 
-from ._messages import HttpResponse, Request
+from ._messages import _NO_JSON, HttpResponse, Request
 
 Times = Union[int, tuple, Mapping[str, int]]
 
@@ -246,7 +246,38 @@ class GraphQLHandler(Handler):
         self.name = name
 
     def _static_entry(self) -> dict | None:
-        return None  # the operation is read here, not on the server
+        """A ``graphql`` entry when the answer is a constant GraphQL
+        response (``{"data": ..., "errors": ...}``): the server reads the
+        operation itself (GET and POST, batches); else ``None``, and the
+        operation is read here."""
+        if not isinstance(self.resolver, HttpResponse) or self.resolver._json is _NO_JSON:
+            return None
+        payload = self.resolver._json
+        if not isinstance(payload, dict) or not payload or set(payload) - {"data", "errors"}:
+            return None
+        fields = self.resolver._entry_fields()
+        extra = set(self.match or {}) - {"body_contains"}
+        if fields is None or extra:
+            return None  # conditions a graphql entry does not take
+        if isinstance(self.name, re.Pattern):
+            name = f"/{self.name.pattern}/"
+        else:
+            name = self.name or ""
+        entry: dict[str, Any] = {"graphql": f"{self.kind or 'operation'} {name}".strip(), **payload}
+        if self.path is not None:
+            entry["endpoint"] = self.path
+        entry["status"] = fields["status"]
+        headers = {name: value for name, value in fields.get("headers", {}).items() if name.lower() != "content-type"}
+        if headers:
+            entry["headers"] = headers
+        if "delay_ms" in fields:
+            entry["delay_ms"] = fields["delay_ms"]
+        if self.once:
+            entry["once"] = True
+        if self.times is not None:
+            entry["times"] = _times(self.times)
+        entry.update(self.behaviour)
+        return entry
 
     def _resolve(self, call: dict) -> Any:
         request = Request._from_call(call["request"])
