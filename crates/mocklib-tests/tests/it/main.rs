@@ -147,5 +147,7 @@ mod tower_front_door;
 #[cfg(all(feature = "net", feature = "reqwest"))]
 mod verification;
 mod warnings_reach_stderr;
+#[cfg(all(feature = "net", feature = "reqwest"))]
+mod webhooks;
 #[cfg(all(feature = "ws", feature = "net", feature = "reqwest"))]
 mod ws;

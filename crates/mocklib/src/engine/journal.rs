@@ -93,6 +93,15 @@ impl RecordedRequest {
         self.extensions().get()
     }
 
+    /// The webhooks the answer sent ([`Handler::webhook`](crate::Handler::webhook)),
+    /// each with its outcome so far (a webhook still waiting is `Pending`).
+    pub fn webhooks(&self) -> Vec<crate::handling::webhook::SentWebhook> {
+        self.extensions
+            .get::<crate::handling::webhook::WebhookLog>()
+            .map(crate::handling::webhook::WebhookLog::snapshot)
+            .unwrap_or_default()
+    }
+
     /// How the answer differed from the contracts attached to the server
     /// ([`attach_contract`](crate::node::Server::attach_contract)); empty
     /// when it did not, or when none is attached.

@@ -11,3 +11,4 @@ pub mod resolver;
 pub mod scenario;
 pub(crate) mod scope_local;
 pub(crate) mod times;
+pub mod webhook;

@@ -649,6 +649,17 @@ pub(crate) trait Performer: Send + Sync {
     fn perform_streaming(&self, request: &Request) -> PerformFuture {
         self.perform(request)
     }
+
+    /// Runs `task` in the background on this front door's executor (a
+    /// webhook, sent after the answer); `Err` saying why not where there
+    /// is none.
+    fn spawn(
+        &self,
+        task: std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>,
+    ) -> Result<(), String> {
+        drop(task);
+        Err("this front door cannot send requests in the background".to_owned())
+    }
 }
 
 #[cfg(test)]

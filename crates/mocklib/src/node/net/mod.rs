@@ -600,6 +600,18 @@ impl crate::message::request::Performer for UpstreamPerformer {
     fn perform_streaming(&self, request: &Request) -> crate::message::request::PerformFuture {
         self.send(request, true)
     }
+
+    fn spawn(
+        &self,
+        task: std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>,
+    ) -> Result<(), String> {
+        // The runtime the request is resolved on: the listener's, or the
+        // test's for an in-process front door.
+        let handle = tokio::runtime::Handle::try_current()
+            .map_err(|_| "no tokio runtime to send it from".to_owned())?;
+        handle.spawn(task);
+        Ok(())
+    }
 }
 
 impl UpstreamPerformer {
