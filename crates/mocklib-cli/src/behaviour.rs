@@ -23,14 +23,21 @@
 //! on each).
 
 use mocklib::Handler;
-use mocklib::matching::Predicate;
 use mocklib::scenario::Scenario;
 
 use crate::chaos_spec::ChaosSpec;
-use crate::template::{Templates, request_value};
+use crate::template::{Templates, path_params, path_predicate, request_value};
+use crate::webhook_spec::WebhookSpec;
 
 /// The fields, as [`take`] takes them off an entry.
-pub(crate) const FIELDS: &[&str] = &["chaos", "scenario", "when_state", "set_state", "key"];
+pub(crate) const FIELDS: &[&str] = &[
+    "chaos",
+    "scenario",
+    "when_state",
+    "set_state",
+    "key",
+    "webhook",
+];
 
 /// An entry's chaos and scenario fields.
 #[derive(serde::Deserialize, Default)]
@@ -49,6 +56,8 @@ pub(crate) struct Behaviour {
     /// A template of the request whose text is the scenario's key: a state
     /// per key (`{{ request.params.id }}`).
     key: Option<String>,
+    /// A request sent after the entry answers (see `webhook_spec.rs`).
+    webhook: Option<WebhookSpec>,
 }
 
 /// Takes the [`FIELDS`] off `entry` (an object) and reads them.
@@ -96,6 +105,9 @@ impl Behaviour {
                 handler = handler.set_state(&scenario, state);
             }
         }
+        if let Some(webhook) = self.webhook {
+            handler = webhook.apply(handler, path)?;
+        }
         if let Some(chaos) = &self.chaos {
             let chaos = chaos.chaos(None).map_err(|why| format!("chaos.{why}"))?;
             eprintln!(
@@ -115,24 +127,9 @@ impl Behaviour {
 fn keyed(scenario: Scenario, key: &str, path: Option<&str>) -> Result<Scenario, String> {
     let mut templates = Templates::new();
     templates.add("key".to_owned(), key.to_owned())?;
-    let predicate = match path {
-        Some(path) => Some(Predicate::path(path).map_err(|error| error.to_string())?),
-        None => None,
-    };
+    let predicate = path_predicate(path)?;
     Ok(scenario.keyed_by(move |request| {
-        // A relative pattern is matched against the request's own origin:
-        // only its path and params matter here.
-        let origin = request.url().join("/").ok();
-        let params = predicate
-            .as_ref()
-            .and_then(|predicate| predicate.matches(request, origin.as_ref()))
-            .map(|params| {
-                params
-                    .iter()
-                    .map(|(name, value)| (name.to_owned(), value.as_str().into_owned()))
-                    .collect()
-            })
-            .unwrap_or_default();
+        let params = path_params(predicate.as_ref(), request);
         let context = minijinja::context! {
             request => request_value(request, &mocklib::request::Cookies::from_headers(request.headers()), params)
         };

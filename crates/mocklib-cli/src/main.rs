@@ -42,6 +42,7 @@ mod serve;
 mod sse_entry;
 mod stamp;
 mod template;
+mod webhook_spec;
 mod ws_entry;
 
 const USAGE: &str = "usage: mocklib init <public-dir>

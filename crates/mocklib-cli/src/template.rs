@@ -110,6 +110,33 @@ pub(crate) fn request_value(
     }
 }
 
+/// The predicate of an entry's `path`, for [`path_params`].
+pub(crate) fn path_predicate(
+    path: Option<&str>,
+) -> Result<Option<mocklib::matching::Predicate>, String> {
+    path.map(|path| mocklib::matching::Predicate::path(path).map_err(|error| error.to_string()))
+        .transpose()
+}
+
+/// The `:params` `predicate` finds in `request` (none without one). A
+/// relative pattern is matched against the request's own origin: only its
+/// path matters here.
+pub(crate) fn path_params(
+    predicate: Option<&mocklib::matching::Predicate>,
+    request: &mocklib::Request,
+) -> std::collections::BTreeMap<String, String> {
+    let origin = request.url().join("/").ok();
+    predicate
+        .and_then(|predicate| predicate.matches(request, origin.as_ref()))
+        .map(|params| {
+            params
+                .iter()
+                .map(|(name, value)| (name.to_owned(), value.as_str().into_owned()))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 /// A response saying which template failed and why (a 500, as a resolver
 /// that fails gets).
 pub(crate) fn failed(why: &str) -> HttpResponse {

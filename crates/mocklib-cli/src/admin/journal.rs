@@ -153,5 +153,27 @@ pub(crate) fn journal_entry(
         "status": status,
         "grpc": entry.grpc_call().map(|call| proto::call_json(pool, call)),
         "contract_findings": entry.contract_findings(),
+        "webhooks": entry.webhooks().iter().map(webhook_json).collect::<Vec<_>>(),
     })
+}
+
+/// A webhook the entry's answer sent, and its outcome: `pending`,
+/// `answered` with the receiver's `status` and `body`, or `failed` with
+/// `error`.
+fn webhook_json(sent: &mocklib::webhook::SentWebhook) -> serde_json::Value {
+    use mocklib::webhook::WebhookOutcome;
+    let mut json = serde_json::json!({ "method": sent.method.as_str(), "url": sent.url });
+    match &sent.outcome {
+        WebhookOutcome::Answered { status, body } => {
+            json["outcome"] = "answered".into();
+            json["status"] = (*status).into();
+            json["body"] = String::from_utf8_lossy(body).into_owned().into();
+        }
+        WebhookOutcome::Failed(why) => {
+            json["outcome"] = "failed".into();
+            json["error"] = why.clone().into();
+        }
+        _ => json["outcome"] = "pending".into(),
+    }
+    json
 }

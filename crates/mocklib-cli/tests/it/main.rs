@@ -19,4 +19,5 @@ mod schema;
 mod scopes;
 mod serve;
 mod sse_entries;
+mod webhooks;
 mod ws_entries;

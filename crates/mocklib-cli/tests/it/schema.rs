@@ -213,6 +213,10 @@ fn the_schema_has_every_field_of_the_loader_and_no_other() {
         struct_fields(include_str!("../../src/chaos_spec.rs"), "ChaosSpec")
     );
     assert_eq!(
+        properties(&defs["webhook"]),
+        struct_fields(include_str!("../../src/webhook_spec.rs"), "WebhookSpec")
+    );
+    assert_eq!(
         properties(&defs["graphqlEntry"]["properties"]["match"]),
         struct_fields(include_str!("../../src/graphql_entry.rs"), "GraphqlMatch")
     );
@@ -358,6 +362,10 @@ fn the_handler_files_of_the_readme_the_examples_the_docs_and_the_serve_tests_val
         ),
         ("src/sse_entry.rs", include_str!("../../src/sse_entry.rs")),
         ("src/behaviour.rs", include_str!("../../src/behaviour.rs")),
+        (
+            "src/webhook_spec.rs",
+            include_str!("../../src/webhook_spec.rs"),
+        ),
         ("src/ws_entry.rs", include_str!("../../src/ws_entry.rs")),
     ] {
         let docs: String = source
