@@ -197,7 +197,8 @@ pub(super) fn document(base_url: &Url) -> serde_json::Value {
                             "ok": { "const": false },
                             "report": { "type": "string" },
                             "unmet": { "type": "array", "items": { "type": "object", "properties": { "handler": { "type": "string" }, "expected": { "type": "string" }, "at_least": { "type": "integer" }, "at_most": { "type": ["integer", "null"] }, "received": { "type": "integer" } } } },
-                            "unhandled": { "type": "array", "items": { "type": "string" } }
+                            "unhandled": { "type": "array", "items": { "type": "string" } },
+                            "failed_webhooks": { "type": "array", "items": { "type": "string" }, "description": "Webhooks whose receiver could not be reached or that could not be sent: `METHOD URL (after METHOD URL): why`." }
                         } } } } }
                     }
                 }

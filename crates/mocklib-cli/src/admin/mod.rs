@@ -508,6 +508,7 @@ impl Admin {
                     "unmet": unmet,
                     "unhandled": failure.unhandled(),
                     "contract_findings": failure.contract_findings(),
+                    "failed_webhooks": failure.failed_webhooks(),
                 }))
                 .status(422)
             }

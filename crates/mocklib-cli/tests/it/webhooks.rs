@@ -115,4 +115,12 @@ fn a_receiver_that_is_down_is_journaled_as_failed_and_the_answer_stands() {
     let webhooks = settled_webhooks(&serve);
     assert_eq!(webhooks[0]["outcome"], "failed", "{webhooks}");
     assert!(!webhooks[0]["error"].as_str().unwrap().is_empty());
+    let (status, body) = get(&format!("{}/__mocklib/verify", serve.url()));
+    assert_eq!(status, 422, "{body}");
+    let verification: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(
+        verification["failed_webhooks"].as_array().unwrap().len(),
+        1,
+        "{body}"
+    );
 }

@@ -133,6 +133,7 @@ async fn a_webhook_reaches_a_real_receiver_after_the_answer_and_is_journaled() {
             body: "thanks".into()
         }
     );
+    server.verify().unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -155,6 +156,16 @@ async fn a_receiver_that_is_down_is_journaled_and_the_answer_is_unaffected() {
         panic!("{:?}", entry.webhooks());
     };
     assert!(!why.is_empty());
+    // verify() says so: the flow the test drives did not call back.
+    let report = server.verify().unwrap_err();
+    assert_eq!(report.failed_webhooks().len(), 1);
+    assert!(
+        report
+            .to_string()
+            .contains("webhook POST http://127.0.0.1:")
+            && report.to_string().contains("(after POST "),
+        "{report}"
+    );
     // And a webhook the handler does not build: none, nothing journaled.
     let quiet = setup_server([http::get("*/x", |_| HttpResponse::text("x")).webhook(|_, _| None)]);
     quiet.listen();

@@ -26,6 +26,8 @@ pub struct VerificationError {
     /// Answers that broke an attached contract: each finding with the
     /// request and the handler that answered.
     contract: Vec<ContractBreach>,
+    /// Webhooks that failed, as `METHOD URL (after METHOD URL): why`.
+    webhooks: Vec<String>,
     /// Requests the journal dropped (beyond its capacity): the closest
     /// requests shown may be incomplete.
     dropped: usize,
@@ -73,6 +75,13 @@ impl VerificationError {
     pub fn contract_findings(&self) -> &[ContractBreach] {
         &self.contract
     }
+
+    /// Webhooks ([`Handler::webhook`](crate::Handler::webhook)) that could not be sent or whose
+    /// receiver could not be reached, oldest first, each as `METHOD URL
+    /// (after METHOD URL): why`. One still waiting is not in it.
+    pub fn failed_webhooks(&self) -> &[String] {
+        &self.webhooks
+    }
 }
 
 /// An answer that broke a contract: the finding, the request and the
@@ -108,7 +117,8 @@ impl std::error::Error for VerificationError {}
 
 impl fmt::Display for VerificationError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let problems = self.unmet.len() + self.unhandled.len() + self.contract.len();
+        let problems =
+            self.unmet.len() + self.unhandled.len() + self.contract.len() + self.webhooks.len();
         let plural = if problems == 1 { "" } else { "s" };
         writeln!(
             f,
@@ -147,6 +157,10 @@ impl fmt::Display for VerificationError {
                 Some(handler) => writeln!(f, "\n   answered by {handler}")?,
                 None => writeln!(f)?,
             }
+        }
+        let before = self.unmet.len() + self.unhandled.len() + self.contract.len();
+        for (number, webhook) in self.webhooks.iter().enumerate() {
+            writeln!(f, "\n{}. webhook {webhook}", before + number + 1)?;
         }
         if self.dropped > 0 {
             writeln!(
@@ -212,13 +226,34 @@ pub(crate) fn verify(scope: &Scope) -> Result<(), VerificationError> {
                 })
         })
         .collect();
-    if unmet.is_empty() && record.failures.is_empty() && contract.is_empty() {
+    let webhooks: Vec<String> = record
+        .requests
+        .iter()
+        .flat_map(|entry| {
+            entry
+                .webhooks()
+                .into_iter()
+                .filter_map(move |sent| match sent.outcome {
+                    crate::handling::webhook::WebhookOutcome::Failed(why) => Some(format!(
+                        "{} {} (after {} {}): {why}",
+                        sent.method,
+                        sent.url,
+                        entry.method(),
+                        entry.url()
+                    )),
+                    _ => None,
+                })
+        })
+        .collect();
+    if unmet.is_empty() && record.failures.is_empty() && contract.is_empty() && webhooks.is_empty()
+    {
         return Ok(());
     }
     Err(VerificationError {
         unmet,
         unhandled: record.failures,
         contract,
+        webhooks,
         dropped: record.dropped,
     })
 }
