@@ -59,6 +59,15 @@ export interface RequestHandlerOptions {
     latency?: { uniform: { min_ms: number; max_ms: number } } | { lognormal: { median_ms: number; sigma: number } };
     seed?: number;
   };
+  /** A request the server sends after answering (strings: templates over `request` and `response`). */
+  webhook?: {
+    url: string;
+    method?: string;
+    headers?: Record<string, string>;
+    body?: string;
+    json?: unknown;
+    delay_ms?: number;
+  };
 }
 
 /**

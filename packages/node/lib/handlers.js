@@ -14,13 +14,15 @@ export class RequestHandler {
    * round trip), `timeoutMs` (how long the server waits for the resolver);
    * `scenario` with `whenState` / `setState` and `key` (a template of the
    * request: a state per key), and `chaos` (`{ fault_rate, fault, latency,
-   * seed }`): the handler-file fields of the same names.
+   * seed }`), `webhook` (`{ url, method, headers, body | json, delay_ms }`,
+   * templates over `request` and `response`): the handler-file fields of
+   * the same names.
    */
   constructor(method, path, resolver, options = {}) {
     if (typeof resolver !== 'function' && !(resolver instanceof Response)) {
       throw new TypeError(`a resolver is a function or a Response, not ${String(resolver)}`);
     }
-    const { once = false, times, match, timeoutMs, scenario, whenState, setState, key, chaos } = options;
+    const { once = false, times, match, timeoutMs, scenario, whenState, setState, key, chaos, webhook } = options;
     this.method = method;
     this.path = path instanceof RegExp ? null : path;
     this.pattern = path instanceof RegExp ? path : null;
@@ -28,7 +30,7 @@ export class RequestHandler {
     this.options = { once, times, match, timeoutMs };
     // What any handler-file entry takes, as the entry names it.
     this.behaviour = Object.fromEntries(
-      Object.entries({ scenario, when_state: whenState, set_state: setState, key, chaos })
+      Object.entries({ scenario, when_state: whenState, set_state: setState, key, chaos, webhook })
         .filter(([, value]) => value !== undefined),
     );
     this.info = { header: `${method ?? 'all'} ${path ?? '*'}`, method: method ?? 'all', path: path ?? '*' };

@@ -366,3 +366,35 @@ def test_chaos_on_a_handler_fails_a_share_of_its_requests_replayably(mocklib):
     # The same seed, a handler anew: the same requests fail.
     mocklib.reset_handlers(http.get("https://api.example.com/flaky", HttpResponse.text("ok"), chaos=chaos))
     assert pattern() == first
+
+
+def test_a_webhook_calls_a_real_receiver_after_the_answer(mocklib):
+    got = []
+
+    class Receiver(BaseHTTPRequestHandler):
+        def do_POST(self):
+            got.append(json.loads(self.rfile.read(int(self.headers["content-length"]))))
+            self.send_response(204)
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    receiver = ThreadingHTTPServer(("127.0.0.1", 0), Receiver)
+    threading.Thread(target=receiver.serve_forever, daemon=True).start()
+    try:
+        mocklib.use(http.post(
+            "https://pay.example/charges", HttpResponse.json({"id": "ch_1"}, status=201),
+            webhook={"url": f"http://127.0.0.1:{receiver.server_port}/events",
+                     "json": {"type": "charge.succeeded", "charge": "{{ response.json.id }}"}},
+        ))
+        assert requests.post("https://pay.example/charges").status_code == 201
+        for _ in range(500):
+            webhooks = mocklib.requests()[-1].data["webhooks"]
+            if webhooks and webhooks[0]["outcome"] != "pending":
+                break
+            threading.Event().wait(0.01)
+        assert webhooks[0]["outcome"] == "answered" and webhooks[0]["status"] == 204, webhooks
+        assert got == [{"type": "charge.succeeded", "charge": "ch_1"}]
+    finally:
+        receiver.shutdown()

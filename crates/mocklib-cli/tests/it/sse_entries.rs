@@ -55,6 +55,30 @@ for (;;) {
 console.log([response.headers.get('content-type'), ...seen].join('\n'));
 "#;
 
+/// Python's `urllib` on `sys.argv[1]` through the scope's proxy: the
+/// events of the stream as they come, `type lastEventId data` each.
+const PYTHON_EVENTS: &str = r#"
+import sys, urllib.request
+event, data, last_id = "message", [], ""
+with urllib.request.urlopen(sys.argv[1]) as stream:
+    assert stream.headers["content-type"].startswith("text/event-stream")
+    for raw in stream:
+        line = raw.decode().rstrip("\n")
+        if not line:
+            if data:
+                print(event, last_id or "-", "\n".join(data))
+            event, data = "message", []
+            continue
+        field, _, value = line.partition(":")
+        value = value[1:] if value.startswith(" ") else value
+        if field == "event":
+            event = value
+        elif field == "data":
+            data.append(value)
+        elif field == "id":
+            last_id = value
+"#;
+
 /// Node's `EventSource` on `process.argv[1]`: `type lastEventId data` of
 /// the first four events, then it closes (an EventSource reconnects when a
 /// stream ends).
@@ -124,6 +148,17 @@ fn an_sse_entry_streams_its_events_with_pauses_and_repeats_to_curl_and_node() {
          message - {\"unread\":3}\n\
          greeting 1 hello kate\n\
          message - {\"unread\":3}\n"
+    );
+    // Python, reading the stream line by line as it comes (urllib; the
+    // events parsed as an EventSource does), through the proxy.
+    let python_events = python(
+        &serve,
+        PYTHON_EVENTS,
+        &["http://api.example.com/notifications/kate"],
+    );
+    assert_eq!(
+        python_events,
+        "greeting 0 hello kate\nmessage 0 {\"unread\":3}\ngreeting 1 hello kate\nmessage 1 {\"unread\":3}\n"
     );
     // POST, as LLM APIs stream; GET is not this entry's method.
     let chat = format!("{}/chat", serve.url());

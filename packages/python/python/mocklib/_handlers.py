@@ -28,7 +28,9 @@ class Handler:
     request, ``"{{ request.params.id }}"``: a state per key), make answers
     change with a state the requests set; ``chaos`` (``{"fault_rate": 0.1,
     "fault": "connection_reset", "latency": {...}, "seed": n}``) makes the
-    handler unreliable, seeded."""
+    handler unreliable, seeded; ``webhook`` (``{"url": ..., "json": {...},
+    "delay_ms": n}``, strings templates over ``request`` and ``response``)
+    sends a request of the server's own after answering."""
 
     def __init__(
         self,
@@ -45,6 +47,7 @@ class Handler:
         set_state: str | None = None,
         key: str | None = None,
         chaos: Mapping[str, Any] | None = None,
+        webhook: Mapping[str, Any] | None = None,
     ):
         if not (callable(resolver) or isinstance(resolver, HttpResponse)):
             raise TypeError(f"a resolver is a function or an HttpResponse, not {resolver!r}")
@@ -64,6 +67,7 @@ class Handler:
                 ("set_state", set_state),
                 ("key", key),
                 ("chaos", dict(chaos) if chaos else None),
+                ("webhook", dict(webhook) if webhook else None),
             )
             if value is not None
         }
@@ -189,7 +193,7 @@ def _method_factory(method: str | None):
         "``https://api.example.com/users/:id``, ``/users/*``; relative paths match on every host). "
         "``resolver(request, params, cookies)`` answers; it may take fewer of them, by name. "
         "Options: ``once``, ``times``, ``match``, ``timeout_ms``, ``scenario``, ``when_state``, "
-        "``set_state``, ``key``, ``chaos`` (see ``Handler``)."
+        "``set_state``, ``key``, ``chaos``, ``webhook`` (see ``Handler``)."
     )
     return make
 
