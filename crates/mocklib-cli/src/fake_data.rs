@@ -25,8 +25,10 @@
 //!
 //! Why `fake`: it is maintained, has these fourteen locales, generates
 //! from any `rand` generator (so a seed decides everything), and costs the
-//! command little: its word lists and `deunicode`, with `rand`, which the
-//! command's dependencies build already.
+//! command little: `fake`, `deunicode` and `either` to compile (`rand`
+//! 0.10 and `chacha20` come with tungstenite already), and in the release
+//! command 0.22 MB of code (1.4 %, `scripts/size-by-crate`) plus its word
+//! lists, at most 0.6 MB.
 
 use fake::Fake;
 use fake::faker;
