@@ -35,8 +35,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use crate::handling::handler::{Handler, HandlerKind, IndexHint, MatchContext, Matched};
-use crate::handling::resolver::{CallState, Resolution, ResolverCall};
+use crate::handling::handler::{Handler, Matched};
+use crate::handling::resolver::{Resolution, ResolverCall};
 use crate::message::fault::Fault;
 use crate::message::response::HttpResponse;
 
@@ -219,10 +219,7 @@ impl Chaos {
             crate::message::delay::delay(latency).await;
             match fault {
                 Some(fault) => Resolution::Respond(HttpResponse::fault(fault)),
-                None => match (matched.0)(context).0 {
-                    CallState::Ready(resolution) => resolution,
-                    CallState::Pending(future) => future.await,
-                },
+                None => (matched.0)(context).resolve().await,
             }
         }))
     }
@@ -235,37 +232,10 @@ impl Handler {
     /// journal and in `verify` — stays the handler's.
     pub fn chaos(self, chaos: &Chaos) -> Handler {
         let chaos = chaos.clone();
-        self.map_kind(|inner| Chaotic { inner, chaos })
-    }
-}
-
-/// A handler kind under chaos: the inner kind's match, then a draw.
-struct Chaotic {
-    inner: Arc<dyn HandlerKind>,
-    chaos: Chaos,
-}
-
-impl HandlerKind for Chaotic {
-    fn header(&self) -> &str {
-        self.inner.header()
-    }
-
-    fn try_match(&self, context: &MatchContext<'_>) -> Option<Matched> {
-        let matched = self.inner.try_match(context)?;
-        let chaos = self.chaos.clone();
-        Some(Matched::new(move |call| chaos.call(matched, call)))
-    }
-
-    fn method(&self) -> Option<&http::Method> {
-        self.inner.method()
-    }
-
-    fn suggestion_text(&self) -> Option<&str> {
-        self.inner.suggestion_text()
-    }
-
-    fn index_hint(&self) -> IndexHint {
-        self.inner.index_hint()
+        self.around(move |_, matched| {
+            let chaos = chaos.clone();
+            Some(Matched::new(move |call| chaos.call(matched, call)))
+        })
     }
 }
 

@@ -300,6 +300,17 @@ impl Handler {
         }
     }
 
+    /// This handler with each matched call passed through `around`, which
+    /// gets the match context and the inner kind's call and returns the
+    /// call to run (or `None`: no match). Chaos, scenarios and webhooks
+    /// are made so; everything else stays the handler's.
+    pub(crate) fn around(
+        self,
+        around: impl Fn(&MatchContext<'_>, Matched) -> Option<Matched> + Send + Sync + 'static,
+    ) -> Handler {
+        self.map_kind(|inner| Around { inner, around })
+    }
+
     /// What [`expect`](Self::expect) declared, if anything.
     pub fn expected(&self) -> Option<Times> {
         self.expected
@@ -350,6 +361,39 @@ impl std::fmt::Display for Handler {
             f.write_str(" (once)")?;
         }
         Ok(())
+    }
+}
+
+/// A kind that is another kind with its matched calls changed (see
+/// [`Handler::around`]).
+struct Around<F> {
+    inner: Arc<dyn HandlerKind>,
+    around: F,
+}
+
+impl<F> HandlerKind for Around<F>
+where
+    F: Fn(&MatchContext<'_>, Matched) -> Option<Matched> + Send + Sync + 'static,
+{
+    fn header(&self) -> &str {
+        self.inner.header()
+    }
+
+    fn try_match(&self, context: &MatchContext<'_>) -> Option<Matched> {
+        let matched = self.inner.try_match(context)?;
+        (self.around)(context, matched)
+    }
+
+    fn method(&self) -> Option<&http::Method> {
+        self.inner.method()
+    }
+
+    fn suggestion_text(&self) -> Option<&str> {
+        self.inner.suggestion_text()
+    }
+
+    fn index_hint(&self) -> IndexHint {
+        self.inner.index_hint()
     }
 }
 

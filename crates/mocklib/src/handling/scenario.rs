@@ -52,8 +52,8 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, OnceLock};
 
-use crate::handling::handler::{Handler, HandlerKind, IndexHint, MatchContext, Matched};
-use crate::handling::resolver::{CallState, Resolution, ResolverCall};
+use crate::handling::handler::{Handler, Matched};
+use crate::handling::resolver::Resolution;
 use crate::handling::scope_local::ScopeLocal;
 use crate::message::request::Request;
 
@@ -175,10 +175,11 @@ impl Handler {
     /// request's key); see [`scenario`](crate::scenario).
     pub fn when_state(self, scenario: &Scenario, state: &str) -> Handler {
         let (scenario, state) = (scenario.clone(), state.to_owned());
-        self.map_kind(|inner| InState {
-            inner,
-            scenario,
-            state,
+        self.around(move |context, matched| {
+            let key = scenario.key_of(context.request());
+            let now =
+                context.scope_local(states(), |states| states.get(&scenario.name, &key) == state);
+            now.then_some(matched)
         })
     }
 
@@ -186,101 +187,23 @@ impl Handler {
     /// once it has answered; see [`scenario`](crate::scenario).
     pub fn set_state(self, scenario: &Scenario, state: &str) -> Handler {
         let (scenario, state) = (scenario.clone(), Arc::<str>::from(state));
-        self.map_kind(|inner| SetsState {
-            inner,
-            scenario,
-            state,
-        })
-    }
-}
-
-/// A kind that matches only in one state of a scenario.
-struct InState {
-    inner: Arc<dyn HandlerKind>,
-    scenario: Scenario,
-    state: String,
-}
-
-impl HandlerKind for InState {
-    fn header(&self) -> &str {
-        self.inner.header()
-    }
-
-    fn try_match(&self, context: &MatchContext<'_>) -> Option<Matched> {
-        let key = self.scenario.key_of(context.request());
-        let now = context.scope_local(states(), |states| {
-            states.get(&self.scenario.name, &key) == self.state
-        });
-        if !now {
-            return None;
-        }
-        self.inner.try_match(context)
-    }
-
-    fn method(&self) -> Option<&http::Method> {
-        self.inner.method()
-    }
-
-    fn suggestion_text(&self) -> Option<&str> {
-        self.inner.suggestion_text()
-    }
-
-    fn index_hint(&self) -> IndexHint {
-        self.inner.index_hint()
-    }
-}
-
-/// A kind that moves a scenario once it has answered.
-struct SetsState {
-    inner: Arc<dyn HandlerKind>,
-    scenario: Scenario,
-    state: Arc<str>,
-}
-
-impl HandlerKind for SetsState {
-    fn header(&self) -> &str {
-        self.inner.header()
-    }
-
-    fn try_match(&self, context: &MatchContext<'_>) -> Option<Matched> {
-        let matched = self.inner.try_match(context)?;
-        let key = self.scenario.key_of(context.request());
-        let (name, state) = (Arc::clone(&self.scenario.name), Arc::clone(&self.state));
-        Some(Matched::new(move |call| {
-            // The scope's values, before the call takes the context.
-            let values = call.values.clone();
-            let answered = move |resolution: &Resolution| {
-                let failed = matches!(
-                    resolution,
-                    Resolution::Fallthrough | Resolution::Exhausted | Resolution::Failed(_)
-                );
-                if let (false, Some(values)) = (failed, &values) {
-                    values.with(states(), |states| states.set(&name, &key, &state));
-                }
-            };
-            match (matched.0)(call).0 {
-                CallState::Ready(resolution) => {
-                    answered(&resolution);
-                    ResolverCall::ready(resolution)
-                }
-                CallState::Pending(future) => ResolverCall::pending(Box::pin(async move {
-                    let resolution = future.await;
-                    answered(&resolution);
+        self.around(move |context, matched| {
+            let key = scenario.key_of(context.request());
+            let (name, state) = (Arc::clone(&scenario.name), Arc::clone(&state));
+            Some(Matched::new(move |call| {
+                // The scope's values, before the call takes the context.
+                let values = call.values.clone();
+                (matched.0)(call).map(move |resolution| {
+                    let failed = matches!(
+                        resolution,
+                        Resolution::Fallthrough | Resolution::Exhausted | Resolution::Failed(_)
+                    );
+                    if let (false, Some(values)) = (failed, &values) {
+                        values.with(states(), |states| states.set(&name, &key, &state));
+                    }
                     resolution
-                })),
-            }
-        }))
-    }
-
-    fn method(&self) -> Option<&http::Method> {
-        self.inner.method()
-    }
-
-    fn suggestion_text(&self) -> Option<&str> {
-        self.inner.suggestion_text()
-    }
-
-    fn index_hint(&self) -> IndexHint {
-        self.inner.index_hint()
+                })
+            }))
+        })
     }
 }

@@ -39,8 +39,8 @@ use std::time::Duration;
 use bytes::Bytes;
 use http::{HeaderMap, HeaderName, HeaderValue, Method};
 
-use crate::handling::handler::{Handler, HandlerKind, IndexHint, MatchContext, Matched};
-use crate::handling::resolver::{CallState, Resolution, ResolverCall};
+use crate::handling::handler::{Handler, Matched};
+use crate::handling::resolver::Resolution;
 use crate::message::request::Request;
 use crate::message::response::HttpResponse;
 
@@ -193,51 +193,18 @@ impl Handler {
         make: impl Fn(&Request, &HttpResponse) -> Option<Webhook> + Send + Sync + 'static,
     ) -> Handler {
         let make: Arc<MakeWebhook> = Arc::new(make);
-        self.map_kind(|inner| SendsWebhook { inner, make })
-    }
-}
-
-/// A kind that sends a webhook after its answer.
-struct SendsWebhook {
-    inner: Arc<dyn HandlerKind>,
-    make: Arc<MakeWebhook>,
-}
-
-impl HandlerKind for SendsWebhook {
-    fn header(&self) -> &str {
-        self.inner.header()
-    }
-
-    fn try_match(&self, context: &MatchContext<'_>) -> Option<Matched> {
-        let matched = self.inner.try_match(context)?;
-        let request = context.request().clone();
-        let make = Arc::clone(&self.make);
-        Some(Matched::new(move |call| {
-            let after = move |resolution: Resolution| match resolution {
-                Resolution::Respond(response) => {
-                    Resolution::Respond(send_after(&request, response, &*make))
-                }
-                other => other,
-            };
-            match (matched.0)(call).0 {
-                CallState::Ready(resolution) => ResolverCall::ready(after(resolution)),
-                CallState::Pending(future) => {
-                    ResolverCall::pending(Box::pin(async move { after(future.await) }))
-                }
-            }
-        }))
-    }
-
-    fn method(&self) -> Option<&http::Method> {
-        self.inner.method()
-    }
-
-    fn suggestion_text(&self) -> Option<&str> {
-        self.inner.suggestion_text()
-    }
-
-    fn index_hint(&self) -> IndexHint {
-        self.inner.index_hint()
+        self.around(move |context, matched| {
+            let request = context.request().clone();
+            let make = Arc::clone(&make);
+            Some(Matched::new(move |call| {
+                (matched.0)(call).map(move |resolution| match resolution {
+                    Resolution::Respond(response) => {
+                        Resolution::Respond(send_after(&request, response, &*make))
+                    }
+                    other => other,
+                })
+            }))
+        })
     }
 }
 
