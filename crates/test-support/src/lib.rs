@@ -1,7 +1,8 @@
 //! What the tests of mocklib (crates/mocklib-tests) and of the `mocklib`
 //! command (crates/mocklib-cli) share, written once: child processes the
 //! tests drive ([`curl`], [`eventually`]), upstream servers on loopback
-//! ([`spawn_upstream`], and with the feature `tls` an HTTPS one), `CONNECT`
+//! ([`spawn_upstream`], and with the feature `tls` an HTTPS one), a
+//! webhook [`receiver`], `CONNECT`
 //! tunnels and TLS clients (feature `tls`), raw exchanges with a listener
 //! ([`raw`]), and seeded property runs ([`proptest_config`]).
 //!
@@ -22,6 +23,59 @@ pub use tls::{
     localhost_tls_config, spawn_stoppable_tls_upstream, spawn_tls_upstream, tls_client, tunnel,
     tunnel_connector,
 };
+
+/// What [`receiver`] got of one request: its request line, its headers
+/// (lower-case names) and its body.
+pub struct Received {
+    pub line: String,
+    pub headers: Vec<(String, String)>,
+    pub body: String,
+}
+
+/// A receiver on loopback (a webhook's): answers every request `202
+/// Accepted` with the body `thanks`, and hands over what it got. Its
+/// origin (`http://127.0.0.1:PORT`) and where the requests arrive.
+pub fn receiver() -> (String, std::sync::mpsc::Receiver<Received>) {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let origin = format!("http://{}", listener.local_addr().unwrap());
+    let (sent, received) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(stream) = stream else { return };
+            let mut reader = BufReader::new(stream);
+            let mut line = String::new();
+            reader.read_line(&mut line).unwrap();
+            let mut headers = Vec::new();
+            loop {
+                let mut header = String::new();
+                reader.read_line(&mut header).unwrap();
+                let header = header.trim_end();
+                if header.is_empty() {
+                    break;
+                }
+                let (name, value) = header.split_once(':').unwrap();
+                headers.push((name.to_ascii_lowercase(), value.trim().to_owned()));
+            }
+            let length = headers
+                .iter()
+                .find(|(name, _)| name == "content-length")
+                .map_or(0, |(_, value)| value.parse().unwrap());
+            let mut body = vec![0; length];
+            reader.read_exact(&mut body).unwrap();
+            reader
+                .into_inner()
+                .write_all(b"HTTP/1.1 202 Accepted\r\ncontent-length: 6\r\nconnection: close\r\n\r\nthanks")
+                .unwrap();
+            let _ = sent.send(Received {
+                line: line.trim_end().to_owned(),
+                headers,
+                body: String::from_utf8_lossy(&body).into_owned(),
+            });
+        }
+    });
+    (origin, received)
+}
 
 /// Runs curl with `args` (plus `--silent --show-error --max-time 20`) as a
 /// child process; returns what it printed, failing the test if it failed.

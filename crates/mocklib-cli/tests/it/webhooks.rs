@@ -2,49 +2,11 @@
 //! request and the answer, sent to a real receiver on loopback after the
 //! answer, and in the journal of the request that caused it.
 
-use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
-use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use crate::common::*;
-
-/// A receiver answering `202`; its origin and the bodies and paths it gets.
-fn receiver() -> (String, mpsc::Receiver<(String, String)>) {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let origin = format!("http://{}", listener.local_addr().unwrap());
-    let (sent, received) = mpsc::channel();
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(stream) = stream else { return };
-            let mut reader = BufReader::new(stream);
-            let mut line = String::new();
-            reader.read_line(&mut line).unwrap();
-            let mut length = 0;
-            loop {
-                let mut header = String::new();
-                reader.read_line(&mut header).unwrap();
-                if header.trim_end().is_empty() {
-                    break;
-                }
-                if let Some(value) = header.to_ascii_lowercase().strip_prefix("content-length:") {
-                    length = value.trim().parse().unwrap();
-                }
-            }
-            let mut body = vec![0; length];
-            reader.read_exact(&mut body).unwrap();
-            reader
-                .into_inner()
-                .write_all(
-                    b"HTTP/1.1 202 Accepted\r\ncontent-length: 2\r\nconnection: close\r\n\r\nok",
-                )
-                .unwrap();
-            let path = line.split(' ').nth(1).unwrap_or_default().to_owned();
-            let _ = sent.send((path, String::from_utf8(body).unwrap()));
-        }
-    });
-    (origin, received)
-}
+use test_support::receiver;
 
 /// The journal's webhooks of the first request, once none is pending.
 fn settled_webhooks(serve: &Serve) -> serde_json::Value {
@@ -86,8 +48,9 @@ fn a_webhook_entry_sends_a_templated_request_after_the_answer() {
         ],
     );
     assert_eq!((status, body.as_str()), (201, r#"{"id":"ch_1"}"#));
-    let (path, body) = received.recv_timeout(Duration::from_secs(20)).unwrap();
-    assert_eq!(path, "/events/s1");
+    let hook = received.recv_timeout(Duration::from_secs(20)).unwrap();
+    assert_eq!(hook.line, "POST /events/s1 HTTP/1.1");
+    let body = hook.body;
     assert_eq!(
         serde_json::from_str::<serde_json::Value>(&body).unwrap(),
         serde_json::json!({"charge": "ch_1", "amount": "42"})

@@ -3,66 +3,15 @@
 //! loopback; each one and its outcome in the journal of the request that
 //! caused it; a receiver that is down changes nothing of the answer.
 
-use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
-use std::sync::mpsc;
 use std::time::{Duration, Instant};
+
+use test_support::receiver;
 
 use mocklib::journal::RecordedRequest;
 use mocklib::node::{Server, setup_server};
 use mocklib::webhook::{Webhook, WebhookOutcome};
 use mocklib::{HttpResponse, http};
-
-/// What a receiver got: the request line, the headers (lower-case names)
-/// and the body.
-struct Received {
-    line: String,
-    headers: Vec<(String, String)>,
-    body: String,
-}
-
-/// A receiver on loopback answering each request `202 thanks`; its URL
-/// and what it receives.
-fn receiver() -> (String, mpsc::Receiver<Received>) {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}/hooks", listener.local_addr().unwrap());
-    let (sent, received) = mpsc::channel();
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(stream) = stream else { return };
-            let mut reader = BufReader::new(stream);
-            let mut line = String::new();
-            reader.read_line(&mut line).unwrap();
-            let mut headers = Vec::new();
-            loop {
-                let mut header = String::new();
-                reader.read_line(&mut header).unwrap();
-                let header = header.trim_end();
-                if header.is_empty() {
-                    break;
-                }
-                let (name, value) = header.split_once(':').unwrap();
-                headers.push((name.to_ascii_lowercase(), value.trim().to_owned()));
-            }
-            let length = headers
-                .iter()
-                .find(|(name, _)| name == "content-length")
-                .map_or(0, |(_, value)| value.parse().unwrap());
-            let mut body = vec![0; length];
-            reader.read_exact(&mut body).unwrap();
-            let mut stream = reader.into_inner();
-            stream
-                .write_all(b"HTTP/1.1 202 Accepted\r\ncontent-length: 6\r\nconnection: close\r\n\r\nthanks")
-                .unwrap();
-            let _ = sent.send(Received {
-                line: line.trim_end().to_owned(),
-                headers,
-                body: String::from_utf8(body).unwrap(),
-            });
-        }
-    });
-    (url, received)
-}
 
 /// A server whose `POST /charges` answers a charge and sends a webhook to
 /// `receiver` after `delay`.
@@ -98,7 +47,8 @@ async fn settled(server: &Server) -> RecordedRequest {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_webhook_reaches_a_real_receiver_after_the_answer_and_is_journaled() {
-    let (url, received) = receiver();
+    let (origin, received) = receiver();
+    let url = format!("{origin}/hooks");
     let server = payments(url.clone(), Duration::from_millis(200));
     let response = reqwest::Client::new()
         .post(server.url().join("charges").unwrap())
