@@ -27,7 +27,7 @@ use minijinja::{Environment, Value};
 use mocklib::request::Cookies;
 use mocklib::{HttpResponse, Request, ResolverArgs};
 
-use crate::fake_data::{self, civil_from_days, uuid_of};
+use crate::fake_data;
 
 /// The compiled templates of one entry, by the field they render.
 pub(crate) struct Templates {
@@ -215,9 +215,40 @@ fn now() -> String {
     )
 }
 
+/// The calendar date of a day count since 1970-01-01 (Howard Hinnant's
+/// algorithm).
+fn civil_from_days(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let day_of_era = z.rem_euclid(146_097);
+    let year_of_era =
+        (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
+    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
+    let month_index = (5 * day_of_year + 2) / 153;
+    let day = (day_of_year - (153 * month_index + 2) / 5 + 1) as u32;
+    let month = if month_index < 10 {
+        month_index + 3
+    } else {
+        month_index - 9
+    } as u32;
+    let year = year_of_era + era * 400 + i64::from(month <= 2);
+    (year, month, day)
+}
+
 /// A random version 4 UUID.
 fn uuid() -> String {
-    uuid_of(std::array::from_fn(|_| fastrand::u8(..)))
+    let mut bytes: [u8; 16] = std::array::from_fn(|_| fastrand::u8(..));
+    bytes[6] = (bytes[6] & 0x0f) | 0x40;
+    bytes[8] = (bytes[8] & 0x3f) | 0x80;
+    let hex: String = bytes.iter().map(|byte| format!("{byte:02x}")).collect();
+    format!(
+        "{}-{}-{}-{}-{}",
+        &hex[0..8],
+        &hex[8..12],
+        &hex[12..16],
+        &hex[16..20],
+        &hex[20..32]
+    )
 }
 
 /// A random integer from `min` to `max`, both included.
@@ -234,6 +265,13 @@ fn random(min: i64, max: i64) -> Result<i64, minijinja::Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn days_become_dates() {
+        assert_eq!(civil_from_days(0), (1970, 1, 1));
+        assert_eq!(civil_from_days(20_418), (2025, 11, 26));
+        assert_eq!(civil_from_days(11_016), (2000, 2, 29));
+    }
 
     #[test]
     fn uuids_are_version_4_and_random_stays_in_range() {

@@ -54,6 +54,7 @@
 //! | answering in turn (retries) | [`sequence`], [`sequence_once`] | [matching](guide::matching) |
 //! | broken connections | [`Fault`], [`HttpResponse::fault`] | [matching](guide::matching#faults) |
 //! | faults on a share of requests, random latency, seeded (chaos) | [`chaos`]: [`Chaos`](chaos::Chaos), [`Handler::chaos`] | [matching](guide::matching#faults) |
+//! | fake names, emails, addresses, seeded by the request (feature `fake`) | `fake`: `Faker` | [matching](guide::matching#fake-data) |
 //! | requests the mock sends after answering (webhooks) | [`webhook`]: [`Webhook`](webhook::Webhook), [`Handler::webhook`] | [matching](guide::matching#webhooks) |
 //! | answers that change with a state requests set (scenarios), per key | [`scenario`]: [`Scenario`](scenario::Scenario), [`Handler::when_state`], [`Handler::set_state`] | [matching](guide::matching#scenarios) |
 //! | stateful REST resources (CRUD from an in-memory collection) | [`rest`]: `resource`; state per scope in a [`ScopeLocal`](boundary::ScopeLocal) | [matching](guide::matching#stateful-resources) |
@@ -163,6 +164,8 @@ pub use engine::{boundary, events, journal, verify};
 pub use handling::{chaos, contract, handler, resolver, scenario, webhook};
 pub use matching::matchers;
 pub use message::exchange;
+#[cfg(feature = "fake")]
+pub use message::fake;
 #[cfg(feature = "graphql")]
 pub use namespace::graphql;
 #[cfg(feature = "grpc")]

@@ -9,6 +9,8 @@ pub(crate) mod bypass;
 pub(crate) mod cookies;
 pub(crate) mod delay;
 pub mod exchange;
+#[cfg(feature = "fake")]
+pub mod fake;
 pub(crate) mod fault;
 pub(crate) mod finalize;
 pub(crate) mod form_data;

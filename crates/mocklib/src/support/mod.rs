@@ -7,7 +7,8 @@ pub(crate) mod base64;
 #[cfg(any(
     all(feature = "net", not(target_arch = "wasm32")),
     feature = "har",
-    feature = "openapi"
+    feature = "openapi",
+    feature = "fake"
 ))]
 pub(crate) mod date;
 pub(crate) mod log;

@@ -469,7 +469,7 @@ fn random_format(format: Option<&str>, rng: &mut Rng) -> Option<String> {
     };
     // 2000-01-01 and 30 years on.
     let date = |rng: &mut Rng| {
-        let (year, month, day) = crate::support::date::civil_date(rng.u64(10_957..=21_914));
+        let (year, month, day) = crate::support::date::civil_date_since(rng.u64(10_957..=21_914));
         format!("{year:04}-{month:02}-{day:02}")
     };
     let time = |rng: &mut Rng| {

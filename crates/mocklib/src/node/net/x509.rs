@@ -236,7 +236,7 @@ fn bit_string(bytes: &[u8]) -> Vec<u8> {
 /// times before 1970 are clamped to it.
 fn time(at: SystemTime) -> Vec<u8> {
     let seconds = at.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
-    let (year, month, day) = crate::support::date::civil_date(seconds / 86_400);
+    let (year, month, day) = crate::support::date::civil_date_since(seconds / 86_400);
     let of_day = seconds % 86_400;
     let clock = format!(
         "{month:02}{day:02}{:02}{:02}{:02}Z",
