@@ -237,18 +237,10 @@ fn civil_from_days(days: i64) -> (i64, u32, u32) {
 
 /// A random version 4 UUID.
 fn uuid() -> String {
-    let mut bytes: [u8; 16] = std::array::from_fn(|_| fastrand::u8(..));
-    bytes[6] = (bytes[6] & 0x0f) | 0x40;
-    bytes[8] = (bytes[8] & 0x3f) | 0x80;
-    let hex: String = bytes.iter().map(|byte| format!("{byte:02x}")).collect();
-    format!(
-        "{}-{}-{}-{}-{}",
-        &hex[0..8],
-        &hex[8..12],
-        &hex[12..16],
-        &hex[16..20],
-        &hex[20..32]
-    )
+    // "uuid" is one of the kinds: never an error.
+    mocklib::fake::Faker::random()
+        .value("uuid")
+        .unwrap_or_default()
 }
 
 /// A random integer from `min` to `max`, both included.

@@ -164,7 +164,7 @@ pub use engine::{boundary, events, journal, verify};
 pub use handling::{chaos, contract, handler, resolver, scenario, webhook};
 pub use matching::matchers;
 pub use message::exchange;
-#[cfg(feature = "fake")]
+#[cfg(all(feature = "fake", not(target_arch = "wasm32")))]
 pub use message::fake;
 #[cfg(feature = "graphql")]
 pub use namespace::graphql;

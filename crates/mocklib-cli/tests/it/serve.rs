@@ -1210,9 +1210,7 @@ fn a_template_that_does_not_compile_fails_the_load_naming_the_field() {
 /// request, and a misspelt kind fails the load naming entry and field.
 #[test]
 fn fake_data_is_the_same_for_the_same_request_and_names_a_misspelt_kind() {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        dir.path().join("handlers.yaml"),
+    let dir = with_handler_file(
         r#"
 - method: GET
   path: /users/:id
@@ -1225,8 +1223,7 @@ fn fake_data_is_the_same_for_the_same_request_and_names_a_misspelt_kind() {
     same_whatever_the_query: "{{ fake('uuid', seed=request.params.id) }}"
     fresh: "{{ fake('uuid', random=true) }}"
 "#,
-    )
-    .unwrap();
+    );
     let serve = Serve::start(dir.path(), &["--handlers", "handlers.yaml"]);
     let base = serve.url().trim_end_matches('/').to_owned();
     let get = |path: &str| -> serde_json::Value {

@@ -9,7 +9,7 @@ pub(crate) mod bypass;
 pub(crate) mod cookies;
 pub(crate) mod delay;
 pub mod exchange;
-#[cfg(feature = "fake")]
+#[cfg(all(feature = "fake", not(target_arch = "wasm32")))]
 pub mod fake;
 pub(crate) mod fault;
 pub(crate) mod finalize;

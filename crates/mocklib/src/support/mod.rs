@@ -8,7 +8,7 @@ pub(crate) mod base64;
     all(feature = "net", not(target_arch = "wasm32")),
     feature = "har",
     feature = "openapi",
-    feature = "fake"
+    all(feature = "fake", not(target_arch = "wasm32"))
 ))]
 pub(crate) mod date;
 pub(crate) mod log;
