@@ -210,8 +210,7 @@ impl Lookup {
         let base_url = self.base_url.as_deref();
         let (context, from, mut matched, mut resumed) = match resume {
             None => (
-                MatchContext::new(&request, request_id, base_url)
-                    .in_scope(self.scope.values().clone()),
+                MatchContext::new(&request, request_id, base_url).in_scope(self.scope.values()),
                 0,
                 false,
                 None,
@@ -219,7 +218,7 @@ impl Lookup {
             // With what the walk had found (a GraphQL batch's answers so far).
             Some(resume) => (
                 MatchContext::resume(&request, request_id, base_url, resume.found)
-                    .in_scope(self.scope.values().clone()),
+                    .in_scope(self.scope.values()),
                 resume.position,
                 resume.matched,
                 Some((resume.resolution, resume.finalize)),

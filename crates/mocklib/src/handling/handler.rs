@@ -408,8 +408,9 @@ pub struct MatchContext<'a> {
     /// Per-request state of the handler kinds, one value per type, made on
     /// first use.
     state: OnceLock<Box<StateSlot>>,
-    /// The scope's [`ScopeLocal`] values, in a lookup.
-    values: Option<ScopeValues>,
+    /// The scope's [`ScopeLocal`] values, in a lookup (borrowed: no work
+    /// per request for a handler that never asks).
+    values: Option<&'a ScopeValues>,
 }
 
 /// What a [`MatchContext`] found out, without the request it borrows.
@@ -442,7 +443,7 @@ impl<'a> MatchContext<'a> {
     }
 
     /// This context in the scope whose values are `values` (a lookup's).
-    pub(crate) fn in_scope(mut self, values: ScopeValues) -> Self {
+    pub(crate) fn in_scope(mut self, values: &'a ScopeValues) -> Self {
         self.values = Some(values);
         self
     }
@@ -483,10 +484,7 @@ impl<'a> MatchContext<'a> {
     where
         T: Clone + Send + Sync + 'static,
     {
-        match &self.values {
-            Some(values) => values.with(local, f),
-            None => f(&mut local.init()),
-        }
+        ScopeValues::with_or_fresh(self.values, local, f)
     }
 
     /// The request being resolved.

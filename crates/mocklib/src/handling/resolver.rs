@@ -349,10 +349,7 @@ impl CallContext {
     where
         T: Clone + Send + Sync + 'static,
     {
-        match &self.values {
-            Some(values) => values.with(local, f),
-            None => f(&mut local.init()),
-        }
+        ScopeValues::with_or_fresh(self.values.as_ref(), local, f)
     }
 }
 

@@ -168,6 +168,22 @@ impl ScopeValues {
         drop(old);
     }
 
+    /// Runs `f` on `values`' copy of `local`; without a store (outside a
+    /// lookup), on a fresh value.
+    pub(crate) fn with_or_fresh<T, R>(
+        values: Option<&ScopeValues>,
+        local: &ScopeLocal<T>,
+        f: impl FnOnce(&mut T) -> R,
+    ) -> R
+    where
+        T: Clone + Send + Sync + 'static,
+    {
+        match values {
+            Some(values) => values.with(local, f),
+            None => f(&mut local.init()),
+        }
+    }
+
     /// Runs `f` on this store's copy of `local`, made first if missing.
     pub(crate) fn with<T, R>(&self, local: &ScopeLocal<T>, f: impl FnOnce(&mut T) -> R) -> R
     where
