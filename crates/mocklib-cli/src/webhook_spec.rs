@@ -89,7 +89,7 @@ impl WebhookSpec {
 }
 
 /// The webhook for one answer; a template that fails makes a webhook that
-/// is journaled as failed, saying why (a URL that is not one).
+/// is journaled as failed, saying why.
 fn build(
     spec: &WebhookSpec,
     templates: &Templates,
@@ -117,7 +117,7 @@ fn build(
         }
         Ok(webhook)
     })();
-    rendered.unwrap_or_else(|why| Webhook::new(method, format!("(not rendered: {why})")))
+    rendered.unwrap_or_else(|why| Webhook::failed(method, spec.url.clone(), why))
 }
 
 /// What the webhook's templates see: `request` and `response`.

@@ -91,6 +91,22 @@ impl Webhook {
         self
     }
 
+    /// A webhook that could not be made as wanted (a template of it
+    /// failed): it is not sent, and its journal entry says `why`.
+    ///
+    /// ```
+    /// use mocklib::webhook::Webhook;
+    ///
+    /// let hook = Webhook::failed(http::Method::POST, "{{ bad }}", "the template of url failed");
+    /// # let _ = hook;
+    /// ```
+    pub fn failed(method: Method, url: impl Into<String>, why: impl Into<String>) -> Self {
+        Webhook {
+            invalid: Some(why.into()),
+            ..Webhook::new(method, url)
+        }
+    }
+
     /// This webhook with `body`.
     pub fn body(mut self, body: impl Into<Bytes>) -> Self {
         self.body = body.into();
