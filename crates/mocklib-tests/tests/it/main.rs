@@ -92,6 +92,13 @@ mod grpc_generated;
     feature = "reqwest"
 ))]
 mod grpc_status;
+#[cfg(all(
+    feature = "grpc",
+    feature = "net",
+    feature = "tower",
+    feature = "reqwest"
+))]
+mod grpc_web;
 #[cfg(all(feature = "har", feature = "net", feature = "reqwest"))]
 mod har;
 #[cfg(all(feature = "har", feature = "net", feature = "reqwest"))]

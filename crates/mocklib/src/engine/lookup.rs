@@ -534,7 +534,9 @@ impl Lookup {
             // does not serve, not a broken connection: `UNIMPLEMENTED`,
             // the message naming the call and the closest handlers.
             Some(message) => match Rpc::of_call(request.method(), request.headers()) {
-                Some(rpc) => Outcome::Mocked(rpc.error(Code::Unimplemented, &message)),
+                Some(rpc) => {
+                    Outcome::Mocked(rpc.answer(request.headers(), Code::Unimplemented, &message))
+                }
                 None => Outcome::NetworkError(NetworkError {
                     kind: NetworkErrorKind::Unhandled,
                     fault: None,

@@ -240,6 +240,99 @@ impl Body {
         Ok(collected.freeze())
     }
 
+    /// This body with its trailers sent as its last chunk, which `end`
+    /// makes of them (`None`: it had none, or `end` adds nothing): gRPC-Web
+    /// and Connect carry a call's status in the body. A buffered body whose
+    /// trailers are known stays buffered.
+    #[cfg(feature = "grpc")]
+    pub(crate) fn trailers_into_body(
+        self,
+        end: impl FnOnce(Option<http::HeaderMap>) -> Option<Bytes> + Send + Unpin + 'static,
+    ) -> Body {
+        let Body {
+            inner,
+            trailers,
+            finalize,
+        } = self;
+        let known = matches!(trailers.as_deref(), None | Some(Trailers::Ready(_)));
+        if let (Inner::Full(bytes), true) = (&inner, known) {
+            let body = match end(trailers.and_then(|trailers| trailers.take())) {
+                Some(last) if bytes.is_empty() => last,
+                Some(last) => {
+                    let mut joined = bytes::BytesMut::with_capacity(bytes.len() + last.len());
+                    joined.extend_from_slice(bytes);
+                    joined.extend_from_slice(&last);
+                    joined.freeze()
+                }
+                None => bytes.clone(),
+            };
+            let mut body = Body::from(body);
+            body.finalize = finalize;
+            return body;
+        }
+        let source = Body {
+            inner,
+            trailers,
+            finalize: None,
+        };
+        let mut body = Body::boxed(Box::pin(TrailersInBody {
+            body: Some(source),
+            end: Some(end),
+        }));
+        body.finalize = finalize;
+        body
+    }
+
+    /// This body with each chunk passed through `map` (its trailers kept):
+    /// gRPC-Web's text form encodes each in base64; an `Err` fails the body.
+    #[cfg(feature = "grpc")]
+    pub(crate) fn map_chunks(
+        mut self,
+        mut map: impl FnMut(Bytes) -> Result<Bytes, StreamError> + Send + 'static,
+    ) -> Body {
+        let finalize = self.finalize.take();
+        let trailers = self.trailers.take();
+        let full = match &mut self.inner {
+            Inner::Full(bytes) => Some(std::mem::take(bytes)),
+            _ => None,
+        };
+        let mut body = match full.map(&mut map) {
+            Some(Ok(bytes)) => Body::from(bytes),
+            Some(Err(error)) => Body::boxed(Box::pin(futures_util::stream::iter([Err(error)]))),
+            None => Body::boxed(Box::pin(futures_util::stream::poll_fn(move |cx| {
+                self.poll_chunk(cx)
+                    .map(|chunk| chunk.map(|chunk| chunk.and_then(&mut map)))
+            }))),
+        };
+        body.trailers = trailers;
+        body.finalize = finalize;
+        body
+    }
+
+    /// Reads the whole body and its trailers (a gRPC answer, to answer a
+    /// Connect unary call with).
+    #[cfg(feature = "grpc")]
+    pub(crate) async fn collect_with_trailers(
+        mut self,
+    ) -> Result<(Bytes, Option<http::HeaderMap>), StreamError> {
+        let known = matches!(self.trailers.as_deref(), None | Some(Trailers::Ready(_)));
+        if let (Inner::Full(bytes), true) = (&mut self.inner, known) {
+            let trailers = self.trailers.take().and_then(|trailers| trailers.take());
+            return Ok((std::mem::take(bytes), trailers));
+        }
+        let mut collected = bytes::BytesMut::new();
+        let mut trailers = None;
+        while let Some(frame) =
+            std::future::poll_fn(|cx| http_body::Body::poll_frame(Pin::new(&mut self), cx)).await
+        {
+            match frame?.into_data() {
+                Ok(data) => collected.extend_from_slice(&data),
+                Err(frame) => trailers = frame.into_trailers().ok(),
+            }
+        }
+        Ok((collected.freeze(), trailers))
+    }
+
     /// Hands the body the cleanup to run when it is dropped.
     pub(crate) fn finalize_with(&mut self, guard: FinalizeGuard) {
         self.finalize = Some(guard);
@@ -289,6 +382,44 @@ impl Body {
                 Inner::Done => return Poll::Ready(None),
             }
         }
+    }
+}
+
+/// A body's chunks, then the last chunk its trailers make
+/// ([`Body::trailers_into_body`]).
+#[cfg(feature = "grpc")]
+struct TrailersInBody<F> {
+    /// `None` once it has ended.
+    body: Option<Body>,
+    end: Option<F>,
+}
+
+#[cfg(feature = "grpc")]
+impl<F> Stream for TrailersInBody<F>
+where
+    F: FnOnce(Option<http::HeaderMap>) -> Option<Bytes> + Unpin,
+{
+    type Item = Result<Bytes, StreamError>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let this = &mut *self;
+        let Some(body) = this.body.as_mut() else {
+            return Poll::Ready(None);
+        };
+        let trailers = match std::task::ready!(http_body::Body::poll_frame(Pin::new(body), cx)) {
+            Some(Ok(frame)) => match frame.into_data() {
+                Ok(data) => return Poll::Ready(Some(Ok(data))),
+                Err(frame) => frame.into_trailers().ok(),
+            },
+            Some(Err(error)) => {
+                // A failed body ends abruptly, without its status.
+                this.body = None;
+                return Poll::Ready(Some(Err(error)));
+            }
+            None => None,
+        };
+        this.body = None;
+        Poll::Ready(this.end.take().and_then(|end| end(trailers)).map(Ok))
     }
 }
 

@@ -430,6 +430,23 @@ impl HttpResponse {
         self
     }
 
+    /// This mocked response with its status, headers and body rewritten by
+    /// `rewrite` (a gRPC answer made gRPC-Web's or Connect's); the rest,
+    /// the journal's values among it, stays. A network error or a
+    /// passthrough is left as it is.
+    #[cfg(feature = "grpc")]
+    pub(crate) fn rewrite(
+        mut self,
+        rewrite: impl FnOnce(&mut StatusCode, &mut HeaderMap, Body) -> Body,
+    ) -> Self {
+        if self.parts.kind == Kind::Mock {
+            let body = std::mem::take(&mut self.parts.body);
+            let parts = &mut *self.parts;
+            parts.body = rewrite(&mut parts.status, &mut parts.headers, body);
+        }
+        self
+    }
+
     /// [`Self::into_http`], and the values for the journal entry alone
     /// (see [`Self::journal_extension`]).
     pub(crate) fn into_http_and_journal(

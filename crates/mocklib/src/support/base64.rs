@@ -58,9 +58,80 @@ pub(crate) fn decode(text: &str) -> Option<Vec<u8>> {
     Some(out)
 }
 
+/// Base64 as clients of gRPC-Web's text form and Connect's GETs send it:
+/// either alphabet (standard or URL-safe), padding optional and allowed at
+/// the end of any group (gRPC-Web's text bodies are base64 chunks padded
+/// one by one, concatenated), line breaks and spaces ignored. `None` for
+/// anything else.
+#[cfg(feature = "grpc")]
+pub(crate) fn decode_lenient(text: &[u8]) -> Option<Vec<u8>> {
+    /// Appends the bytes of a group of `count` sextets; `false` for a
+    /// group of one, which holds no whole byte.
+    fn flush(group: u32, count: usize, out: &mut Vec<u8>) -> bool {
+        if count == 1 {
+            return false;
+        }
+        if count > 1 {
+            let n = group << (6 * (4 - count));
+            out.extend_from_slice(&[(n >> 16) as u8, (n >> 8) as u8, n as u8][..count - 1]);
+        }
+        true
+    }
+    let mut out = Vec::with_capacity(text.len() / 4 * 3 + 3);
+    let (mut group, mut count) = (0u32, 0usize);
+    for &byte in text {
+        let value = match byte {
+            b'A'..=b'Z' => byte - b'A',
+            b'a'..=b'z' => byte - b'a' + 26,
+            b'0'..=b'9' => byte - b'0' + 52,
+            b'+' | b'-' => 62,
+            b'/' | b'_' => 63,
+            b'=' => {
+                if !flush(group, count, &mut out) {
+                    return None;
+                }
+                (group, count) = (0, 0);
+                continue;
+            }
+            b'\r' | b'\n' | b' ' | b'\t' => continue,
+            _ => return None,
+        };
+        group = (group << 6) | u32::from(value);
+        count += 1;
+        if count == 4 {
+            flush(group, 4, &mut out);
+            (group, count) = (0, 0);
+        }
+    }
+    flush(group, count, &mut out).then_some(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[cfg(feature = "grpc")]
+    #[test]
+    fn lenient_decoding_takes_both_alphabets_inner_padding_and_no_padding() {
+        assert_eq!(decode_lenient(b"Zm9vYmFy").unwrap(), b"foobar");
+        // Chunks padded one by one, as gRPC-Web text streams send them.
+        assert_eq!(decode_lenient(b"Zg==Zm8=Zm9v").unwrap(), b"ffofoo");
+        // URL-safe, unpadded (a Connect GET's message).
+        assert_eq!(
+            decode_lenient(
+                encode(&[0xfb, 0xff])
+                    .replace('+', "-")
+                    .replace('/', "_")
+                    .trim_end_matches('=')
+                    .as_bytes()
+            )
+            .unwrap(),
+            [0xfb, 0xff]
+        );
+        assert_eq!(decode_lenient(b"Zm9v\r\nYmFy").unwrap(), b"foobar");
+        assert_eq!(decode_lenient(b"Z"), None, "one sextet holds no byte");
+        assert_eq!(decode_lenient(b"Zm9v!"), None);
+    }
 
     #[test]
     fn round_trips_and_matches_rfc_4648_vectors() {

@@ -69,11 +69,8 @@ struct RequestParts {
 /// which HTTP/1.1 carries too). Front doors stream such a body (see
 /// [`Request::with_body_stream`]).
 #[cfg_attr(
-    not(any(
-        feature = "grpc",
-        all(not(target_arch = "wasm32"), any(feature = "tower", feature = "net"))
-    )),
-    allow(dead_code) // read by the front doors that stream and by `grpc`
+    not(all(not(target_arch = "wasm32"), any(feature = "tower", feature = "net"))),
+    allow(dead_code) // read by the front doors that stream
 )]
 pub(crate) fn is_grpc_content(headers: &HeaderMap) -> bool {
     // Told by `rpc`, which also decides what mocklib's own answers to a
@@ -306,6 +303,26 @@ impl Request {
                 owns_bytes: shared.owns_bytes,
             }),
             live: self.live.clone(),
+        }
+    }
+
+    /// This request with other `headers` and `body`: the same method, URL,
+    /// version and performer (a gRPC-Web or Connect call, made the gRPC
+    /// call the handlers read).
+    #[cfg(feature = "grpc")]
+    pub(crate) fn rewritten(&self, method: Method, headers: HeaderMap, body: Bytes) -> Request {
+        let shared = &self.inner;
+        Request {
+            inner: Arc::new(RequestParts {
+                method,
+                url: shared.url.clone(),
+                version: shared.version,
+                headers,
+                body,
+                performer: shared.performer.clone(),
+                owns_bytes: false,
+            }),
+            live: None,
         }
     }
 

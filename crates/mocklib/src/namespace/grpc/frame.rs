@@ -370,6 +370,7 @@ mod tests {
             "/helloworld.Greeter/SayHello".into(),
             |_| String::new(),
             |_| String::new(),
+            crate::namespace::grpc::Protocol::Grpc,
         );
         futures_util::FutureExt::now_or_never(unary_message::<String>(request, record))
             .expect("a buffered body is read at once")

@@ -9,6 +9,7 @@ use bytes::{Bytes, BytesMut};
 use futures_util::Stream;
 use http::{HeaderMap, HeaderValue, Method};
 
+use super::protocol::{self, Incoming, Protocol};
 use super::{CallRecord, Code, Status, frame};
 use crate::handling::handler::{Handler, HandlerKind, IndexHint, MatchContext, Matched};
 use crate::handling::resolver::{CallContext, Resolution, ResolverCall};
@@ -17,7 +18,7 @@ use crate::message::body::{Body, StreamError};
 use crate::message::request::Request;
 use crate::message::response::HttpResponse;
 
-type Respond = dyn Fn(Request, CallContext) -> Result<ResolverCall, Status> + Send + Sync;
+type Respond = dyn Fn(Request, Protocol, CallContext) -> Result<ResolverCall, Status> + Send + Sync;
 
 struct GrpcHandler {
     header: String,
@@ -27,11 +28,15 @@ struct GrpcHandler {
     respond: Arc<Respond>,
 }
 
-/// A handler for `method` whose calls `respond` answers; a `Status` it
-/// returns (a request it cannot read) is the answer.
+/// A handler for `method` whose calls `respond` answers (a gRPC-Web or
+/// Connect call made gRPC's, see `protocol`); a `Status` it returns (a
+/// request it cannot read) is the answer.
 pub(super) fn handler(
     method: &str,
-    respond: impl Fn(Request, CallContext) -> Result<ResolverCall, Status> + Send + Sync + 'static,
+    respond: impl Fn(Request, Protocol, CallContext) -> Result<ResolverCall, Status>
+    + Send
+    + Sync
+    + 'static,
 ) -> Result<Handler, PatternError> {
     let path = method_path(method)?;
     Ok(Handler::new(GrpcHandler {
@@ -70,7 +75,8 @@ impl HandlerKind for GrpcHandler {
     }
 
     fn method(&self) -> Option<&Method> {
-        Some(&Method::POST)
+        // POST, but also a Connect GET and a browser's CORS preflight.
+        None
     }
 
     fn suggestion_text(&self) -> Option<&str> {
@@ -84,40 +90,44 @@ impl HandlerKind for GrpcHandler {
 
     fn try_match(&self, context: &MatchContext<'_>) -> Option<Matched> {
         let request = context.request();
-        if request.method() != Method::POST {
-            return None;
-        }
         // A client sends the method's own path: that is matched as it is,
         // without the `*`-led pattern (which parses the URL to match its
         // clean form, capturing a param no one reads).
         if request.url_parts().path() != self.path {
             self.predicate.matches(request, context.base_url())?;
         }
-        if !is_grpc(request) {
+        let respond = Arc::clone(&self.respond);
+        let refuse =
+            |status: Status| ResolverCall::ready(Resolution::Respond(status_only(&status)));
+        match protocol::incoming(request, &self.path, context) {
+            Incoming::Grpc => {
+                let request = request.clone();
+                Some(Matched::new(move |call| {
+                    respond(request, Protocol::Grpc, call).unwrap_or_else(refuse)
+                }))
+            }
+            Incoming::Translated(request, back) => Some(Matched::new(move |call| {
+                let protocol = back.protocol();
+                back.answer(respond(request, protocol, call).unwrap_or_else(refuse))
+            })),
+            Incoming::Answered(answer) => Some(Matched::new(move |_| {
+                ResolverCall::ready(Resolution::Respond(answer))
+            })),
             // gRPC over HTTP/2: a server answers a POST to its method of
             // another content type with 415 Unsupported Media Type. Left
             // unmatched, it would be unhandled (over the listener, a 502
             // "no handler answered", which hides the handler and the
             // reason). An `http` handler for the same path still answers
             // such a request when it comes before this one.
-            let refusal = unsupported_media_type(request);
-            return Some(Matched::new(move |_| {
-                ResolverCall::ready(Resolution::Respond(refusal))
-            }));
+            Incoming::NotACall if request.method() == Method::POST => {
+                let refusal = unsupported_media_type(request);
+                Some(Matched::new(move |_| {
+                    ResolverCall::ready(Resolution::Respond(refusal))
+                }))
+            }
+            Incoming::NotACall => None,
         }
-        let (request, respond) = (request.clone(), Arc::clone(&self.respond));
-        Some(Matched::new(move |call| {
-            respond(request, call).unwrap_or_else(|status| {
-                ResolverCall::ready(Resolution::Respond(status_only(&status)))
-            })
-        }))
     }
-}
-
-/// Whether the request's content type is gRPC's (`application/grpc`,
-/// `application/grpc+proto`, ...).
-pub(super) fn is_grpc(request: &Request) -> bool {
-    crate::message::request::is_grpc_content(request.headers())
 }
 
 /// The 415 a POST of another content type to a gRPC method gets, saying
@@ -126,7 +136,9 @@ fn unsupported_media_type(request: &Request) -> HttpResponse {
     let received = request.header("content-type").unwrap_or("no content type");
     HttpResponse::text(format!(
         "mocklib: {} is a gRPC method: it takes content type application/grpc \
-         (or application/grpc+proto), not {received}\n",
+         (or application/grpc+proto), application/grpc-web (or -text), or Connect's \
+         application/proto, application/json and application/connect+proto (or +json), \
+         not {received}\n",
         request.url().path()
     ))
     .status(415)
@@ -374,15 +386,21 @@ mod tests {
             "application/grpc+proto",
             "Application/GRPC; charset=utf-8",
         ] {
-            assert!(is_grpc(&post(grpc)), "{grpc}");
+            assert!(
+                crate::message::request::is_grpc_content(post(grpc).headers()),
+                "{grpc}"
+            );
         }
-        let say_hello = handler("helloworld.Greeter/SayHello", |_, _| {
+        let say_hello = handler("helloworld.Greeter/SayHello", |_, _, _| {
             Err(Status::new(Code::Internal, "not a call"))
         })
         .unwrap();
-        for other in ["application/json", "application/grpc-web", "text/plain"] {
+        for other in ["text/plain", "application/xml", "application/x-protobuf"] {
             let request = post(other);
-            assert!(!is_grpc(&request), "{other}");
+            assert!(
+                !crate::message::request::is_grpc_content(request.headers()),
+                "{other}"
+            );
             // The method's handler takes the request, to refuse it.
             assert!(say_hello.matches(&request, None), "{other}");
             let refusal = unsupported_media_type(&request).into_http().unwrap();
@@ -423,7 +441,12 @@ mod tests {
         // One reply larger than a batch, then a few small ones.
         sent.push(vec![7; 50_000]);
         sent.extend((0..10).map(|i| vec![i; 3]));
-        let record = CallRecord::new("/a.B/C".into(), |_| String::new(), |_| String::new());
+        let record = CallRecord::new(
+            "/a.B/C".into(),
+            |_| String::new(),
+            |_| String::new(),
+            Protocol::Grpc,
+        );
         let mut frames = Replies {
             replies: Some(Box::pin(PausingOnce {
                 replies: sent.clone().into_iter(),

@@ -120,6 +120,7 @@
 
 mod frame;
 mod handler;
+mod protocol;
 mod raw;
 mod real;
 mod record;
@@ -144,6 +145,7 @@ use crate::handling::resolver::{CallContext, Resolution, ResolverCall, marker};
 use crate::matching::PatternError;
 use crate::message::request::Request;
 use crate::support::maybe_send::MaybeSend;
+pub use protocol::{JsonCodec, Protocol, with_json};
 pub use raw::RawMessage;
 pub use real::RealReplies;
 pub use record::{CallRecord, MAX_RECORDED_BYTES, MAX_RECORDED_MESSAGES, RecordedMessage};
@@ -151,37 +153,68 @@ pub use service::{service, try_service};
 
 use handler::{reply_response, status_response, stream_response};
 
-/// Whether `request` is a gRPC call: a `POST` whose content type is
-/// `application/grpc` (or `application/grpc+proto`, `application/grpc;…`).
-/// Its client reads every answer as gRPC, so code that fails such a
-/// request itself answers with a [`Status`] (`HttpResponse::from(status)`),
-/// as mocklib's own refusals do.
+/// Whether `request` is a call of gRPC, gRPC-Web or Connect: a `POST`
+/// whose content type is `application/grpc` (`+proto`, `;…`),
+/// `application/grpc-web` (`-text`, `+proto`), `application/connect+proto`
+/// (`+json`), or `application/proto` or `application/json` with Connect's
+/// `connect-protocol-version` header. Its client reads every answer in its
+/// protocol, so code that fails such a request itself answers with
+/// [`end_call`], as mocklib's own refusals do.
 ///
 /// ```
 /// use mocklib::{grpc, http, HttpResponse};
 ///
 /// let handler = http::post("/*", |args| {
 ///     if grpc::is_call(&args.request) {
-///         return grpc::Status::new(grpc::Code::Unimplemented, "not mocked here").into();
+///         return grpc::end_call(&args.request, grpc::Status::new(grpc::Code::Unimplemented, "not mocked here"));
 ///     }
 ///     HttpResponse::text("not mocked here").status(501)
 /// });
 /// # let _ = handler;
 /// # use mocklib::Request;
-/// # let url = "http://localhost/helloworld.Greeter/SayHello".parse().unwrap();
-/// # let mut headers = ::http::HeaderMap::new();
-/// # headers.insert("content-type", "application/grpc+proto".parse().unwrap());
-/// # let call = Request::from_parts(::http::Method::POST, url, headers.clone(), Default::default());
-/// # assert!(grpc::is_call(&call));
-/// # headers.insert("content-type", "application/grpc-web".parse().unwrap());
-/// # let url = "http://localhost/helloworld.Greeter/SayHello".parse().unwrap();
-/// # assert!(!grpc::is_call(&Request::from_parts(::http::Method::POST, url, headers, Default::default())));
+/// # let call = |content_type: &str| {
+/// #     let url = "http://localhost/helloworld.Greeter/SayHello".parse().unwrap();
+/// #     let mut headers = ::http::HeaderMap::new();
+/// #     headers.insert("content-type", content_type.parse().unwrap());
+/// #     Request::from_parts(::http::Method::POST, url, headers, Default::default())
+/// # };
+/// # assert!(grpc::is_call(&call("application/grpc+proto")));
+/// # assert!(grpc::is_call(&call("application/grpc-web-text")));
+/// # assert!(grpc::is_call(&call("application/connect+json")));
+/// # assert!(!grpc::is_call(&call("application/json")));
 /// ```
 pub fn is_call(request: &Request) -> bool {
-    matches!(
-        crate::message::rpc::Rpc::of_call(request.method(), request.headers()),
-        Some(crate::message::rpc::Rpc::Grpc)
-    )
+    crate::message::rpc::Rpc::of_call(request.method(), request.headers()).is_some()
+}
+
+/// The answer ending `request`'s call with `status`, in the protocol the
+/// call came in on: gRPC's trailers-only answer (as
+/// `HttpResponse::from(status)` makes), gRPC-Web's, or Connect's error
+/// (JSON with the code's HTTP status, or an end-of-stream message); with
+/// CORS headers for a browser's call. A request that is not a call (see
+/// [`is_call`]) gets gRPC's form.
+///
+/// ```
+/// use mocklib::{grpc, Request};
+/// use mocklib::grpc::{Code, Status};
+///
+/// let url = "http://localhost/helloworld.Greeter/SayHello".parse().unwrap();
+/// let mut headers = ::http::HeaderMap::new();
+/// headers.insert("content-type", "application/json".parse().unwrap());
+/// headers.insert("connect-protocol-version", "1".parse().unwrap());
+/// let call = Request::from_parts(::http::Method::POST, url, headers, "{}".into());
+///
+/// let answer = grpc::end_call(&call, Status::new(Code::NotFound, "no such user"));
+/// assert_eq!(answer.status_code(), 404);
+/// assert_eq!(answer.text_body().unwrap(), r#"{"code":"not_found","message":"no such user"}"#);
+/// ```
+pub fn end_call(request: &Request, status: Status) -> crate::HttpResponse {
+    match crate::message::rpc::Rpc::of_call(request.method(), request.headers()) {
+        Some(rpc) if rpc != crate::message::rpc::Rpc::Grpc => crate::HttpResponse::from_body(
+            rpc.answer(request.headers(), status.code(), status.message()),
+        ),
+        _ => status.into(),
+    }
 }
 
 /// What a gRPC resolver receives. Fields are public so it can be
@@ -491,7 +524,7 @@ where
     let resolver = std::sync::Arc::new(resolver);
     // Shared by the record of each call made to it (most are).
     let own_path: std::sync::Arc<str> = handler::method_path(method)?.into();
-    handler::handler(method, move |request, call| {
+    handler::handler(method, move |request, protocol, call| {
         let deadline = frame::header(&request, &frame::GRPC_TIMEOUT).and_then(frame::parse_timeout);
         // The path as the URL parser writes it, without parsing a URL.
         let path = request.url_parts().path();
@@ -503,6 +536,7 @@ where
             },
             record::show::<Req>,
             record::show::<Reply>,
+            protocol,
         );
         let resolver = std::sync::Arc::clone(&resolver);
         let reading = read(request.clone(), record.clone());

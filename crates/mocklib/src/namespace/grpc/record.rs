@@ -5,8 +5,8 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use bytes::{Bytes, BytesMut};
 
-use super::Status;
 use super::wire::{put_header, whole_frames};
+use super::{Protocol, Status};
 
 /// How many messages of each direction a call's record keeps; the rest are
 /// counted ([`CallRecord::requests_received`], [`CallRecord::replies_sent`]).
@@ -83,6 +83,7 @@ pub struct CallRecord {
 struct Shared {
     /// Shared with the handler's own path, which calls usually have.
     method: Arc<str>,
+    protocol: Protocol,
     show_request: Show,
     show_reply: Show,
     log: Mutex<Log>,
@@ -234,10 +235,16 @@ fn messages_in(runs: &[Bytes]) -> impl Iterator<Item = Bytes> + '_ {
 }
 
 impl CallRecord {
-    pub(super) fn new(method: Arc<str>, show_request: Show, show_reply: Show) -> Self {
+    pub(super) fn new(
+        method: Arc<str>,
+        show_request: Show,
+        show_reply: Show,
+        protocol: Protocol,
+    ) -> Self {
         CallRecord {
             shared: Arc::new(Shared {
                 method,
+                protocol,
                 show_request,
                 show_reply,
                 log: Mutex::default(),
@@ -255,6 +262,12 @@ impl CallRecord {
     /// The method called: `/package.Service/Method`.
     pub fn method(&self) -> &str {
         &self.shared.method
+    }
+
+    /// The protocol the call came in on: gRPC, gRPC-Web or Connect (the
+    /// same handlers answer all three).
+    pub fn protocol(&self) -> Protocol {
+        self.shared.protocol
     }
 
     /// The messages the client sent that the handler read, in order (the
@@ -318,6 +331,7 @@ impl std::fmt::Debug for CallRecord {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("CallRecord")
             .field("method", &self.method())
+            .field("protocol", &self.protocol())
             .field("requests", &self.requests())
             .field("replies", &self.replies())
             .field("status", &self.status())

@@ -8,6 +8,7 @@ use bytes::Bytes;
 use http::Method;
 
 use super::handler::status_only;
+use super::protocol::Incoming;
 use super::{Code, Status};
 use crate::handling::handler::{Handler, HandlerKind, IndexHint, MatchContext, Matched};
 use crate::handling::resolver::{Resolution, ResolverCall};
@@ -115,7 +116,8 @@ where
     }
 
     fn method(&self) -> Option<&Method> {
-        Some(&Method::POST)
+        // POST, but also a Connect GET and a browser's CORS preflight.
+        None
     }
 
     fn suggestion_text(&self) -> Option<&str> {
@@ -128,10 +130,22 @@ where
 
     fn try_match(&self, context: &MatchContext<'_>) -> Option<Matched> {
         let request = context.request();
-        if request.method() != Method::POST || !super::handler::is_grpc(request) {
-            return None;
+        if !request.url_parts().path().starts_with(&self.prefix) {
+            self.predicate.matches(request, context.base_url())?;
         }
-        self.predicate.matches(request, context.base_url())?;
+        // gRPC-Web and Connect calls reach the service as gRPC calls, as
+        // tonic-web hands them to a tonic server.
+        let path = request.url_parts().path().to_owned();
+        let (request, back) = match super::protocol::incoming(request, &path, context) {
+            Incoming::Grpc => (request.clone(), None),
+            Incoming::Translated(request, back) => (request, Some(back)),
+            Incoming::Answered(answer) => {
+                return Some(Matched::new(move |_| {
+                    ResolverCall::ready(Resolution::Respond(answer))
+                }));
+            }
+            Incoming::NotACall => return None,
+        };
         let outgoing = request.to_http_body();
         let service = self
             .service
@@ -139,17 +153,20 @@ where
             .unwrap_or_else(PoisonError::into_inner)
             .clone();
         Some(Matched::new(move |_call| {
-            ResolverCall::new(async move {
+            let call = ResolverCall::new(async move {
                 Resolution::Respond(match outgoing {
                     Ok(outgoing) => call(service, outgoing).await,
                     Err(error) => status_only(&Status::new(Code::Internal, error.to_string())),
                 })
-            })
+            });
+            match back {
+                Some(back) => back.answer(call),
+                None => call,
+            }
         }))
     }
 }
 
-/// The service's answer to one call, or the status its failure earns.
 async fn call<S, B>(mut service: S, request: http::Request<Body>) -> HttpResponse
 where
     S: tower_service::Service<http::Request<Body>, Response = http::Response<B>>,
