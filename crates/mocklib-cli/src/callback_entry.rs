@@ -480,12 +480,12 @@ fn call_frame(id: u64, callback: &str, handler: &str, args: &ResolverArgs) -> se
 }
 
 /// The server's own answer to `request`: a text with `status`, or for a
-/// gRPC call (whose client would read a text as a garbled message) the
-/// status `code` with `why`, as the library answers the calls it fails
-/// itself.
+/// call of gRPC, gRPC-Web or Connect (whose client would read a text as a
+/// garbled message) the status `code` with `why` in the call's protocol,
+/// as the library answers the calls it fails itself.
 fn refuse(request: &mocklib::Request, status: u16, code: Code, why: &str) -> Resolution {
     Resolution::Respond(if grpc::is_call(request) {
-        grpc::Status::new(code, why).into()
+        grpc::end_call(request, grpc::Status::new(code, why))
     } else {
         HttpResponse::text(format!("{why}\n")).status(status)
     })

@@ -173,7 +173,14 @@ pub(crate) fn handler(pool: Option<&DescriptorPool>, entry: GrpcEntry) -> Result
             })
         }
     };
-    handler.map_err(|error| error.to_string())
+    // Connect's JSON form too, converted with the descriptors (which
+    // `find_method` found the method in).
+    handler
+        .map(|handler| match pool {
+            Some(pool) => grpc::with_json(proto::ConnectJson(pool.clone()), handler),
+            None => handler,
+        })
+        .map_err(|error| error.to_string())
 }
 
 /// Reads the client's messages to their end, or the status a bad one earns.

@@ -107,6 +107,35 @@ fn describe(error: &protox::Error) -> String {
     text
 }
 
+/// Connect's JSON form of the methods in `pool`: a call's request and
+/// replies converted with the proto3 JSON mapping, so `curl -d '{"name":
+/// "Kate"}'` and Connect-ES (JSON by default) reach the `grpc` entries.
+#[derive(Clone)]
+pub(crate) struct ConnectJson(pub(crate) DescriptorPool);
+
+impl ConnectJson {
+    fn method(&self, path: &str) -> Result<MethodDescriptor, String> {
+        find_method(Some(&self.0), path)
+    }
+}
+
+impl mocklib::grpc::JsonCodec for ConnectJson {
+    fn request_from_json(&self, method: &str, json: &[u8]) -> Result<Vec<u8>, String> {
+        let input = self.method(method)?.input();
+        let mut deserializer = serde_json::Deserializer::from_slice(json);
+        let message = DynamicMessage::deserialize(input, &mut deserializer)
+            .map_err(|error| error.to_string())?;
+        deserializer.end().map_err(|error| error.to_string())?;
+        Ok(prost::Message::encode_to_vec(&message))
+    }
+
+    fn reply_to_json(&self, method: &str, message: &[u8]) -> Result<Vec<u8>, String> {
+        let output = self.method(method)?.output();
+        let message = DynamicMessage::decode(output, message).map_err(|error| error.to_string())?;
+        serde_json::to_vec(&message).map_err(|error| error.to_string())
+    }
+}
+
 /// The method `name` (`package.Service/Method`, a leading `/` allowed) of
 /// the loaded descriptors, or why there is none, listing what there is.
 pub(crate) fn find_method(
@@ -209,6 +238,7 @@ pub(crate) fn call_json(pool: Option<&DescriptorPool>, call: &CallRecord) -> ser
     };
     serde_json::json!({
         "method": name,
+        "protocol": call.protocol().name(),
         "requests": show(call.requests(), method.as_ref().map(MethodDescriptor::input)),
         "replies": show(call.replies(), method.as_ref().map(MethodDescriptor::output)),
         "requests_received": call.requests_received(),

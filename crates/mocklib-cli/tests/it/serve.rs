@@ -797,6 +797,7 @@ fn the_journal_shows_grpc_calls_as_proto3_json() {
         hello["grpc"],
         serde_json::json!({
             "method": "helloworld.Greeter/SayHello",
+            "protocol": "grpc",
             "requests": [{"name": "Kate"}],
             "replies": [{"message": "Hello Kate!"}],
             "requests_received": 1,
@@ -817,6 +818,7 @@ fn the_journal_shows_grpc_calls_as_proto3_json() {
         greet_all["grpc"],
         serde_json::json!({
             "method": "helloworld.Greeter/GreetAll",
+            "protocol": "grpc",
             "requests": [{"name": "Kate"}, {"name": "Sarah"}],
             "replies": [],
             "requests_received": 2,
@@ -843,6 +845,120 @@ fn the_journal_shows_grpc_calls_as_proto3_json() {
 /// error`. Through the proxy of a scope that has ended, the `CONNECT` is
 /// refused (`407`) before any call is made, and grpcio reports that
 /// itself: `UNAVAILABLE`, naming the 407.
+#[test]
+fn curl_calls_grpc_entries_in_connects_json_and_grpc_web_clients_reach_them_too() {
+    let dir = with_helloworld(
+        "- grpc: helloworld.Greeter/SayHello\n  json: {message: Hello Kate!}\n\
+         - grpc: helloworld.Greeter/GreetAll\n  status: NOT_FOUND\n  message: no such person\n\
+         - grpc: helloworld.Greeter/SpellHello\n  json: [{message: K}, {message: a}]\n",
+    );
+    let serve = Serve::start(
+        dir.path(),
+        &[
+            "--proto",
+            "protos/helloworld.proto",
+            "--handlers",
+            "greeter.yaml",
+        ],
+    );
+    let say_hello = format!("{}/helloworld.Greeter/SayHello", serve.url());
+    // The issue's own line: curl -H 'content-type: application/json' -d '{"name":"Kate"}'.
+    let (status, body) = crate::common::call(
+        None,
+        &[
+            "-H",
+            "content-type: application/json",
+            "-d",
+            r#"{"name":"Kate"}"#,
+            &say_hello,
+        ],
+    );
+    assert_eq!(
+        (status, body.as_str()),
+        (200, r#"{"message":"Hello Kate!"}"#)
+    );
+    // JSON that does not fit HelloRequest: Connect's invalid_argument.
+    let (status, body) = crate::common::call(
+        None,
+        &[
+            "-H",
+            "content-type: application/json",
+            "-d",
+            r#"{"nam":"Kate"}"#,
+            &say_hello,
+        ],
+    );
+    assert_eq!(status, 400, "{body}");
+    let error: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(error["code"], "invalid_argument");
+    assert!(
+        error["message"].as_str().unwrap().contains("nam"),
+        "{error}"
+    );
+    // A status entry: its Connect code and HTTP status.
+    let (status, body) = crate::common::call(
+        None,
+        &[
+            "-H",
+            "content-type: application/json",
+            "-H",
+            "connect-protocol-version: 1",
+            "-d",
+            r#"{"name":"Kate"}"#,
+            &format!("{}/helloworld.Greeter/GreetAll", serve.url()),
+        ],
+    );
+    assert_eq!(status, 404, "{body}");
+    assert_eq!(
+        serde_json::from_str::<serde_json::Value>(&body).unwrap(),
+        serde_json::json!({"code": "not_found", "message": "no such person"})
+    );
+    // A GET with the message in the query (Connect's idempotent form).
+    let (status, body) = crate::common::call(
+        None,
+        &[&format!(
+            "{say_hello}?connect=v1&encoding=json&message=%7B%22name%22%3A%22Kate%22%7D"
+        )],
+    );
+    assert_eq!(
+        (status, body.as_str()),
+        (200, r#"{"message":"Hello Kate!"}"#)
+    );
+    // gRPC-Web's text form, as a browser's grpc-web client sends it:
+    // HelloRequest{name: "Kate"} framed, in base64.
+    let (status, body) = crate::common::call(
+        None,
+        &[
+            "-H",
+            "content-type: application/grpc-web-text",
+            "-d",
+            "AAAAAAYKBEthdGU=",
+            &say_hello,
+        ],
+    );
+    assert_eq!(status, 200, "{body}");
+    // The reply frame and the trailer frame, in base64.
+    assert!(body.starts_with("AAAAAA0KC0hlbGxvIEthdGUh"), "{body}");
+    let journal: Vec<serde_json::Value> =
+        serde_json::from_str(&curl(&[&format!("{}/__mocklib/requests", serve.url())])).unwrap();
+    let protocols: Vec<_> = journal
+        .iter()
+        .map(|entry| entry["grpc"]["protocol"].as_str().unwrap_or("none"))
+        .collect();
+    // The JSON that did not convert never reached the handler's resolver
+    // and has no call record.
+    assert_eq!(
+        protocols,
+        ["connect", "none", "connect", "connect", "grpc-web-text"],
+        "{journal:#?}"
+    );
+    assert_eq!(
+        journal[0]["grpc"]["requests"],
+        serde_json::json!([{"name": "Kate"}])
+    );
+    serve.terminate();
+}
+
 #[test]
 fn grpc_calls_that_mocklib_serve_answers_itself_end_with_a_status() {
     let dir = with_helloworld("- grpc: helloworld.Greeter/SayHello\n  json: {message: Hi}\n");

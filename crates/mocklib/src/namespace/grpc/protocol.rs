@@ -40,6 +40,19 @@ pub enum Protocol {
     Connect,
 }
 
+impl Protocol {
+    /// The protocol's name as the journal of `mocklib serve` writes it:
+    /// `grpc`, `grpc-web`, `grpc-web-text` or `connect`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Protocol::Grpc => "grpc",
+            Protocol::GrpcWeb => "grpc-web",
+            Protocol::GrpcWebText => "grpc-web-text",
+            Protocol::Connect => "connect",
+        }
+    }
+}
+
 impl std::fmt::Display for Protocol {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {
