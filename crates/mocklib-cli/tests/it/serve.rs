@@ -437,6 +437,9 @@ fn example_copy(name: &str) -> tempfile::TempDir {
         for entry in std::fs::read_dir(from).unwrap() {
             let entry = entry.unwrap();
             let target = to.join(entry.file_name());
+            if entry.file_name() == "node_modules" {
+                continue; // a local npm install: the test makes its own
+            }
             if entry.file_type().unwrap().is_dir() {
                 std::fs::create_dir(&target).unwrap();
                 copy(&entry.path(), &target);
@@ -647,6 +650,67 @@ fn the_grpc_example_passes_against_its_proto_and_handler_file() {
         String::from_utf8_lossy(&output.stdout),
         "greeter: all passed\n"
     );
+}
+
+#[test]
+fn the_grpc_example_answers_connect_es_clients_in_connect_and_grpc_web() {
+    let dir = example_copy("serve-grpc");
+    // Its script's npm line, from the registry (package.json pins the
+    // Connect-ES versions).
+    let script = std::fs::read_to_string(dir.path().join("run.sh")).unwrap();
+    let install = script
+        .lines()
+        .map(str::trim)
+        .find(|line| line.starts_with("npm install "))
+        .expect("run.sh installs the Connect-ES packages")
+        .trim_end_matches(" &&");
+    let installed = Command::new("sh")
+        .arg("-c")
+        .arg(install)
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        installed.status.success(),
+        "{install}: {}",
+        String::from_utf8_lossy(&installed.stderr)
+    );
+    let serve = Serve::start(
+        dir.path(),
+        &[
+            "--proto",
+            "protos/helloworld.proto",
+            "--handlers",
+            "tests/greeter.yaml",
+        ],
+    );
+    assert!(
+        script.contains("node --test tests/connect.test.mjs"),
+        "{script}"
+    );
+    let output = Command::new("node")
+        .args(["--test", "tests/connect.test.mjs"])
+        .current_dir(dir.path())
+        .envs(serve.env())
+        .output()
+        .unwrap();
+    let report = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success() && report.contains("# pass 16") && report.contains("# fail 0"),
+        "{report}\n{}\nmocklib serve said: {}",
+        String::from_utf8_lossy(&output.stderr),
+        serve.stderr()
+    );
+    // The journal says which protocol each call came in on.
+    let journal: Vec<serde_json::Value> =
+        serde_json::from_str(&curl(&[&format!("{}/__mocklib/requests", serve.url())])).unwrap();
+    let mut protocols: Vec<&str> = journal
+        .iter()
+        .filter_map(|entry| entry["grpc"]["protocol"].as_str())
+        .collect();
+    protocols.sort_unstable();
+    protocols.dedup();
+    assert_eq!(protocols, ["connect", "grpc-web"], "{journal:#?}");
 }
 
 #[test]
