@@ -77,22 +77,37 @@
 //!   the call ended with.
 //! - [`RawMessage`] is a message kept as its bytes, for types known only at
 //!   run time.
+//! - **gRPC-Web and Connect** calls (a browser app's: `tonic-web-wasm-client`,
+//!   grpc-web, Connect-ES; or `curl` with Connect's JSON) are answered by
+//!   the same handlers: a call of either is read as the gRPC call it
+//!   carries, and the answer is written back in its protocol — gRPC-Web's
+//!   status frame (binary or base64 text), Connect's bare reply or JSON
+//!   error with the code's HTTP status, Connect's end-of-stream message.
+//!   Connect's JSON form needs a [`JsonCodec`] ([`with_json`]); a browser's
+//!   CORS preflight is answered as tonic-web answers it.
+//!   [`CallRecord::protocol`] says which protocol a call came in on.
 //!
 //! A request that is not a valid call of the method is answered with the
-//! status a gRPC server gives it, with a message saying why: a malformed
+//! status a gRPC server gives it (in its protocol's form), with a message
+//! saying why: a malformed
 //! frame or a message that does not decode with `INTERNAL`; a compressed
 //! message (mocklib reads `identity` only) with `UNIMPLEMENTED` and
 //! `grpc-accept-encoding: identity`; no message or more than one on a unary
 //! or server-streaming method with `UNIMPLEMENTED`; a message over 4 MiB
-//! with `RESOURCE_EXHAUSTED`, as soon as its length prefix arrives. A
-//! `POST` of another content type to a method a handler serves gets HTTP
-//! 415 (it is answered by that handler, so it counts as one of its calls).
+//! with `RESOURCE_EXHAUSTED`, as soon as its length prefix arrives; a
+//! gRPC-Web text body that is not base64 with `INTERNAL`; Connect's JSON
+//! that does not convert with `INVALID_ARGUMENT`. A `POST` of another
+//! content type to a method a handler serves gets HTTP 415 (it is answered
+//! by that handler, so it counts as one of its calls).
 //!
 //! **Every answer to a call is a gRPC status.** Where mocklib answers a
 //! call itself, not from a handler, the answer is gRPC's trailers-only
 //! form (HTTP 200, `grpc-status` and a percent-encoded `grpc-message` in
 //! the headers) wherever an HTTP request gets an HTTP status; its message
-//! names the method (`/package.Service/Method`) and says why. This holds
+//! names the method (`/package.Service/Method`) and says why. A gRPC-Web
+//! call gets the same in gRPC-Web's content type, a Connect call Connect's
+//! error (a JSON body with the code's HTTP status, or an end-of-stream
+//! message for a stream), with CORS headers for a browser. This holds
 //! without the `grpc` feature too (a call the listener passes through):
 //!
 //! | What happened | An HTTP request gets | A gRPC call gets |
