@@ -750,3 +750,79 @@ fn tokio_stream_of(
         Some((accepted, listener))
     })
 }
+
+#[tokio::test]
+async fn verify_once_and_boundaries_count_the_three_protocols_alike() {
+    let server = setup_server(Vec::<Handler>::new());
+    server.listen_with(ListenOptions::new().on_unhandled_request(UnhandledRequest::Error));
+    // Three calls expected, one per protocol.
+    server.use_handlers([grpc::unary(SAY_HELLO, |args: ResolverArgs<HelloRequest>| {
+        Ok(reply(format!("Hello {}!", args.message.name)))
+    })
+    .times(3)]);
+    let url = server.url().join(SAY_HELLO).unwrap();
+    let channel = tonic::transport::Endpoint::from_shared(server.url().to_string())
+        .unwrap()
+        .connect()
+        .await
+        .unwrap();
+    GreeterClient::new(channel)
+        .say_hello(hello("Grpc"))
+        .await
+        .unwrap();
+    web_client(server.url().as_str())
+        .say_hello(hello("Web"))
+        .await
+        .unwrap();
+    let connect = http()
+        .post(url.clone())
+        .header("content-type", "application/proto")
+        .body(hello("Connect").encode_to_vec())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(connect.status(), 200);
+    server.verify().unwrap();
+    let protocols: Vec<_> = server
+        .requests()
+        .iter()
+        .map(|entry| entry.grpc_call().unwrap().protocol())
+        .collect();
+    assert_eq!(
+        protocols,
+        [Protocol::Grpc, Protocol::GrpcWeb, Protocol::Connect]
+    );
+
+    // A boundary's `once` override answers one Connect call, then the
+    // outer handler answers again; outside, the override is gone.
+    let inside = server.boundary(|server: Server| async move {
+        server.use_handlers([grpc::unary(SAY_HELLO, |_: ResolverArgs<HelloRequest>| {
+            Err::<HelloReply, _>(Status::new(Code::Unavailable, "down once"))
+        })
+        .once()]);
+        let call = |url: url::Url| async move {
+            http()
+                .post(url)
+                .header("content-type", "application/proto")
+                .body(hello("Kate").encode_to_vec())
+                .send()
+                .await
+                .unwrap()
+                .status()
+        };
+        let url = server.url().join(SAY_HELLO).unwrap();
+        assert_eq!(call(url.clone()).await, 503, "the override, once");
+        assert_eq!(call(url).await, 200, "then the outer handler");
+    });
+    inside(server.clone()).await;
+    let mut client = web_client(server.url().as_str());
+    assert_eq!(
+        client
+            .say_hello(hello("Kate"))
+            .await
+            .unwrap()
+            .get_ref()
+            .message,
+        "Hello Kate!"
+    );
+}
