@@ -24,7 +24,8 @@ pub struct Msg {
 
 /// Replies of one server-streaming call.
 pub const STREAMED: usize = 10_000;
-const UNARY: &str = "/bench.Echo/Unary";
+/// The unary method's path.
+pub const UNARY: &str = "/bench.Echo/Unary";
 const STREAM: &str = "/bench.Echo/Stream";
 const BIDI: &str = "/bench.Echo/Bidi";
 
@@ -89,8 +90,9 @@ fn runtime() -> tokio::runtime::Runtime {
 
 type ReplyStream = Pin<Box<dyn Stream<Item = Result<Msg, tonic::Status>> + Send>>;
 
+/// The bare server's methods: each message back as it came.
 #[derive(Clone)]
-struct Bare;
+pub struct Bare;
 
 impl tonic::server::UnaryService<Msg> for Bare {
     type Response = Msg;
