@@ -332,7 +332,7 @@ pub(crate) fn check(attached: &[Attached], answered: &Answered<'_>) -> (Vec<Find
 }
 
 #[cfg(feature = "openapi")]
-pub(crate) use shared::answer_fingerprint;
+pub(crate) use shared::fingerprints;
 #[cfg(any(feature = "openapi", feature = "graphql"))]
 pub(crate) use shared::{Memo, fingerprint, short};
 
@@ -341,7 +341,7 @@ pub(crate) use shared::{Memo, fingerprint, short};
 #[cfg(any(feature = "openapi", feature = "graphql"))]
 mod shared {
     use std::collections::HashMap;
-    use std::hash::{Hash, Hasher};
+    use std::hash::{BuildHasher, Hash, Hasher};
     use std::sync::{Mutex, PoisonError};
 
     use super::Answered;
@@ -350,20 +350,22 @@ mod shared {
     /// read: a mock answers the same request the same way again and again, and
     /// parsing and checking its body each time would cost more than the request
     /// itself. Bounded: it starts over past [`Memo::CAPACITY`] entries.
-    pub(crate) struct Memo<V>(Mutex<HashMap<u64, V>>);
+    // foldhash: the keys are fingerprints already; SipHash cost ~140
+    // instructions a lookup, and a new request makes three or four.
+    pub(crate) struct Memo<V, K = u64>(Mutex<HashMap<K, V, foldhash::fast::FixedState>>);
 
-    impl<V> Default for Memo<V> {
+    impl<V, K> Default for Memo<V, K> {
         fn default() -> Self {
             Memo(Mutex::default())
         }
     }
 
-    impl<V: Clone> Memo<V> {
+    impl<V: Clone, K: Hash + Eq> Memo<V, K> {
         /// Entries kept before it starts over.
         const CAPACITY: usize = 4096;
 
         /// What it holds for `key`, else what `check` finds (then kept).
-        pub(crate) fn get_or_check(&self, key: u64, check: impl FnOnce() -> V) -> V {
+        pub(crate) fn get_or_check(&self, key: K, check: impl FnOnce() -> V) -> V {
             let lock = || self.0.lock().unwrap_or_else(PoisonError::into_inner);
             if let Some(found) = lock().get(&key) {
                 return found.clone();
@@ -378,39 +380,50 @@ mod shared {
         }
     }
 
-    /// A fingerprint of everything a check of `answered` may read: the request
-    /// (method, URL, headers, body), the origin relative descriptions are read
-    /// on, and the answer (status, headers, body).
+    /// The fingerprints of one exchange: of the answer alone (status,
+    /// headers, body) and of everything a check may read (the request's
+    /// method, URL, headers and body, the origin relative descriptions are
+    /// read on, and the answer).
+    #[derive(Clone, Copy)]
+    pub(crate) struct Fingerprints {
+        pub(crate) answer: u64,
+        pub(crate) exchange: u64,
+    }
+
+    /// The exchange's fingerprint (see [`Fingerprints`]).
     pub(crate) fn fingerprint(answered: &Answered<'_>) -> u64 {
-        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        fingerprints(answered).exchange
+    }
+
+    /// Both fingerprints of `answered`, the answer read once.
+    ///
+    /// foldhash's quality variant, whose 64 bits collide no more than a
+    /// random function's: an exchange is some twenty short pieces, on which
+    /// SipHash spent ~80 instructions each (foldhash ~10), and fingerprints
+    /// are most of what a remembered exchange costs.
+    pub(crate) fn fingerprints(answered: &Answered<'_>) -> Fingerprints {
+        let hasher = || foldhash::quality::FixedState::default().build_hasher();
+        let mut answer = hasher();
+        answered.status.as_u16().hash(&mut answer);
+        hash_headers(answered.headers, &mut answer);
+        answered.body.hash(&mut answer);
+        let answer = answer.finish();
+        let mut exchange = hasher();
         let request = answered.request;
-        request.method().as_str().hash(&mut hasher);
-        request.url().as_str().hash(&mut hasher);
-        hash_headers(request.headers(), &mut hasher);
-        request.body().as_ref().hash(&mut hasher);
-        answered.base_url.map(url::Url::as_str).hash(&mut hasher);
-        hash_answer(answered, &mut hasher);
-        hasher.finish()
-    }
-
-    /// A fingerprint of the answer alone (status, headers, body), salted with
-    /// what it answers (an operation's index).
-    #[cfg(feature = "openapi")]
-    pub(crate) fn answer_fingerprint(salt: usize, answered: &Answered<'_>) -> u64 {
-        let mut hasher = std::collections::hash_map::DefaultHasher::new();
-        salt.hash(&mut hasher);
-        hash_answer(answered, &mut hasher);
-        hasher.finish()
-    }
-
-    /// The answer's status, headers and body into `hasher`.
-    fn hash_answer(answered: &Answered<'_>, hasher: &mut impl Hasher) {
-        answered.status.as_u16().hash(hasher);
-        hash_headers(answered.headers, hasher);
-        answered.body.hash(hasher);
+        request.method().as_str().hash(&mut exchange);
+        request.url().as_str().hash(&mut exchange);
+        hash_headers(request.headers(), &mut exchange);
+        request.body().as_ref().hash(&mut exchange);
+        answered.base_url.map(url::Url::as_str).hash(&mut exchange);
+        answer.hash(&mut exchange);
+        Fingerprints {
+            answer,
+            exchange: exchange.finish(),
+        }
     }
 
     fn hash_headers(headers: &http::HeaderMap, hasher: &mut impl Hasher) {
+        headers.len().hash(hasher);
         for (name, value) in headers {
             name.as_str().hash(hasher);
             value.as_bytes().hash(hasher);

@@ -21,8 +21,8 @@ use super::generate::type_of;
 use super::operation::{METHODS, parameters, pattern};
 use super::validate::{Compiler, Inputs, RequestCheck, is_json, media_matches, typed};
 use crate::handling::contract::{
-    Answered, Contract, Coverage, Finding, Memo, OperationCoverage, ResponseCoverage,
-    answer_fingerprint, fingerprint, short,
+    Answered, Contract, Coverage, Finding, Memo, OperationCoverage, ResponseCoverage, fingerprints,
+    short,
 };
 use crate::matching::Predicate;
 use crate::message::cookies::Cookies;
@@ -43,16 +43,19 @@ struct Inner {
     server_url: Option<url::Url>,
     operations: Vec<OperationContract>,
     /// Operations by their path's first segment under the server
-    /// (lowercased; `None`: a parameter), so a request is matched against
-    /// a few, not all.
-    by_segment: HashMap<Option<String>, Vec<usize>>,
+    /// (lowercased), so a request is matched against a few, not all.
+    by_segment: HashMap<String, Vec<usize>>,
+    /// Operations whose path starts with a parameter: candidates for
+    /// every request.
+    parameter_led: Vec<usize>,
     /// The findings of exchanges seen before, by a fingerprint of all the
     /// check reads.
     seen: Memo<(Vec<Finding>, Option<Hit>)>,
-    /// The same for answers alone (by operation, status, headers and
-    /// body): a request that differs (another id) often gets the same
-    /// answer from a mock, whose body need not be validated again.
-    answers_seen: Memo<Vec<Finding>>,
+    /// The same for answers alone (by operation, and the fingerprint of
+    /// status, headers and body): a request that differs (another id)
+    /// often gets the same answer from a mock, whose body need not be
+    /// validated again.
+    answers_seen: Memo<Vec<Finding>, (usize, u64)>,
 }
 
 impl OpenApiContract {
@@ -161,7 +164,8 @@ impl OpenApiContract {
         let compiler = Compiler::new(doc)?;
         let base = server.url_for(&[]);
         let mut operations = Vec::new();
-        let mut by_segment: HashMap<Option<String>, Vec<usize>> = HashMap::new();
+        let mut by_segment: HashMap<String, Vec<usize>> = HashMap::new();
+        let mut parameter_led = Vec::new();
         for (path, item) in entries(doc.root.get("paths")) {
             let item_pointer = child("/paths", &path);
             let (item, item_pointer) = doc.resolve(item, item_pointer)?;
@@ -205,10 +209,11 @@ impl OpenApiContract {
                     .get("operationId")
                     .and_then(scalar_text)
                     .unwrap_or_else(|| format!("{} {path}", method.as_str()));
-                by_segment
-                    .entry(segment.clone())
-                    .or_default()
-                    .push(operations.len());
+                match &segment {
+                    Some(segment) => by_segment.entry(segment.clone()).or_default(),
+                    None => &mut parameter_led,
+                }
+                .push(operations.len());
                 operations.push(OperationContract {
                     index: operations.len(),
                     name,
@@ -228,6 +233,7 @@ impl OpenApiContract {
             server: base,
             operations,
             by_segment,
+            parameter_led,
             seen: Memo::default(),
             answers_seen: Memo::default(),
         })))
@@ -242,21 +248,24 @@ impl Inner {
         let url = answered.request.url();
         let server_path = match &self.server_url {
             Some(server) => {
+                let same_host = match (server.host_str(), url.host_str()) {
+                    (Some(ours), Some(theirs)) => ours.eq_ignore_ascii_case(theirs),
+                    (ours, theirs) => ours == theirs,
+                };
                 let same_origin = server.scheme() == url.scheme()
-                    && server.host_str().map(str::to_ascii_lowercase)
-                        == url.host_str().map(str::to_ascii_lowercase)
+                    && same_host
                     && server.port_or_known_default() == url.port_or_known_default();
                 if !same_origin {
                     return None;
                 }
-                server.path().trim_end_matches('/').to_owned()
+                server.path().trim_end_matches('/')
             }
             None => {
                 let base = answered.base_url?;
                 if base.origin() != url.origin() {
                     return None;
                 }
-                self.server.trim_end_matches('/').to_owned()
+                self.server.trim_end_matches('/')
             }
         };
         let path = url.path();
@@ -277,9 +286,10 @@ impl Contract for OpenApiContract {
 
     fn check(&self, answered: &Answered<'_>) -> Vec<Finding> {
         let inner = &self.0;
-        let (findings, hit) = inner
-            .seen
-            .get_or_check(fingerprint(answered), || inner.check_anew(answered));
+        let prints = fingerprints(answered);
+        let (findings, hit) = inner.seen.get_or_check(prints.exchange, || {
+            inner.check_anew(answered, prints.answer)
+        });
         // Counted on every exchange, remembered or not.
         if let Some(hit) = hit {
             let operation = &inner.operations[hit.operation];
@@ -297,21 +307,26 @@ impl Contract for OpenApiContract {
 }
 
 impl Inner {
-    fn check_anew(&self, answered: &Answered<'_>) -> (Vec<Finding>, Option<Hit>) {
+    /// The findings about `answered`, whose answer's fingerprint is
+    /// `answer`, and the operation it maps to.
+    fn check_anew(&self, answered: &Answered<'_>, answer: u64) -> (Vec<Finding>, Option<Hit>) {
         let Some(rest) = self.path_under(answered) else {
             return (Vec::new(), None);
         };
-        let segment = rest
-            .trim_start_matches('/')
-            .split('/')
-            .next()
-            .map(str::to_ascii_lowercase);
+        let segment = rest.trim_start_matches('/').split('/').next();
+        let segment = segment.unwrap_or_default();
+        // Lowercased only when it has to be (the keys are).
+        let segment = if segment.bytes().any(|byte| byte.is_ascii_uppercase()) {
+            std::borrow::Cow::Owned(segment.to_ascii_lowercase())
+        } else {
+            std::borrow::Cow::Borrowed(segment)
+        };
         let candidates = self
             .by_segment
-            .get(&segment)
+            .get(segment.as_ref())
             .into_iter()
-            .chain(self.by_segment.get(&None))
             .flatten()
+            .chain(&self.parameter_led)
             .map(|&index| &self.operations[index]);
         let request = answered.request;
         let mut other_methods = Vec::new();
@@ -323,7 +338,8 @@ impl Inner {
                 other_methods.push(operation.method.as_str());
                 continue;
             }
-            let (findings, response) = operation.check(answered, params, &self.answers_seen);
+            let (findings, response) =
+                operation.check(answered, params, (answer, &self.answers_seen));
             let hit = Hit {
                 operation: operation.index,
                 response,
@@ -361,7 +377,7 @@ impl OperationContract {
         &self,
         answered: &Answered<'_>,
         params: crate::message::params::Params,
-        answers_seen: &Memo<Vec<Finding>>,
+        (answer, answers_seen): (u64, &Memo<Vec<Finding>, (usize, u64)>),
     ) -> (Vec<Finding>, Option<usize>) {
         let request = answered.request;
         let cookies = Cookies::from_headers(request.headers());
@@ -376,12 +392,19 @@ impl OperationContract {
             .iter()
             .map(super::validate::Failure::finding)
             .collect();
-        let status = answered.status.as_u16();
+        // The status as documented keys write it (`404`, `4XX`), with no
+        // text allocated: most answers are documented.
+        let mut digits = itoa::Buffer::new();
+        let status = digits.format(answered.status.as_u16());
         let position =
             |wanted: &dyn Fn(&str) -> bool| self.responses.iter().position(|(key, _)| wanted(key));
-        let range = format!("{}XX", status / 100);
-        let documented = position(&|key| key == status.to_string())
-            .or_else(|| position(&|key| key.eq_ignore_ascii_case(&range)))
+        let in_range = |key: &str| {
+            key.len() == 3
+                && key.as_bytes()[0] == status.as_bytes()[0]
+                && key[1..].eq_ignore_ascii_case("XX")
+        };
+        let documented = position(&|key| key == status)
+            .or_else(|| position(&in_range))
             .or_else(|| position(&|key| key == "default"));
         match documented.map(|index| &self.responses[index]) {
             None => {
@@ -389,12 +412,11 @@ impl OperationContract {
                 findings.push(Finding::new(
                     "/response/status",
                     format!("a documented status ({})", keys.join(", ")),
-                    status.to_string(),
+                    status,
                 ));
             }
             Some((_, response)) => {
-                let key = answer_fingerprint(self.index, answered);
-                findings.extend(answers_seen.get_or_check(key, || {
+                findings.extend(answers_seen.get_or_check((self.index, answer), || {
                     let mut found = Vec::new();
                     response.check(answered, &mut found);
                     found

@@ -1,10 +1,12 @@
 //! Request validation against an operation's parameters and request body.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use jsonschema::{Draft, Registry, Validator};
 use serde_json::{Value as Json, json};
 use serde_norway::Value;
+use smallvec::SmallVec;
 
 use super::OpenApiError;
 use super::document::{Document, child, entries};
@@ -229,7 +231,7 @@ impl RequestCheck {
             let Some(validator) = &param.validator else {
                 continue;
             };
-            let value = param_value(param, values);
+            let value = param_value(param, &values);
             // The common case, valid, without building errors.
             if validator.is_valid(&value) {
                 continue;
@@ -325,13 +327,14 @@ fn body_check(
     }))
 }
 
-/// The values a request gives a parameter, as text.
-fn param_values(param: &ParamCheck, args: &Inputs<'_>) -> Vec<String> {
+/// The values a request gives a parameter, as text: borrowed where the
+/// request holds them as they are, and none allocated for the usual one.
+fn param_values<'a>(param: &ParamCheck, args: &Inputs<'a>) -> SmallVec<[Cow<'a, str>; 1]> {
     match param.place {
         In::Path => args
             .params
             .get(&param.pattern_name)
-            .map(str::to_owned)
+            .map(Cow::Borrowed)
             .into_iter()
             .collect(),
         In::Query => args
@@ -339,39 +342,39 @@ fn param_values(param: &ParamCheck, args: &Inputs<'_>) -> Vec<String> {
             .url()
             .query_pairs()
             .filter(|(name, _)| *name == param.name)
-            .map(|(_, value)| value.into_owned())
+            .map(|(_, value)| value)
             .collect(),
         In::Header => args
             .request
             .headers()
             .get_all(param.name.as_str())
             .iter()
-            .map(|value| String::from_utf8_lossy(value.as_bytes()).into_owned())
+            .map(|value| String::from_utf8_lossy(value.as_bytes()))
             .collect(),
         In::Cookie => args
             .cookies
             .get(&param.name)
-            .map(str::to_owned)
+            .map(Cow::Borrowed)
             .into_iter()
             .collect(),
     }
 }
 
 /// A parameter's values as the JSON its schema validates.
-fn param_value(param: &ParamCheck, values: Vec<String>) -> Json {
+fn param_value(param: &ParamCheck, values: &[Cow<'_, str>]) -> Json {
     if param.kind.as_deref() != Some("array") {
         return typed(&values[0], param.kind.as_deref());
     }
     // `form` style, exploded (`?tags=a&tags=b`) or not (`?tags=a,b`);
     // headers are comma-separated (`simple`).
-    let items: Vec<String> = if values.len() == 1 || param.place == In::Header {
+    let items: Vec<&str> = if values.len() == 1 || param.place == In::Header {
         values
             .iter()
             .flat_map(|value| value.split(','))
-            .map(|item| item.trim().to_owned())
+            .map(str::trim)
             .collect()
     } else {
-        values
+        values.iter().map(AsRef::as_ref).collect()
     };
     Json::Array(
         items
