@@ -44,7 +44,7 @@ struct Inner {
     operations: Vec<OperationContract>,
     /// Operations by their path's first segment under the server
     /// (lowercased), so a request is matched against a few, not all.
-    by_segment: HashMap<String, Vec<usize>>,
+    by_segment: HashMap<String, Vec<usize>, foldhash::fast::FixedState>,
     /// Operations whose path starts with a parameter: candidates for
     /// every request.
     parameter_led: Vec<usize>,
@@ -164,7 +164,7 @@ impl OpenApiContract {
         let compiler = Compiler::new(doc)?;
         let base = server.url_for(&[]);
         let mut operations = Vec::new();
-        let mut by_segment: HashMap<String, Vec<usize>> = HashMap::new();
+        let mut by_segment: HashMap<String, Vec<usize>, _> = HashMap::default();
         let mut parameter_led = Vec::new();
         for (path, item) in entries(doc.root.get("paths")) {
             let item_pointer = child("/paths", &path);
@@ -246,15 +246,20 @@ impl Inner {
     /// the front door's own origin).
     fn path_under<'u>(&self, answered: &'u Answered<'_>) -> Option<&'u str> {
         let url = answered.request.url();
+        // Origins written alike (the usual case) need no comparing by parts.
+        let written_alike = |other: &url::Url| {
+            other[..url::Position::BeforePath] == url[..url::Position::BeforePath]
+        };
         let server_path = match &self.server_url {
             Some(server) => {
-                let same_host = match (server.host_str(), url.host_str()) {
+                let same_host = || match (server.host_str(), url.host_str()) {
                     (Some(ours), Some(theirs)) => ours.eq_ignore_ascii_case(theirs),
                     (ours, theirs) => ours == theirs,
                 };
-                let same_origin = server.scheme() == url.scheme()
-                    && same_host
-                    && server.port_or_known_default() == url.port_or_known_default();
+                let same_origin = written_alike(server)
+                    || server.scheme() == url.scheme()
+                        && same_host()
+                        && server.port_or_known_default() == url.port_or_known_default();
                 if !same_origin {
                     return None;
                 }
@@ -262,7 +267,7 @@ impl Inner {
             }
             None => {
                 let base = answered.base_url?;
-                if base.origin() != url.origin() {
+                if !written_alike(base) && base.origin() != url.origin() {
                     return None;
                 }
                 self.server.trim_end_matches('/')
@@ -313,8 +318,11 @@ impl Inner {
         let Some(rest) = self.path_under(answered) else {
             return (Vec::new(), None);
         };
-        let segment = rest.trim_start_matches('/').split('/').next();
-        let segment = segment.unwrap_or_default();
+        let rest = rest.trim_start_matches('/');
+        let segment = match rest.bytes().position(|byte| byte == b'/') {
+            Some(end) => &rest[..end],
+            None => rest,
+        };
         // Lowercased only when it has to be (the keys are).
         let segment = if segment.bytes().any(|byte| byte.is_ascii_uppercase()) {
             std::borrow::Cow::Owned(segment.to_ascii_lowercase())
