@@ -19,13 +19,14 @@ use super::OpenApiError;
 use super::document::{Document, child, entries, scalar_text};
 use super::generate::type_of;
 use super::operation::{METHODS, parameters, pattern};
-use super::validate::{Compiler, Inputs, RequestCheck, is_json, media_matches, typed};
+use super::validate::{Compiler, Inputs, RequestCheck, essence, is_json, media_matches, typed};
 use crate::handling::contract::{
     Answered, Contract, Coverage, Finding, Memo, OperationCoverage, ResponseCoverage, fingerprints,
     short,
 };
 use crate::matching::Predicate;
 use crate::message::cookies::Cookies;
+use crate::message::request::Request;
 
 /// An OpenAPI document as a contract; made by
 /// [`OpenApi::contract`](super::OpenApi::contract). Clones are the same
@@ -125,6 +126,39 @@ impl std::fmt::Debug for OpenApiContract {
     }
 }
 
+/// The statuses a documented response's key covers, in the order OpenAPI
+/// prefers them: a status named exactly, then its range, then `default`.
+#[derive(Clone, Copy)]
+enum Covers {
+    Exactly(u16),
+    Range(u16),
+    Default,
+    /// A key that is none of these: no status.
+    Nothing,
+}
+
+impl Covers {
+    fn of(key: &str) -> Covers {
+        let range = key.len() == 3 && key[1..].eq_ignore_ascii_case("XX");
+        match (key.parse::<u16>(), key.as_bytes().first()) {
+            _ if key == "default" => Covers::Default,
+            (Ok(status), _) if key.len() == 3 => Covers::Exactly(status),
+            (_, Some(digit @ b'1'..=b'9')) if range => Covers::Range(u16::from(digit - b'0')),
+            _ => Covers::Nothing,
+        }
+    }
+
+    /// How well it covers `status` (lower is better), if at all.
+    fn rank(self, status: u16) -> Option<u8> {
+        match self {
+            Covers::Exactly(exact) if exact == status => Some(0),
+            Covers::Range(hundreds) if hundreds == status / 100 => Some(1),
+            Covers::Default => Some(2),
+            _ => None,
+        }
+    }
+}
+
 /// What one operation promises.
 struct OperationContract {
     /// Its place in [`OpenApiContract::operations`].
@@ -146,6 +180,8 @@ struct OperationContract {
 
 /// What one documented response promises.
 struct ResponseContract {
+    /// Which statuses its key covers.
+    covers: Covers,
     /// Answers it documented.
     answers: AtomicU64,
     /// Documented media types, each with its schema's validator.
@@ -354,7 +390,15 @@ impl Inner {
             };
             return (findings, Some(hit));
         }
-        let findings = if other_methods.is_empty() {
+        (self.unmatched(request, other_methods), None)
+    }
+
+    /// The finding about a request under the server that no operation
+    /// matched (`other_methods`: those of operations whose path did).
+    #[cold]
+    #[inline(never)]
+    fn unmatched(&self, request: &Request, mut other_methods: Vec<&str>) -> Vec<Finding> {
+        if other_methods.is_empty() {
             vec![Finding::new(
                 "/request/path",
                 format!(
@@ -375,8 +419,7 @@ impl Inner {
                 format!("one of {}", other_methods.join(", ")),
                 request.method().as_str(),
             )]
-        };
-        (findings, None)
+        }
     }
 }
 
@@ -388,41 +431,29 @@ impl OperationContract {
         (answer, answers_seen): (u64, &Memo<Vec<Finding>, (usize, u64)>),
     ) -> (Vec<Finding>, Option<usize>) {
         let request = answered.request;
-        let cookies = Cookies::from_headers(request.headers());
+        let cookies = if self.request.reads_cookies() {
+            Cookies::from_headers(request.headers())
+        } else {
+            Cookies::NONE
+        };
         let inputs = Inputs {
             request,
             params: &params,
             cookies: &cookies,
         };
-        let mut findings: Vec<Finding> = self
-            .request
-            .check_inputs(&inputs)
-            .iter()
-            .map(super::validate::Failure::finding)
-            .collect();
-        // The status as documented keys write it (`404`, `4XX`), with no
-        // text allocated: most answers are documented.
-        let mut digits = itoa::Buffer::new();
-        let status = digits.format(answered.status.as_u16());
-        let position =
-            |wanted: &dyn Fn(&str) -> bool| self.responses.iter().position(|(key, _)| wanted(key));
-        let in_range = |key: &str| {
-            key.len() == 3
-                && key.as_bytes()[0] == status.as_bytes()[0]
-                && key[1..].eq_ignore_ascii_case("XX")
-        };
-        let documented = position(&|key| key == status)
-            .or_else(|| position(&in_range))
-            .or_else(|| position(&|key| key == "default"));
+        let failures = self.request.check_inputs(&inputs);
+        let mut findings = Vec::new();
+        if !failures.is_empty() {
+            findings.extend(failures.iter().map(super::validate::Failure::finding));
+        }
+        let status = answered.status.as_u16();
+        // The best ranked, the first of equals.
+        let documented = (self.responses.iter().enumerate())
+            .filter_map(|(index, (_, response))| Some((response.covers.rank(status)?, index)))
+            .min()
+            .map(|(_, index)| index);
         match documented.map(|index| &self.responses[index]) {
-            None => {
-                let keys: Vec<&str> = self.responses.iter().map(|(key, _)| key.as_str()).collect();
-                findings.push(Finding::new(
-                    "/response/status",
-                    format!("a documented status ({})", keys.join(", ")),
-                    status,
-                ));
-            }
+            None => findings.push(self.undocumented(status)),
             Some((_, response)) => {
                 findings.extend(answers_seen.get_or_check((self.index, answer), || {
                     let mut found = Vec::new();
@@ -431,11 +462,22 @@ impl OperationContract {
                 }));
             }
         }
-        let findings = findings
-            .into_iter()
-            .map(|finding| finding.operation(self.name.clone()))
-            .collect();
+        for finding in &mut findings {
+            finding.operation = Some(self.name.clone());
+        }
         (findings, documented)
+    }
+
+    // Cold, apart from the usual path: its code would be read with it.
+    #[cold]
+    #[inline(never)]
+    fn undocumented(&self, status: u16) -> Finding {
+        let keys: Vec<&str> = self.responses.iter().map(|(key, _)| key.as_str()).collect();
+        Finding::new(
+            "/response/status",
+            format!("a documented status ({})", keys.join(", ")),
+            status.to_string(),
+        )
     }
 }
 
@@ -474,15 +516,7 @@ impl ResponseContract {
             .headers
             .get(http::header::CONTENT_TYPE)
             .and_then(|value| value.to_str().ok())
-            .map(|value| {
-                value
-                    .split(';')
-                    .next()
-                    .unwrap_or_default()
-                    .trim()
-                    .to_ascii_lowercase()
-            });
-        let content_type = content_type.as_deref();
+            .map(essence);
         let body = answered.body.unwrap_or_default();
         if self.media.is_empty() {
             if answered.body.is_some_and(|body| !body.is_empty()) {
@@ -512,7 +546,7 @@ impl ResponseContract {
             findings.push(Finding::new(
                 "/response/headers/content-type",
                 one_of(&self.media),
-                content_type,
+                content_type.to_ascii_lowercase(),
             ));
             return;
         };
@@ -604,9 +638,11 @@ fn responses(
             };
             headers.push((name.to_ascii_lowercase(), required, kind, validator));
         }
+        let covers = Covers::of(&key);
         responses.push((
             key,
             ResponseContract {
+                covers,
                 answers: AtomicU64::new(0),
                 media,
                 headers,
