@@ -529,7 +529,18 @@ mod tests {
     #[test]
     fn a_bare_type_passed_without_the_validator_is_one_it_accepts() {
         let texts = [
-            "7", "-3", "007", "7.5", "1e3", "NaN", "inf", "-inf", "true", "false", "", "abc",
+            "7",
+            "-3",
+            "007",
+            "7.5",
+            "1e3",
+            "NaN",
+            "inf",
+            "-inf",
+            "true",
+            "false",
+            "",
+            "abc",
             "99999999999999999999",
         ];
         for draft in [Draft::Draft4, Draft::Draft202012] {
