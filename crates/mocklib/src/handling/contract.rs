@@ -331,10 +331,12 @@ pub(crate) fn check(attached: &[Attached], answered: &Answered<'_>) -> (Vec<Find
     (findings, strict)
 }
 
+#[cfg(feature = "graphql")]
+pub(crate) use shared::fingerprint;
 #[cfg(feature = "openapi")]
 pub(crate) use shared::fingerprints;
 #[cfg(any(feature = "openapi", feature = "graphql"))]
-pub(crate) use shared::{Memo, fingerprint, short};
+pub(crate) use shared::{Memo, short};
 
 /// What the contracts mocklib ships share: remembering what a check found,
 /// values shortened for messages.
@@ -393,6 +395,7 @@ mod shared {
     }
 
     /// The exchange's fingerprint (see [`Fingerprints`]).
+    #[cfg(feature = "graphql")]
     pub(crate) fn fingerprint(answered: &Answered<'_>) -> u64 {
         fingerprints(answered).exchange
     }

@@ -311,7 +311,7 @@ impl Inner {
         };
         let path = url.path();
         let rest = path.get(server_path.len()..)?;
-        let prefix_ok = path[..server_path.len()].eq_ignore_ascii_case(&server_path);
+        let prefix_ok = path[..server_path.len()].eq_ignore_ascii_case(server_path);
         (prefix_ok && (rest.is_empty() || rest.starts_with('/'))).then_some(rest)
     }
 }
