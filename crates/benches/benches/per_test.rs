@@ -121,32 +121,24 @@ fn report(samples: &[Vec<Duration>]) {
         );
     }
     println!();
-    let (base_url, bare) = (median(BASE_URL), median(BARE));
-    println!(
-        "{}: {BASE_URL} per test ≤ 1.1× the bare hyper floor ({} vs {}: {:.2}×)",
-        if base_url <= 1.1 * bare {
-            "PASS"
-        } else {
-            "FAIL"
-        },
-        micros(Duration::from_secs_f64(base_url)),
-        micros(Duration::from_secs_f64(bare)),
-        base_url / bare
-    );
-    let wiremock = median(WIREMOCK);
-    for name in [MIDDLEWARE, BASE_URL] {
-        let ours = median(name);
+    // `name`'s median ≤ `limit` × `floor`'s, which `label` names.
+    let verdict = |name: &str, limit: f64, floor: &str, label: &str| {
+        let (ours, theirs) = (median(name), median(floor));
         println!(
-            "{}: {name} per test ≤ 1.5× wiremock-rs ({} vs {}: {:.2}×)",
-            if ours <= 1.5 * wiremock {
+            "{}: {name} per test ≤ {limit}× {label} ({} vs {}: {:.2}×)",
+            if ours <= limit * theirs {
                 "PASS"
             } else {
                 "FAIL"
             },
             micros(Duration::from_secs_f64(ours)),
-            micros(Duration::from_secs_f64(wiremock)),
-            ours / wiremock
+            micros(Duration::from_secs_f64(theirs)),
+            ours / theirs
         );
+    };
+    verdict(BASE_URL, 1.1, BARE, "the bare hyper floor");
+    for name in [MIDDLEWARE, BASE_URL] {
+        verdict(name, 1.5, WIREMOCK, "wiremock-rs");
     }
 }
 
