@@ -331,17 +331,19 @@ pub(crate) fn check(attached: &[Attached], answered: &Answered<'_>) -> (Vec<Find
     (findings, strict)
 }
 
+#[cfg(feature = "graphql")]
+pub(crate) use shared::fingerprint;
 #[cfg(feature = "openapi")]
-pub(crate) use shared::answer_fingerprint;
+pub(crate) use shared::fingerprints;
 #[cfg(any(feature = "openapi", feature = "graphql"))]
-pub(crate) use shared::{Memo, fingerprint, short};
+pub(crate) use shared::{Memo, short};
 
 /// What the contracts mocklib ships share: remembering what a check found,
 /// values shortened for messages.
 #[cfg(any(feature = "openapi", feature = "graphql"))]
 mod shared {
     use std::collections::HashMap;
-    use std::hash::{Hash, Hasher};
+    use std::hash::{BuildHasher, Hash, Hasher};
     use std::sync::{Mutex, PoisonError};
 
     use super::Answered;
@@ -350,20 +352,22 @@ mod shared {
     /// read: a mock answers the same request the same way again and again, and
     /// parsing and checking its body each time would cost more than the request
     /// itself. Bounded: it starts over past [`Memo::CAPACITY`] entries.
-    pub(crate) struct Memo<V>(Mutex<HashMap<u64, V>>);
+    // foldhash: the keys are fingerprints already; SipHash cost ~140
+    // instructions a lookup, and a new request makes three or four.
+    pub(crate) struct Memo<V, K = u64>(Mutex<HashMap<K, V, foldhash::fast::FixedState>>);
 
-    impl<V> Default for Memo<V> {
+    impl<V, K> Default for Memo<V, K> {
         fn default() -> Self {
             Memo(Mutex::default())
         }
     }
 
-    impl<V: Clone> Memo<V> {
+    impl<V: Clone, K: Hash + Eq> Memo<V, K> {
         /// Entries kept before it starts over.
         const CAPACITY: usize = 4096;
 
         /// What it holds for `key`, else what `check` finds (then kept).
-        pub(crate) fn get_or_check(&self, key: u64, check: impl FnOnce() -> V) -> V {
+        pub(crate) fn get_or_check(&self, key: K, check: impl FnOnce() -> V) -> V {
             let lock = || self.0.lock().unwrap_or_else(PoisonError::into_inner);
             if let Some(found) = lock().get(&key) {
                 return found.clone();
@@ -378,42 +382,84 @@ mod shared {
         }
     }
 
-    /// A fingerprint of everything a check of `answered` may read: the request
-    /// (method, URL, headers, body), the origin relative descriptions are read
-    /// on, and the answer (status, headers, body).
+    /// The fingerprints of one exchange: of the answer alone (status,
+    /// headers, body) and of everything a check may read (the request's
+    /// method, URL, headers and body, the origin relative descriptions are
+    /// read on, and the answer).
+    #[derive(Clone, Copy)]
+    pub(crate) struct Fingerprints {
+        // Read by the OpenAPI contract's memory of answers alone.
+        #[cfg_attr(not(feature = "openapi"), allow(dead_code))]
+        pub(crate) answer: u64,
+        pub(crate) exchange: u64,
+    }
+
+    /// The exchange's fingerprint (see [`Fingerprints`]).
+    #[cfg(feature = "graphql")]
     pub(crate) fn fingerprint(answered: &Answered<'_>) -> u64 {
-        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        fingerprints(answered).exchange
+    }
+
+    /// Both fingerprints of `answered`, the answer read once.
+    pub(crate) fn fingerprints(answered: &Answered<'_>) -> Fingerprints {
+        let mut answer = Pieces::default();
+        answer.feed(&answered.status.as_u16().to_le_bytes());
+        answer.headers(answered.headers);
+        match answered.body {
+            Some(body) => {
+                answer.feed(b"whole");
+                answer.feed(body);
+            }
+            None => answer.feed(b"streamed"),
+        }
+        let answer = answer.0.finish();
+        let mut exchange = Pieces::default();
         let request = answered.request;
-        request.method().as_str().hash(&mut hasher);
-        request.url().as_str().hash(&mut hasher);
-        hash_headers(request.headers(), &mut hasher);
-        request.body().as_ref().hash(&mut hasher);
-        answered.base_url.map(url::Url::as_str).hash(&mut hasher);
-        hash_answer(answered, &mut hasher);
-        hasher.finish()
+        exchange.feed(request.method().as_str().as_bytes());
+        exchange.feed(request.url().as_str().as_bytes());
+        exchange.headers(request.headers());
+        exchange.feed(request.body());
+        match answered.base_url {
+            Some(base) => {
+                exchange.feed(b"base");
+                exchange.feed(base.as_str().as_bytes());
+            }
+            None => exchange.feed(b"no base"),
+        }
+        exchange.feed(&answer.to_le_bytes());
+        Fingerprints {
+            answer,
+            exchange: exchange.0.finish(),
+        }
     }
 
-    /// A fingerprint of the answer alone (status, headers, body), salted with
-    /// what it answers (an operation's index).
-    #[cfg(feature = "openapi")]
-    pub(crate) fn answer_fingerprint(salt: usize, answered: &Answered<'_>) -> u64 {
-        let mut hasher = std::collections::hash_map::DefaultHasher::new();
-        salt.hash(&mut hasher);
-        hash_answer(answered, &mut hasher);
-        hasher.finish()
+    /// A fingerprint of length-prefixed pieces (so that they cannot run
+    /// together), by foldhash's quality variant, whose 64 bits collide no
+    /// more than a random function's. An exchange is some twenty short
+    /// pieces, on which SipHash spent ~80 instructions each (foldhash ~10);
+    /// and all go through one small `feed`, whose code a new request finds
+    /// cold in the instruction cache like the rest of the check's.
+    struct Pieces(foldhash::quality::FoldHasher<'static>);
+
+    impl Default for Pieces {
+        fn default() -> Self {
+            Pieces(foldhash::quality::FixedState::default().build_hasher())
+        }
     }
 
-    /// The answer's status, headers and body into `hasher`.
-    fn hash_answer(answered: &Answered<'_>, hasher: &mut impl Hasher) {
-        answered.status.as_u16().hash(hasher);
-        hash_headers(answered.headers, hasher);
-        answered.body.hash(hasher);
-    }
+    impl Pieces {
+        #[inline(never)]
+        fn feed(&mut self, bytes: &[u8]) {
+            self.0.write_usize(bytes.len());
+            self.0.write(bytes);
+        }
 
-    fn hash_headers(headers: &http::HeaderMap, hasher: &mut impl Hasher) {
-        for (name, value) in headers {
-            name.as_str().hash(hasher);
-            value.as_bytes().hash(hasher);
+        fn headers(&mut self, headers: &http::HeaderMap) {
+            self.feed(&headers.len().to_le_bytes());
+            for (name, value) in headers {
+                self.feed(name.as_str().as_bytes());
+                self.feed(value.as_bytes());
+            }
         }
     }
 

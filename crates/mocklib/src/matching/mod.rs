@@ -76,7 +76,9 @@ use url::Url;
 use pattern::PathPattern;
 pub use pattern::PatternError;
 
-use crate::message::params::{ParamValue, Params};
+#[cfg(feature = "regex")]
+use crate::message::params::ParamValue;
+use crate::message::params::Params;
 use crate::message::request::Request;
 
 /// A compiled request predicate. Usually built implicitly from a `&str`, a
@@ -212,12 +214,7 @@ impl Predicate {
                 let raw = pattern.matches(request.url_parts(), base_url)?;
                 let mut params = Params::default();
                 for param in raw {
-                    let value = if param.repeating {
-                        ParamValue::Many(param.values)
-                    } else {
-                        ParamValue::One(param.values.into_iter().next().unwrap_or_default())
-                    };
-                    params.insert(param.name, value);
+                    params.insert(param.name, param.value);
                 }
                 Some(params)
             }

@@ -4,12 +4,14 @@ use std::borrow::Cow;
 use std::fmt::Write as _;
 
 use percent_encoding::percent_decode_str;
+use smallvec::SmallVec;
 use url::Url;
 
 use super::{
     Compiled, HostMatcher, Matcher, OriginMatcher, ParamClass, Piece, PortMatcher, RawParam,
-    STEPS_LIMIT,
+    RawParams, STEPS_LIMIT,
 };
+use crate::message::params::ParamValue;
 
 impl Matcher {
     pub(super) fn is_match(&self, haystack: &str) -> bool {
@@ -26,15 +28,18 @@ impl Matcher {
                 fallback: Some(regex),
                 ..
             } if haystack.len() > STEPS_LIMIT => regex.is_match(haystack),
-            Matcher::Steps { pieces, .. } => run_steps(pieces, haystack, &mut Vec::new()),
+            Matcher::Steps { pieces, .. } => run_steps(pieces, haystack, &mut Values::new()),
             Matcher::Regex(regex) => regex.is_match(haystack),
         }
     }
 }
 
+/// The parameters' texts as steps find them: on the stack for the usual few.
+type Values<'h> = SmallVec<[&'h str; 4]>;
+
 /// Runs the steps of a [`Matcher::Steps`] on `rest`, pushing each
 /// parameter's text to `values`; whether the whole of `rest` matched.
-fn run_steps<'h>(pieces: &[Piece], mut rest: &'h str, values: &mut Vec<&'h str>) -> bool {
+fn run_steps<'h>(pieces: &[Piece], mut rest: &'h str, values: &mut Values<'h>) -> bool {
     for (i, piece) in pieces.iter().enumerate() {
         match piece {
             Piece::Literal(text) => match rest.as_bytes().get(..text.len()) {
@@ -66,7 +71,7 @@ fn run_free<'h>(
     class: ParamClass,
     after: &[Piece],
     rest: &'h str,
-    values: &mut Vec<&'h str>,
+    values: &mut Values<'h>,
 ) -> bool {
     let mark = values.len();
     let mut attempt = |end: usize| {
@@ -90,7 +95,7 @@ fn run_free<'h>(
 }
 
 impl OriginMatcher {
-    pub(super) fn matches(&self, url: &Url, params: &mut Vec<RawParam>) -> bool {
+    pub(super) fn matches(&self, url: &Url, params: &mut RawParams) -> bool {
         if !url.scheme().eq_ignore_ascii_case(&self.scheme) {
             return false;
         }
@@ -110,7 +115,7 @@ impl OriginMatcher {
             PortMatcher::Exact(port) => url.port_or_known_default() == *port,
             PortMatcher::Any { name } => {
                 if let Some(port) = url.port() {
-                    push_param(params, name, vec![port.to_string()], false);
+                    push_param(params, name, ParamValue::One(port.to_string()));
                 }
                 true
             }
@@ -153,7 +158,7 @@ pub(super) fn clean_url(url: &Url) -> Cow<'_, str> {
 
 /// Runs `compiled` on `haystack`, appending captured params. Allocation-free
 /// when the pattern has no parameters.
-pub(super) fn capture(compiled: &Compiled, haystack: &str, params: &mut Vec<RawParam>) -> bool {
+pub(super) fn capture(compiled: &Compiled, haystack: &str, params: &mut RawParams) -> bool {
     let regex = match &compiled.matcher {
         Matcher::Regex(regex) if !compiled.groups.is_empty() => regex,
         Matcher::Steps {
@@ -161,12 +166,12 @@ pub(super) fn capture(compiled: &Compiled, haystack: &str, params: &mut Vec<RawP
             ..
         } if haystack.len() > STEPS_LIMIT => regex,
         Matcher::Steps { pieces, .. } => {
-            let mut values = Vec::new();
+            let mut values = Values::new();
             if !run_steps(pieces, haystack, &mut values) {
                 return false;
             }
             for (group, value) in compiled.groups.iter().zip(values) {
-                push_param(params, &group.name, vec![decode(value)], false);
+                push_param(params, &group.name, ParamValue::One(decode(value)));
             }
             return true;
         }
@@ -179,31 +184,24 @@ pub(super) fn capture(compiled: &Compiled, haystack: &str, params: &mut Vec<RawP
         // A group that did not take part (optional absent, `*` with zero
         // segments) is left out, as path-to-regexp does.
         let Some(m) = caps.get(i + 1) else { continue };
-        let values = if group.repeating {
-            m.as_str().split(group.separator).map(decode).collect()
+        let value = if group.repeating {
+            ParamValue::Many(m.as_str().split(group.separator).map(decode).collect())
         } else {
-            vec![decode(m.as_str())]
+            ParamValue::One(decode(m.as_str()))
         };
-        push_param(params, &group.name, values, group.repeating);
+        push_param(params, &group.name, value);
     }
     true
 }
 
 /// Adds a param; a repeated name keeps the last value, at the first position.
-pub(super) fn push_param(
-    params: &mut Vec<RawParam>,
-    name: &str,
-    values: Vec<String>,
-    repeating: bool,
-) {
+pub(super) fn push_param(params: &mut RawParams, name: &str, value: ParamValue) {
     if let Some(existing) = params.iter_mut().find(|p| p.name == name) {
-        existing.values = values;
-        existing.repeating = repeating;
+        existing.value = value;
     } else {
         params.push(RawParam {
             name: name.to_owned(),
-            values,
-            repeating,
+            value,
         });
     }
 }
@@ -211,6 +209,10 @@ pub(super) fn push_param(
 /// `decodeURIComponent`, except that undecodable input is kept as is
 /// instead of failing the match.
 fn decode(raw: &str) -> String {
+    // Most values have nothing to decode.
+    if !raw.contains('%') {
+        return raw.to_owned();
+    }
     match percent_decode_str(raw).decode_utf8() {
         Ok(decoded) => decoded.into_owned(),
         Err(_) => raw.to_owned(),

@@ -120,6 +120,7 @@ mod tokenizer;
 
 use std::borrow::Cow;
 
+use crate::message::params::ParamValue;
 use crate::message::request::UrlParts;
 use regex_lite::Regex;
 use url::Url;
@@ -149,11 +150,22 @@ pub(super) struct PathPattern {
 #[derive(Debug, Clone, PartialEq)]
 pub(super) struct RawParam {
     pub name: String,
-    /// One value, or for repeated parameters (`:name*`, `:name+`) each segment.
-    pub values: Vec<String>,
-    /// Whether the parameter was declared repeating (`*` or `+`).
-    pub repeating: bool,
+    /// One value, or for repeated parameters (`:name*`, `:name+`) each
+    /// segment (`Many`, however many there are).
+    pub value: ParamValue,
 }
+
+impl RawParam {
+    /// Whether the parameter was declared repeating (`*` or `+`).
+    #[cfg(test)]
+    pub(super) fn repeating(&self) -> bool {
+        matches!(self.value, ParamValue::Many(_))
+    }
+}
+
+/// The parameters one match captured, in the pattern's order: on the stack
+/// for the usual one or two.
+pub(super) type RawParams = smallvec::SmallVec<[RawParam; 2]>;
 
 /// What a future handler index can use to pre-filter patterns cheaply.
 ///
@@ -495,9 +507,9 @@ impl PathPattern {
         &self,
         url: impl Into<UrlParts<'u>>,
         base: Option<&Url>,
-    ) -> Option<Vec<RawParam>> {
+    ) -> Option<RawParams> {
         let parts = url.into();
-        let mut params = Vec::new();
+        let mut params = RawParams::new();
         match &self.kind {
             // Origin and path only: a request's URL need not be parsed.
             Kind::Relative => {

@@ -19,13 +19,14 @@ use super::OpenApiError;
 use super::document::{Document, child, entries, scalar_text};
 use super::generate::type_of;
 use super::operation::{METHODS, parameters, pattern};
-use super::validate::{Compiler, Inputs, RequestCheck, is_json, media_matches, typed};
+use super::validate::{Compiler, Inputs, RequestCheck, essence, is_json, media_matches, typed};
 use crate::handling::contract::{
-    Answered, Contract, Coverage, Finding, Memo, OperationCoverage, ResponseCoverage,
-    answer_fingerprint, fingerprint, short,
+    Answered, Contract, Coverage, Finding, Memo, OperationCoverage, ResponseCoverage, fingerprints,
+    short,
 };
 use crate::matching::Predicate;
 use crate::message::cookies::Cookies;
+use crate::message::request::Request;
 
 /// An OpenAPI document as a contract; made by
 /// [`OpenApi::contract`](super::OpenApi::contract). Clones are the same
@@ -43,16 +44,19 @@ struct Inner {
     server_url: Option<url::Url>,
     operations: Vec<OperationContract>,
     /// Operations by their path's first segment under the server
-    /// (lowercased; `None`: a parameter), so a request is matched against
-    /// a few, not all.
-    by_segment: HashMap<Option<String>, Vec<usize>>,
+    /// (lowercased), so a request is matched against a few, not all.
+    by_segment: HashMap<String, Vec<usize>, foldhash::fast::FixedState>,
+    /// Operations whose path starts with a parameter: candidates for
+    /// every request.
+    parameter_led: Vec<usize>,
     /// The findings of exchanges seen before, by a fingerprint of all the
     /// check reads.
     seen: Memo<(Vec<Finding>, Option<Hit>)>,
-    /// The same for answers alone (by operation, status, headers and
-    /// body): a request that differs (another id) often gets the same
-    /// answer from a mock, whose body need not be validated again.
-    answers_seen: Memo<Vec<Finding>>,
+    /// The same for answers alone (by operation, and the fingerprint of
+    /// status, headers and body): a request that differs (another id)
+    /// often gets the same answer from a mock, whose body need not be
+    /// validated again.
+    answers_seen: Memo<Vec<Finding>, (usize, u64)>,
 }
 
 impl OpenApiContract {
@@ -122,6 +126,39 @@ impl std::fmt::Debug for OpenApiContract {
     }
 }
 
+/// The statuses a documented response's key covers, in the order OpenAPI
+/// prefers them: a status named exactly, then its range, then `default`.
+#[derive(Clone, Copy)]
+enum Covers {
+    Exactly(u16),
+    Range(u16),
+    Default,
+    /// A key that is none of these: no status.
+    Nothing,
+}
+
+impl Covers {
+    fn of(key: &str) -> Covers {
+        let range = key.len() == 3 && key[1..].eq_ignore_ascii_case("XX");
+        match (key.parse::<u16>(), key.as_bytes().first()) {
+            _ if key == "default" => Covers::Default,
+            (Ok(status), _) if key.len() == 3 => Covers::Exactly(status),
+            (_, Some(digit @ b'1'..=b'9')) if range => Covers::Range(u16::from(digit - b'0')),
+            _ => Covers::Nothing,
+        }
+    }
+
+    /// How well it covers `status` (lower is better), if at all.
+    fn rank(self, status: u16) -> Option<u8> {
+        match self {
+            Covers::Exactly(exact) if exact == status => Some(0),
+            Covers::Range(hundreds) if hundreds == status / 100 => Some(1),
+            Covers::Default => Some(2),
+            _ => None,
+        }
+    }
+}
+
 /// What one operation promises.
 struct OperationContract {
     /// Its place in [`OpenApiContract::operations`].
@@ -143,6 +180,8 @@ struct OperationContract {
 
 /// What one documented response promises.
 struct ResponseContract {
+    /// Which statuses its key covers.
+    covers: Covers,
     /// Answers it documented.
     answers: AtomicU64,
     /// Documented media types, each with its schema's validator.
@@ -161,7 +200,8 @@ impl OpenApiContract {
         let compiler = Compiler::new(doc)?;
         let base = server.url_for(&[]);
         let mut operations = Vec::new();
-        let mut by_segment: HashMap<Option<String>, Vec<usize>> = HashMap::new();
+        let mut by_segment: HashMap<String, Vec<usize>, _> = HashMap::default();
+        let mut parameter_led = Vec::new();
         for (path, item) in entries(doc.root.get("paths")) {
             let item_pointer = child("/paths", &path);
             let (item, item_pointer) = doc.resolve(item, item_pointer)?;
@@ -205,10 +245,11 @@ impl OpenApiContract {
                     .get("operationId")
                     .and_then(scalar_text)
                     .unwrap_or_else(|| format!("{} {path}", method.as_str()));
-                by_segment
-                    .entry(segment.clone())
-                    .or_default()
-                    .push(operations.len());
+                match &segment {
+                    Some(segment) => by_segment.entry(segment.clone()).or_default(),
+                    None => &mut parameter_led,
+                }
+                .push(operations.len());
                 operations.push(OperationContract {
                     index: operations.len(),
                     name,
@@ -228,6 +269,7 @@ impl OpenApiContract {
             server: base,
             operations,
             by_segment,
+            parameter_led,
             seen: Memo::default(),
             answers_seen: Memo::default(),
         })))
@@ -240,28 +282,36 @@ impl Inner {
     /// the front door's own origin).
     fn path_under<'u>(&self, answered: &'u Answered<'_>) -> Option<&'u str> {
         let url = answered.request.url();
+        // Origins written alike (the usual case) need no comparing by parts.
+        let written_alike = |other: &url::Url| {
+            other[..url::Position::BeforePath] == url[..url::Position::BeforePath]
+        };
         let server_path = match &self.server_url {
             Some(server) => {
-                let same_origin = server.scheme() == url.scheme()
-                    && server.host_str().map(str::to_ascii_lowercase)
-                        == url.host_str().map(str::to_ascii_lowercase)
-                    && server.port_or_known_default() == url.port_or_known_default();
+                let same_host = || match (server.host_str(), url.host_str()) {
+                    (Some(ours), Some(theirs)) => ours.eq_ignore_ascii_case(theirs),
+                    (ours, theirs) => ours == theirs,
+                };
+                let same_origin = written_alike(server)
+                    || server.scheme() == url.scheme()
+                        && same_host()
+                        && server.port_or_known_default() == url.port_or_known_default();
                 if !same_origin {
                     return None;
                 }
-                server.path().trim_end_matches('/').to_owned()
+                server.path().trim_end_matches('/')
             }
             None => {
                 let base = answered.base_url?;
-                if base.origin() != url.origin() {
+                if !written_alike(base) && base.origin() != url.origin() {
                     return None;
                 }
-                self.server.trim_end_matches('/').to_owned()
+                self.server.trim_end_matches('/')
             }
         };
         let path = url.path();
         let rest = path.get(server_path.len()..)?;
-        let prefix_ok = path[..server_path.len()].eq_ignore_ascii_case(&server_path);
+        let prefix_ok = path[..server_path.len()].eq_ignore_ascii_case(server_path);
         (prefix_ok && (rest.is_empty() || rest.starts_with('/'))).then_some(rest)
     }
 }
@@ -277,9 +327,10 @@ impl Contract for OpenApiContract {
 
     fn check(&self, answered: &Answered<'_>) -> Vec<Finding> {
         let inner = &self.0;
-        let (findings, hit) = inner
-            .seen
-            .get_or_check(fingerprint(answered), || inner.check_anew(answered));
+        let prints = fingerprints(answered);
+        let (findings, hit) = inner.seen.get_or_check(prints.exchange, || {
+            inner.check_anew(answered, prints.answer)
+        });
         // Counted on every exchange, remembered or not.
         if let Some(hit) = hit {
             let operation = &inner.operations[hit.operation];
@@ -297,21 +348,29 @@ impl Contract for OpenApiContract {
 }
 
 impl Inner {
-    fn check_anew(&self, answered: &Answered<'_>) -> (Vec<Finding>, Option<Hit>) {
+    /// The findings about `answered`, whose answer's fingerprint is
+    /// `answer`, and the operation it maps to.
+    fn check_anew(&self, answered: &Answered<'_>, answer: u64) -> (Vec<Finding>, Option<Hit>) {
         let Some(rest) = self.path_under(answered) else {
             return (Vec::new(), None);
         };
-        let segment = rest
-            .trim_start_matches('/')
-            .split('/')
-            .next()
-            .map(str::to_ascii_lowercase);
+        let rest = rest.trim_start_matches('/');
+        let segment = match rest.bytes().position(|byte| byte == b'/') {
+            Some(end) => &rest[..end],
+            None => rest,
+        };
+        // Lowercased only when it has to be (the keys are).
+        let segment = if segment.bytes().any(|byte| byte.is_ascii_uppercase()) {
+            std::borrow::Cow::Owned(segment.to_ascii_lowercase())
+        } else {
+            std::borrow::Cow::Borrowed(segment)
+        };
         let candidates = self
             .by_segment
-            .get(&segment)
+            .get(segment.as_ref())
             .into_iter()
-            .chain(self.by_segment.get(&None))
             .flatten()
+            .chain(&self.parameter_led)
             .map(|&index| &self.operations[index]);
         let request = answered.request;
         let mut other_methods = Vec::new();
@@ -323,14 +382,23 @@ impl Inner {
                 other_methods.push(operation.method.as_str());
                 continue;
             }
-            let (findings, response) = operation.check(answered, params, &self.answers_seen);
+            let (findings, response) =
+                operation.check(answered, params, (answer, &self.answers_seen));
             let hit = Hit {
                 operation: operation.index,
                 response,
             };
             return (findings, Some(hit));
         }
-        let findings = if other_methods.is_empty() {
+        (self.unmatched(request, other_methods), None)
+    }
+
+    /// The finding about a request under the server that no operation
+    /// matched (`other_methods`: those of operations whose path did).
+    #[cold]
+    #[inline(never)]
+    fn unmatched(&self, request: &Request, mut other_methods: Vec<&str>) -> Vec<Finding> {
+        if other_methods.is_empty() {
             vec![Finding::new(
                 "/request/path",
                 format!(
@@ -351,8 +419,7 @@ impl Inner {
                 format!("one of {}", other_methods.join(", ")),
                 request.method().as_str(),
             )]
-        };
-        (findings, None)
+        }
     }
 }
 
@@ -361,51 +428,56 @@ impl OperationContract {
         &self,
         answered: &Answered<'_>,
         params: crate::message::params::Params,
-        answers_seen: &Memo<Vec<Finding>>,
+        (answer, answers_seen): (u64, &Memo<Vec<Finding>, (usize, u64)>),
     ) -> (Vec<Finding>, Option<usize>) {
         let request = answered.request;
-        let cookies = Cookies::from_headers(request.headers());
+        let cookies = if self.request.reads_cookies() {
+            Cookies::from_headers(request.headers())
+        } else {
+            Cookies::NONE
+        };
         let inputs = Inputs {
             request,
             params: &params,
             cookies: &cookies,
         };
-        let mut findings: Vec<Finding> = self
-            .request
-            .check_inputs(&inputs)
-            .iter()
-            .map(super::validate::Failure::finding)
-            .collect();
+        let failures = self.request.check_inputs(&inputs);
+        let mut findings = Vec::new();
+        if !failures.is_empty() {
+            findings.extend(failures.iter().map(super::validate::Failure::finding));
+        }
         let status = answered.status.as_u16();
-        let position =
-            |wanted: &dyn Fn(&str) -> bool| self.responses.iter().position(|(key, _)| wanted(key));
-        let range = format!("{}XX", status / 100);
-        let documented = position(&|key| key == status.to_string())
-            .or_else(|| position(&|key| key.eq_ignore_ascii_case(&range)))
-            .or_else(|| position(&|key| key == "default"));
+        // The best ranked, the first of equals.
+        let documented = (self.responses.iter().enumerate())
+            .filter_map(|(index, (_, response))| Some((response.covers.rank(status)?, index)))
+            .min()
+            .map(|(_, index)| index);
         match documented.map(|index| &self.responses[index]) {
-            None => {
-                let keys: Vec<&str> = self.responses.iter().map(|(key, _)| key.as_str()).collect();
-                findings.push(Finding::new(
-                    "/response/status",
-                    format!("a documented status ({})", keys.join(", ")),
-                    status.to_string(),
-                ));
-            }
+            None => findings.push(self.undocumented(status)),
             Some((_, response)) => {
-                let key = answer_fingerprint(self.index, answered);
-                findings.extend(answers_seen.get_or_check(key, || {
+                findings.extend(answers_seen.get_or_check((self.index, answer), || {
                     let mut found = Vec::new();
                     response.check(answered, &mut found);
                     found
                 }));
             }
         }
-        let findings = findings
-            .into_iter()
-            .map(|finding| finding.operation(self.name.clone()))
-            .collect();
+        for finding in &mut findings {
+            finding.operation = Some(self.name.clone());
+        }
         (findings, documented)
+    }
+
+    // Cold, apart from the usual path: its code would be read with it.
+    #[cold]
+    #[inline(never)]
+    fn undocumented(&self, status: u16) -> Finding {
+        let keys: Vec<&str> = self.responses.iter().map(|(key, _)| key.as_str()).collect();
+        Finding::new(
+            "/response/status",
+            format!("a documented status ({})", keys.join(", ")),
+            status.to_string(),
+        )
     }
 }
 
@@ -444,15 +516,7 @@ impl ResponseContract {
             .headers
             .get(http::header::CONTENT_TYPE)
             .and_then(|value| value.to_str().ok())
-            .map(|value| {
-                value
-                    .split(';')
-                    .next()
-                    .unwrap_or_default()
-                    .trim()
-                    .to_ascii_lowercase()
-            });
-        let content_type = content_type.as_deref();
+            .map(essence);
         let body = answered.body.unwrap_or_default();
         if self.media.is_empty() {
             if answered.body.is_some_and(|body| !body.is_empty()) {
@@ -482,7 +546,7 @@ impl ResponseContract {
             findings.push(Finding::new(
                 "/response/headers/content-type",
                 one_of(&self.media),
-                content_type,
+                content_type.to_ascii_lowercase(),
             ));
             return;
         };
@@ -574,9 +638,11 @@ fn responses(
             };
             headers.push((name.to_ascii_lowercase(), required, kind, validator));
         }
+        let covers = Covers::of(&key);
         responses.push((
             key,
             ResponseContract {
+                covers,
                 answers: AtomicU64::new(0),
                 media,
                 headers,

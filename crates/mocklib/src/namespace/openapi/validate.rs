@@ -1,10 +1,12 @@
 //! Request validation against an operation's parameters and request body.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use jsonschema::{Draft, Registry, Validator};
 use serde_json::{Value as Json, json};
 use serde_norway::Value;
+use smallvec::SmallVec;
 
 use super::OpenApiError;
 use super::document::{Document, child, entries};
@@ -146,6 +148,9 @@ struct ParamCheck {
     /// parameter's text as a JSON value before validating it.
     kind: Option<String>,
     item_kind: Option<String>,
+    /// Whether the schema is `type` alone (an id's `{type: integer}`):
+    /// a value read as that type is valid without the validator.
+    bare: bool,
     validator: Option<Validator>,
 }
 
@@ -209,6 +214,12 @@ impl RequestCheck {
         })
     }
 
+    /// Whether a check reads the request's cookies (a cookie parameter):
+    /// callers without them parsed need not parse them otherwise.
+    pub(crate) fn reads_cookies(&self) -> bool {
+        self.params.iter().any(|param| param.place == In::Cookie)
+    }
+
     /// [`check`](Self::check) of what a request's check reads, for callers
     /// with no resolver arguments (a contract).
     pub(crate) fn check_inputs(&self, args: &Inputs<'_>) -> Vec<Failure> {
@@ -229,7 +240,13 @@ impl RequestCheck {
             let Some(validator) = &param.validator else {
                 continue;
             };
-            let value = param_value(param, values);
+            // A bare type (an id's `{type: integer}`) valid without a
+            // value built or the validator's code run: what `typed` would
+            // read the text as is all it asks.
+            if param.bare && reads_as(&values[0], param.kind.as_deref()) {
+                continue;
+            }
+            let value = param_value(param, &values);
             // The common case, valid, without building errors.
             if validator.is_valid(&value) {
                 continue;
@@ -242,6 +259,21 @@ impl RequestCheck {
             check_body(body, args, &mut failures);
         }
         failures
+    }
+}
+
+/// Whether [`typed`] reads `text` as a value of the JSON Schema type
+/// `kind`; `false` for the types it does not read (`array`, `object`:
+/// the validator decides).
+fn reads_as(text: &str, kind: Option<&str>) -> bool {
+    match kind {
+        Some("integer") => text.parse::<i64>().is_ok(),
+        // `typed` makes a NaN or an infinity `null`.
+        Some("number") => text.parse::<f64>().is_ok_and(f64::is_finite),
+        Some("boolean") => text.parse::<bool>().is_ok(),
+        Some("null") => text.is_empty(),
+        Some("string") => true,
+        _ => false,
     }
 }
 
@@ -265,9 +297,13 @@ fn param_check(
     }
     let required =
         place == In::Path || param.value.get("required").and_then(Value::as_bool) == Some(true);
-    let (kind, item_kind, validator) = match param.value.get("schema") {
+    let (kind, item_kind, bare, validator) = match param.value.get("schema") {
         Some(schema) => {
             let (resolved, _) = doc.resolve(schema, String::new())?;
+            let bare = matches!(resolved.get("type"), Some(Value::String(_)))
+                && resolved
+                    .as_mapping()
+                    .is_some_and(|schema| schema.len() == 1);
             let items = resolved
                 .get("items")
                 .map(|items| doc.resolve(items, String::new()));
@@ -279,10 +315,11 @@ fn param_check(
             (
                 type_of(resolved).map(str::to_owned),
                 item_kind,
+                bare,
                 Some(compiler.compile(doc, &pointer)?),
             )
         }
-        None => (None, None, None),
+        None => (None, None, false, None),
     };
     Ok(Some(ParamCheck {
         place,
@@ -291,6 +328,7 @@ fn param_check(
         required,
         kind,
         item_kind,
+        bare,
         validator,
     }))
 }
@@ -325,13 +363,14 @@ fn body_check(
     }))
 }
 
-/// The values a request gives a parameter, as text.
-fn param_values(param: &ParamCheck, args: &Inputs<'_>) -> Vec<String> {
+/// The values a request gives a parameter, as text: borrowed where the
+/// request holds them as they are, and none allocated for the usual one.
+fn param_values<'a>(param: &ParamCheck, args: &Inputs<'a>) -> SmallVec<[Cow<'a, str>; 1]> {
     match param.place {
         In::Path => args
             .params
             .get(&param.pattern_name)
-            .map(str::to_owned)
+            .map(Cow::Borrowed)
             .into_iter()
             .collect(),
         In::Query => args
@@ -339,39 +378,39 @@ fn param_values(param: &ParamCheck, args: &Inputs<'_>) -> Vec<String> {
             .url()
             .query_pairs()
             .filter(|(name, _)| *name == param.name)
-            .map(|(_, value)| value.into_owned())
+            .map(|(_, value)| value)
             .collect(),
         In::Header => args
             .request
             .headers()
             .get_all(param.name.as_str())
             .iter()
-            .map(|value| String::from_utf8_lossy(value.as_bytes()).into_owned())
+            .map(|value| String::from_utf8_lossy(value.as_bytes()))
             .collect(),
         In::Cookie => args
             .cookies
             .get(&param.name)
-            .map(str::to_owned)
+            .map(Cow::Borrowed)
             .into_iter()
             .collect(),
     }
 }
 
 /// A parameter's values as the JSON its schema validates.
-fn param_value(param: &ParamCheck, values: Vec<String>) -> Json {
+fn param_value(param: &ParamCheck, values: &[Cow<'_, str>]) -> Json {
     if param.kind.as_deref() != Some("array") {
         return typed(&values[0], param.kind.as_deref());
     }
     // `form` style, exploded (`?tags=a&tags=b`) or not (`?tags=a,b`);
     // headers are comma-separated (`simple`).
-    let items: Vec<String> = if values.len() == 1 || param.place == In::Header {
+    let items: Vec<&str> = if values.len() == 1 || param.place == In::Header {
         values
             .iter()
             .flat_map(|value| value.split(','))
-            .map(|item| item.trim().to_owned())
+            .map(str::trim)
             .collect()
     } else {
-        values
+        values.iter().map(AsRef::as_ref).collect()
     };
     Json::Array(
         items
@@ -440,33 +479,31 @@ fn check_body(body: &BodyCheck, args: &Inputs<'_>, failures: &mut Vec<Failure>) 
     }
 }
 
+/// A media type without its parameters: `text/plain` of
+/// `text/plain; charset=utf-8`.
+pub(crate) fn essence(media_type: &str) -> &str {
+    media_type.split(';').next().unwrap_or_default().trim()
+}
+
 /// Whether a documented media type (`application/json`, `image/*`,
-/// `*/*`) covers the request's.
+/// `*/*`) covers `actual` (an essence), in any case. Allocates nothing:
+/// it runs on every checked request and answer.
 pub(crate) fn media_matches(documented: &str, actual: &str) -> bool {
-    let documented = documented
-        .split(';')
-        .next()
-        .unwrap_or_default()
-        .trim()
-        .to_ascii_lowercase();
+    let documented = essence(documented);
     match documented.split_once('/') {
         Some(("*", "*")) => true,
         Some((kind, "*")) => actual
             .split_once('/')
-            .is_some_and(|(actual_kind, _)| actual_kind == kind),
-        _ => documented == actual,
+            .is_some_and(|(actual_kind, _)| actual_kind.eq_ignore_ascii_case(kind)),
+        _ => documented.eq_ignore_ascii_case(actual),
     }
 }
 
 /// Whether a media type holds JSON (`application/json`, `…+json`).
 pub(crate) fn is_json(media_type: &str) -> bool {
-    let essence = media_type
-        .split(';')
-        .next()
-        .unwrap_or_default()
-        .trim()
-        .to_ascii_lowercase();
-    essence == "application/json" || essence.ends_with("+json")
+    let essence = essence(media_type).as_bytes();
+    essence.eq_ignore_ascii_case(b"application/json")
+        || essence.len() >= 5 && essence[essence.len() - 5..].eq_ignore_ascii_case(b"+json")
 }
 
 /// A parameter's text as the JSON value its schema's type reads it as;
@@ -480,4 +517,48 @@ pub(crate) fn typed(text: &str, kind: Option<&str>) -> Json {
         _ => None,
     };
     parsed.unwrap_or_else(|| Json::String(text.to_owned()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The shortcut for bare types claims nothing the validator would
+    /// refuse: whatever text `reads_as` passes, `{type: kind}` accepts as
+    /// `typed` reads it, in both dialects.
+    #[test]
+    fn a_bare_type_passed_without_the_validator_is_one_it_accepts() {
+        let texts = [
+            "7",
+            "-3",
+            "007",
+            "7.5",
+            "1e3",
+            "NaN",
+            "inf",
+            "-inf",
+            "true",
+            "false",
+            "",
+            "abc",
+            "99999999999999999999",
+        ];
+        for draft in [Draft::Draft4, Draft::Draft202012] {
+            for kind in ["integer", "number", "boolean", "null", "string"] {
+                let validator = jsonschema::options()
+                    .with_draft(draft)
+                    .build(&json!({ "type": kind }))
+                    .unwrap();
+                for text in texts {
+                    if reads_as(text, Some(kind)) {
+                        let value = typed(text, Some(kind));
+                        assert!(
+                            validator.is_valid(&value),
+                            "{text:?} as {kind} ({draft:?}): {value}"
+                        );
+                    }
+                }
+            }
+        }
+    }
 }

@@ -175,7 +175,7 @@ pub(crate) struct Shared {
     pub origin: Arc<url::Url>,
     /// The origin's `host:port`, as a `Host` header naming this listener
     /// exactly is written.
-    pub authority: Box<str>,
+    pub authority: Arc<str>,
     pub scopes: ScopeRegistry,
     /// This listener's `Via` entry (`1.1 mocklib-<pid>-<port>`): unique on
     /// the machine while it runs.
@@ -265,6 +265,13 @@ fn current_multi_thread_runtime() -> Result<tokio::runtime::Handle, ListenError>
 /// its servers. Between two servers the port answers `503`.
 pub(crate) struct Port {
     address: SocketAddr,
+    /// What every server that holds the port says of it, made once with
+    /// the port rather than by each `listen()` (formatting and parsing
+    /// them was most of its cost): its origin `http://<address>/`, the
+    /// origin's authority and the `Via` entry.
+    origin: Arc<url::Url>,
+    authority: Arc<str>,
+    via: http::HeaderValue,
     holder: RwLock<Option<Arc<Shared>>>,
     /// Set when a port asked for by number closes: its accept loop and its
     /// connections end, and the number is free again.
@@ -272,6 +279,25 @@ pub(crate) struct Port {
 }
 
 impl Port {
+    fn new(address: SocketAddr) -> Arc<Self> {
+        Arc::new(Port {
+            address,
+            origin: Arc::new(
+                url::Url::parse(&format!("http://{address}/"))
+                    .expect("a socket address makes a valid URL"),
+            ),
+            authority: address.to_string().into(),
+            via: http::HeaderValue::try_from(format!(
+                "1.1 mocklib-{}-{}",
+                std::process::id(),
+                address.port()
+            ))
+            .expect("digits and letters make a valid header value"),
+            holder: RwLock::new(None),
+            retired: signal::Signal::default(),
+        })
+    }
+
     pub(super) fn holder(&self) -> Option<Arc<Shared>> {
         self.holder
             .read()
@@ -307,11 +333,7 @@ fn take_port(
         }
     }
     let (listener, address) = bind(runtime.handle(), number)?;
-    let port = Arc::new(Port {
-        address,
-        holder: RwLock::new(None),
-        retired: signal::Signal::default(),
-    });
+    let port = Port::new(address);
     runtime.spawn(listener::accept_loop(
         listener::Accepting::new(listener),
         listener::Holder::Lent(Arc::clone(&port)),
@@ -332,11 +354,7 @@ impl Network {
         let (runtime, port, pooled) = if on_current_runtime {
             let runtime = current_multi_thread_runtime()?;
             let (listener, address) = bind(&runtime, port)?;
-            let port = Arc::new(Port {
-                address,
-                holder: RwLock::new(None),
-                retired: signal::Signal::default(),
-            });
+            let port = Port::new(address);
             runtime.spawn(listener::accept_loop(
                 listener::Accepting::new(listener),
                 listener::Holder::Lent(Arc::clone(&port)),
@@ -354,12 +372,7 @@ impl Network {
             extra_roots,
             client: OnceLock::new(),
         });
-        let via = http::HeaderValue::try_from(format!(
-            "1.1 mocklib-{}-{}",
-            std::process::id(),
-            address.port()
-        ))
-        .expect("digits and letters make a valid header value");
+        let via = port.via.clone();
         engine.set_performer(Arc::new(UpstreamPerformer {
             upstream: Arc::clone(&upstream),
             via: Some(via.clone()),
@@ -370,11 +383,8 @@ impl Network {
             ca: OnceLock::new(),
             upstream,
             address,
-            origin: Arc::new(
-                url::Url::parse(&format!("http://{address}/"))
-                    .expect("a socket address makes a valid URL"),
-            ),
-            authority: address.to_string().into(),
+            origin: Arc::clone(&port.origin),
+            authority: Arc::clone(&port.authority),
             scopes: ScopeRegistry::default(),
             via,
             closed: signal::Signal::default(),
@@ -392,11 +402,11 @@ impl Network {
     /// The origin to send requests to for `scope`: the main port at the
     /// root, a port of the boundary's own inside one.
     pub(super) fn url(&self, scope: &Arc<Scope>) -> Result<Url, ListenError> {
-        let address = if self.shared.engine.is_root(scope) {
-            self.port.address
-        } else {
-            self.scope_port(scope)?
-        };
+        if self.shared.engine.is_root(scope) {
+            // The same URL as parsing `http://<address>` gives.
+            return Ok((*self.port.origin).clone());
+        }
+        let address = self.scope_port(scope)?;
         Ok(Url::parse(&format!("http://{address}")).expect("a socket address makes a valid URL"))
     }
 
@@ -409,8 +419,7 @@ impl Network {
     /// The proxy URL for `scope`: plain at the root, with a credential naming
     /// the boundary inside one.
     pub(super) fn proxy_url(&self, scope: &Arc<Scope>) -> Url {
-        let mut url = Url::parse(&format!("http://{}", self.port.address))
-            .expect("a socket address makes a valid URL");
+        let mut url = (*self.port.origin).clone();
         if !self.shared.engine.is_root(scope) {
             self.shared.scopes.register(scope);
             let _ = url.set_username(CREDENTIAL_USER);
