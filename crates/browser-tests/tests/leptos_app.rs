@@ -3,8 +3,10 @@
 //! development build `trunk serve` makes (mocking on), each served from
 //! loopback next to a real `/api/todos` and loaded in headless Chromium and
 //! Firefox. The development build must show the todos mocklib's handlers
-//! answer, with mocklib's worker registered; the release build the real
-//! API's, with no Service Worker registered at all.
+//! answer and the greeting its `grpc` handler answers to the app's gRPC-Web
+//! call (tonic over `tonic-web-wasm-client`), with mocklib's worker
+//! registered; the release build the real API's todos and no greeting (no
+//! gRPC service behind the static site), with no Service Worker registered.
 //!
 //! The build is what trunk runs, without trunk: `cargo build --target
 //! wasm32-unknown-unknown --release`, `wasm-bindgen --target web`, the files
@@ -46,13 +48,24 @@ fn mocks_answer_in_development_and_the_release_build_calls_the_real_api() {
             rendered(&driver, &format!("http://{development}/")),
             json!({
                 "todos": ["✓ Write the handlers", "Build the UI against them"],
+                "greeting": "Hello Leptos, from a mocked gRPC service!",
                 "workers": ["/mocklib-worker.js"],
             }),
             "the development build in {browser:?}"
         );
+        let mut page = rendered(&driver, &format!("http://{release}/"));
+        // No gRPC service behind the static site: the app says so (the
+        // code is the client's reading of the site's HTTP answer).
+        let greeting = page["greeting"].take();
+        assert!(
+            greeting
+                .as_str()
+                .is_some_and(|text| text.starts_with("no greeting: ")),
+            "the release build's greeting in {browser:?}: {greeting}"
+        );
         assert_eq!(
-            rendered(&driver, &format!("http://{release}/")),
-            json!({ "todos": ["From the real API"], "workers": [] }),
+            page,
+            json!({ "todos": ["From the real API"], "greeting": null, "workers": [] }),
             "the release build in {browser:?}"
         );
     }
@@ -76,15 +89,17 @@ fn rendered(driver: &Driver, url: &str) -> Value {
     let session = driver.new_session();
     session.navigate(url);
     session.wait_for(
-        "the todos (or an error) to render",
+        "the todos (or an error) and the greeting to render",
         "return document.querySelector('#todos li, #state') !== null \
-            && document.getElementById('state')?.textContent !== 'Loading…'",
+            && document.getElementById('state')?.textContent !== 'Loading…' \
+            && document.getElementById('greeting')?.textContent !== '…'",
     );
     session.execute_async(
         "const done = arguments[arguments.length - 1];
         navigator.serviceWorker.getRegistrations().then((registrations) => done({
             todos: [...document.querySelectorAll('#todos li')].map((li) => li.textContent)
                 .concat([...document.querySelectorAll('#state')].map((p) => 'state: ' + p.textContent)),
+            greeting: document.getElementById('greeting')?.textContent,
             workers: registrations.map((r) => new URL((r.active || r.installing || r.waiting).scriptURL).pathname),
         }));",
         &Value::Null,
