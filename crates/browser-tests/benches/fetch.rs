@@ -19,7 +19,7 @@
 #![cfg(target_arch = "wasm32")]
 
 use mocklib::browser::{Mode, StartOptions, setup_worker};
-use mocklib::{HttpResponse, http};
+use mocklib::{HttpResponse, grpc, http};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 use wasm_bindgen_test::{console_log, wasm_bindgen_test, wasm_bindgen_test_configure};
@@ -221,6 +221,29 @@ async fn mocked_fetch_round_trip() {
         report(name, measure("/api/user", batch).await, real);
         worker.stop();
     }
+
+    // A Connect unary call (its GET form, the message in the query) of a
+    // `grpc` handler, in Service Worker mode: a browser app's mocked gRPC.
+    let worker = setup_worker([grpc::unary(
+        "bench.Echo/Unary",
+        |args: grpc::ResolverArgs<grpc::RawMessage>| Ok(args.message),
+    )]);
+    let options = StartOptions::new()
+        .mode(Mode::ServiceWorker)
+        .quiet(true);
+    assert_eq!(
+        worker.start_with(options).await,
+        Ok(Mode::ServiceWorker)
+    );
+    // `bytes payload = 1` of 32 bytes, in unpadded URL-safe base64.
+    let connect = "/bench.Echo/Unary?connect=v1&encoding=proto&base64=1\
+                   &message=CiAHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBw";
+    report(
+        "service_worker_mode_connect_unary",
+        measure(connect, 1).await,
+        real,
+    );
+    worker.stop();
 
     JsFuture::from(use_mocklib_script_page_echo())
         .await
