@@ -228,13 +228,8 @@ async fn mocked_fetch_round_trip() {
         "bench.Echo/Unary",
         |args: grpc::ResolverArgs<grpc::RawMessage>| Ok(args.message),
     )]);
-    let options = StartOptions::new()
-        .mode(Mode::ServiceWorker)
-        .quiet(true);
-    assert_eq!(
-        worker.start_with(options).await,
-        Ok(Mode::ServiceWorker)
-    );
+    let options = StartOptions::new().mode(Mode::ServiceWorker).quiet(true);
+    assert_eq!(worker.start_with(options).await, Ok(Mode::ServiceWorker));
     // `bytes payload = 1` of 32 bytes, in unpadded URL-safe base64.
     let connect = "/bench.Echo/Unary?connect=v1&encoding=proto&base64=1\
                    &message=CiAHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBw";

@@ -826,3 +826,54 @@ async fn verify_once_and_boundaries_count_the_three_protocols_alike() {
         "Hello Kate!"
     );
 }
+
+#[tokio::test]
+async fn grpc_web_calls_arrive_over_h2c_and_through_the_https_proxy_too() {
+    let server = listening(handlers());
+    let call = framed(0, &hello("Kate").encode_to_vec());
+    // HTTP/2 with prior knowledge to the base URL (h2c).
+    let h2 = reqwest::Client::builder()
+        .no_proxy()
+        .http2_prior_knowledge()
+        .build()
+        .unwrap();
+    let answer = h2
+        .post(server.url().join(SAY_HELLO).unwrap())
+        .header("content-type", "application/grpc-web+proto")
+        .body(call.clone())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(answer.version(), reqwest::Version::HTTP_2);
+    let frames = envelopes(answer.bytes().await.unwrap());
+    assert_eq!(
+        HelloReply::decode(frames[0].1.clone()).unwrap().message,
+        "Hello Kate!"
+    );
+    assert_eq!(frames[1].0, 0x80);
+    // To a real host through the HTTPS proxy (the server's CA).
+    let answer = server
+        .reqwest_client()
+        .post(format!("https://greeter.example/{SAY_HELLO}"))
+        .header("content-type", "application/grpc-web+proto")
+        .body(call)
+        .send()
+        .await
+        .unwrap();
+    let frames = envelopes(answer.bytes().await.unwrap());
+    assert_eq!(
+        HelloReply::decode(frames[0].1.clone()).unwrap().message,
+        "Hello Kate!"
+    );
+    assert!(web_trailers(&frames[1].1).contains(&("grpc-status".into(), "0".into())));
+    let journal = server.requests();
+    assert_eq!(
+        journal[1].url().as_str(),
+        "https://greeter.example/helloworld.Greeter/SayHello"
+    );
+    assert!(
+        journal
+            .iter()
+            .all(|entry| entry.grpc_call().unwrap().protocol() == Protocol::GrpcWeb)
+    );
+}
