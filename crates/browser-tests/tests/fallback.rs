@@ -496,13 +496,3 @@ async fn the_page_verifies_expectations_and_keeps_a_journal() {
 
 // Unhandled requests: what is quiet, and what a warning says.
 unhandled_request_tests!(MODE);
-
-#[wasm_bindgen_test]
-async fn a_rust_apps_grpc_web_calls_are_answered_by_grpc_handlers() {
-    tonic_web_wasm_client_calls_are_answered(MODE).await;
-}
-
-#[wasm_bindgen_test]
-async fn connect_calls_from_the_page_are_answered_by_grpc_handlers() {
-    connect_calls_are_answered(MODE).await;
-}

@@ -442,13 +442,3 @@ websocket_tests!(MODE);
 async fn expectations_and_the_journal_work_through_the_worker() {
     check_verify_and_the_journal(MODE).await;
 }
-
-#[wasm_bindgen_test]
-async fn a_rust_apps_grpc_web_calls_are_answered_by_grpc_handlers() {
-    tonic_web_wasm_client_calls_are_answered(MODE).await;
-}
-
-#[wasm_bindgen_test]
-async fn connect_calls_from_the_page_are_answered_by_grpc_handlers() {
-    connect_calls_are_answered(MODE).await;
-}

@@ -3,11 +3,9 @@
 #![allow(dead_code)] // each test file uses its own subset
 
 mod event_streams;
-mod grpc_web;
 mod websockets;
 
 pub use event_streams::*;
-pub use grpc_web::*;
 pub use websockets::*;
 
 use std::future::Future;

@@ -167,48 +167,53 @@ async fn a_tonic_web_client_is_answered_in_process_through_the_tower_service() {
 
 #[tokio::test]
 async fn a_mounted_tonic_server_answers_grpc_web_calls_too() {
-    struct Fake;
-    #[tonic::async_trait]
-    impl Greeter for Fake {
-        async fn say_hello(
-            &self,
-            request: tonic::Request<HelloRequest>,
-        ) -> Result<tonic::Response<HelloReply>, tonic::Status> {
-            Ok(tonic::Response::new(reply(format!(
-                "Fake hello {}",
-                request.into_inner().name
-            ))))
-        }
-        type SpellHelloStream = futures_util::stream::Empty<Result<HelloReply, tonic::Status>>;
-        async fn spell_hello(
-            &self,
-            _: tonic::Request<HelloRequest>,
-        ) -> Result<tonic::Response<Self::SpellHelloStream>, tonic::Status> {
-            Err(tonic::Status::unimplemented("not in the fake"))
-        }
-        async fn greet_all(
-            &self,
-            _: tonic::Request<tonic::Streaming<HelloRequest>>,
-        ) -> Result<tonic::Response<HelloReply>, tonic::Status> {
-            Err(tonic::Status::unimplemented("not in the fake"))
-        }
-        type ChatStream = futures_util::stream::Empty<Result<HelloReply, tonic::Status>>;
-        async fn chat(
-            &self,
-            _: tonic::Request<tonic::Streaming<HelloRequest>>,
-        ) -> Result<tonic::Response<Self::ChatStream>, tonic::Status> {
-            Err(tonic::Status::unimplemented("not in the fake"))
-        }
-    }
     let server = listening(vec![grpc::service(
         "helloworld.Greeter",
-        GreeterServer::new(Fake),
+        GreeterServer::new(Hello("Fake hello")),
     )]);
     let mut client = web_client(server.url().as_str());
     let answer = client.say_hello(hello("Kate")).await.unwrap();
     assert_eq!(answer.get_ref().message, "Fake hello Kate");
     let refused = client.spell_hello(hello("Kate")).await.unwrap_err();
     assert_eq!(refused.code(), tonic::Code::Unimplemented);
+}
+
+/// A tonic server's Greeter: SayHello answers "`prefix` NAME", the other
+/// methods `UNIMPLEMENTED`.
+struct Hello(&'static str);
+
+#[tonic::async_trait]
+impl Greeter for Hello {
+    async fn say_hello(
+        &self,
+        request: tonic::Request<HelloRequest>,
+    ) -> Result<tonic::Response<HelloReply>, tonic::Status> {
+        Ok(tonic::Response::new(reply(format!(
+            "{} {}",
+            self.0,
+            request.into_inner().name
+        ))))
+    }
+    type SpellHelloStream = futures_util::stream::Empty<Result<HelloReply, tonic::Status>>;
+    async fn spell_hello(
+        &self,
+        _: tonic::Request<HelloRequest>,
+    ) -> Result<tonic::Response<Self::SpellHelloStream>, tonic::Status> {
+        Err(tonic::Status::unimplemented("not in this server"))
+    }
+    async fn greet_all(
+        &self,
+        _: tonic::Request<tonic::Streaming<HelloRequest>>,
+    ) -> Result<tonic::Response<HelloReply>, tonic::Status> {
+        Err(tonic::Status::unimplemented("not in this server"))
+    }
+    type ChatStream = futures_util::stream::Empty<Result<HelloReply, tonic::Status>>;
+    async fn chat(
+        &self,
+        _: tonic::Request<tonic::Streaming<HelloRequest>>,
+    ) -> Result<tonic::Response<Self::ChatStream>, tonic::Status> {
+        Err(tonic::Status::unimplemented("not in this server"))
+    }
 }
 
 /// `message` in gRPC's (and gRPC-Web's, and Connect's) envelope.
@@ -659,46 +664,13 @@ async fn unhandled_calls_get_each_protocols_error_naming_the_method() {
 
 #[tokio::test]
 async fn an_unhandled_grpc_web_call_passes_through_to_a_real_tonic_web_server() {
-    struct Real;
-    #[tonic::async_trait]
-    impl Greeter for Real {
-        async fn say_hello(
-            &self,
-            request: tonic::Request<HelloRequest>,
-        ) -> Result<tonic::Response<HelloReply>, tonic::Status> {
-            Ok(tonic::Response::new(reply(format!(
-                "Real hello {}",
-                request.into_inner().name
-            ))))
-        }
-        type SpellHelloStream = futures_util::stream::Empty<Result<HelloReply, tonic::Status>>;
-        async fn spell_hello(
-            &self,
-            _: tonic::Request<HelloRequest>,
-        ) -> Result<tonic::Response<Self::SpellHelloStream>, tonic::Status> {
-            Err(tonic::Status::unimplemented("real, but not this"))
-        }
-        async fn greet_all(
-            &self,
-            _: tonic::Request<tonic::Streaming<HelloRequest>>,
-        ) -> Result<tonic::Response<HelloReply>, tonic::Status> {
-            Err(tonic::Status::unimplemented("real, but not this"))
-        }
-        type ChatStream = futures_util::stream::Empty<Result<HelloReply, tonic::Status>>;
-        async fn chat(
-            &self,
-            _: tonic::Request<tonic::Streaming<HelloRequest>>,
-        ) -> Result<tonic::Response<Self::ChatStream>, tonic::Status> {
-            Err(tonic::Status::unimplemented("real, but not this"))
-        }
-    }
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let real = format!("http://{}", listener.local_addr().unwrap());
     tokio::spawn(
         tonic::transport::Server::builder()
             .accept_http1(true)
             .layer(tonic_web::GrpcWebLayer::new())
-            .add_service(GreeterServer::new(Real))
+            .add_service(GreeterServer::new(Hello("Real hello")))
             .serve_with_incoming(tokio_stream_of(listener)),
     );
     // SpellHello is mocked; SayHello is not, and goes to the real server.

@@ -655,16 +655,11 @@ fn connect_stream_call(request: &Request, path: &str, context: &MatchContext<'_>
     let json = request
         .header("content-type")
         .is_some_and(|value| value.to_ascii_lowercase().contains("+json"));
-    if let Some(encoding) = request
+    let encoding = request
         .header("connect-content-encoding")
-        .filter(|encoding| !encoding.eq_ignore_ascii_case("identity"))
-    {
-        return refused(
-            request,
-            rpc,
-            Code::Unimplemented,
-            &format!("mocklib reads uncompressed Connect messages only, not {encoding}"),
-        );
+        .map(str::to_owned);
+    if let Some(refusal) = compressed(request, rpc, encoding) {
+        return refusal;
     }
     let codec = if json { codec_of(context) } else { None };
     if json && codec.is_none() {
@@ -722,13 +717,8 @@ fn connect_unary_call(
     } else {
         request.header("content-encoding").map(str::to_owned)
     };
-    if let Some(encoding) = encoding.filter(|encoding| !encoding.eq_ignore_ascii_case("identity")) {
-        return refused(
-            request,
-            rpc,
-            Code::Unimplemented,
-            &format!("mocklib reads uncompressed Connect messages only, not {encoding}"),
-        );
+    if let Some(refusal) = compressed(request, rpc, encoding) {
+        return refusal;
     }
     let codec = if json { codec_of(context) } else { None };
     let proto = match (json, &codec) {
@@ -758,6 +748,18 @@ fn connect_unary_call(
             codec,
         },
     )
+}
+
+/// The refusal of a Connect call whose messages are compressed with
+/// `encoding` (anything but `identity`): mocklib reads uncompressed ones.
+fn compressed(request: &Request, rpc: Rpc, encoding: Option<String>) -> Option<Incoming> {
+    let encoding = encoding.filter(|encoding| !encoding.eq_ignore_ascii_case("identity"))?;
+    Some(refused(
+        request,
+        rpc,
+        Code::Unimplemented,
+        &format!("mocklib reads uncompressed Connect messages only, not {encoding}"),
+    ))
 }
 
 /// A Connect GET (`?connect=v1&encoding=proto&message=…&base64=1`): a
