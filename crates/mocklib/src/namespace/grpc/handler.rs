@@ -90,6 +90,9 @@ impl HandlerKind for GrpcHandler {
 
     fn try_match(&self, context: &MatchContext<'_>) -> Option<Matched> {
         let request = context.request();
+        if !super::protocol::may_be_call(request.method()) {
+            return None;
+        }
         // A client sends the method's own path: that is matched as it is,
         // without the `*`-led pattern (which parses the URL to match its
         // clean form, capturing a param no one reads).

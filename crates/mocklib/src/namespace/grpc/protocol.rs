@@ -180,6 +180,14 @@ pub(super) enum Incoming {
     NotACall,
 }
 
+/// Whether a request with `method` may be for a gRPC method at all: a
+/// call (`POST`, Connect's `GET`) or a browser's CORS preflight. Asked
+/// first, so other requests skip the path's pattern (the handler kinds no
+/// longer tell the index they take `POST` only).
+pub(super) fn may_be_call(method: &Method) -> bool {
+    matches!(*method, Method::POST | Method::GET | Method::OPTIONS)
+}
+
 /// `request` to the gRPC method at `path`, as its handler takes it.
 pub(super) fn incoming(request: &Request, path: &str, context: &MatchContext<'_>) -> Incoming {
     let method = request.method();

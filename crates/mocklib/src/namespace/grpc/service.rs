@@ -130,6 +130,9 @@ where
 
     fn try_match(&self, context: &MatchContext<'_>) -> Option<Matched> {
         let request = context.request();
+        if !super::protocol::may_be_call(request.method()) {
+            return None;
+        }
         if !request.url_parts().path().starts_with(&self.prefix) {
             self.predicate.matches(request, context.base_url())?;
         }
