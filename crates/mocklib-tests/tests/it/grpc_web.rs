@@ -237,6 +237,21 @@ fn envelopes(mut body: Bytes) -> Vec<(u8, Bytes)> {
     all
 }
 
+/// A POST of `body` with `content_type`, from a client that uses no proxy.
+async fn post(
+    url: impl reqwest::IntoUrl,
+    content_type: &str,
+    body: impl Into<reqwest::Body>,
+) -> reqwest::Response {
+    http()
+        .post(url)
+        .header("content-type", content_type)
+        .body(body)
+        .send()
+        .await
+        .unwrap()
+}
+
 fn http() -> reqwest::Client {
     reqwest::Client::builder().no_proxy().build().unwrap()
 }
@@ -322,13 +337,7 @@ async fn the_text_form_is_base64_both_ways_with_the_status_in_the_last_frame() {
     assert!(web_trailers(&frames[1].1).contains(&("grpc-status".into(), "0".into())));
 
     // Base64 that does not decode: the gRPC-Web status says so.
-    let broken = http()
-        .post(url)
-        .header("content-type", "application/grpc-web-text")
-        .body("not base64!")
-        .send()
-        .await
-        .unwrap();
+    let broken = post(url, "application/grpc-web-text", "not base64!").await;
     assert_eq!(broken.status(), 200);
     assert_eq!(broken.headers()["grpc-status"], "13");
     assert!(
@@ -390,13 +399,7 @@ async fn a_truncated_envelope_and_a_wrong_content_type_get_their_protocols_answe
     let url = server.url().join(SAY_HELLO).unwrap();
     let mut truncated = framed(0, &hello("Kate").encode_to_vec()).to_vec();
     truncated.truncate(truncated.len() - 2);
-    let answer = http()
-        .post(url.clone())
-        .header("content-type", "application/grpc-web+proto")
-        .body(truncated.clone())
-        .send()
-        .await
-        .unwrap();
+    let answer = post(url.clone(), "application/grpc-web+proto", truncated.clone()).await;
     assert_eq!(answer.status(), 200);
     assert_eq!(
         answer.headers()["content-type"],
@@ -409,13 +412,7 @@ async fn a_truncated_envelope_and_a_wrong_content_type_get_their_protocols_answe
         answer.headers()
     );
 
-    let answer = http()
-        .post(url.clone())
-        .header("content-type", "application/connect+proto")
-        .body(truncated)
-        .send()
-        .await
-        .unwrap();
+    let answer = post(url.clone(), "application/connect+proto", truncated).await;
     assert_eq!(answer.status(), 200);
     assert_eq!(
         answer.headers()["content-type"],
@@ -427,13 +424,7 @@ async fn a_truncated_envelope_and_a_wrong_content_type_get_their_protocols_answe
     let end: serde_json::Value = serde_json::from_slice(&end[0].1).unwrap();
     assert_eq!(end["error"]["code"], "internal", "{end}");
 
-    let answer = http()
-        .post(url)
-        .header("content-type", "text/plain")
-        .body("hello")
-        .send()
-        .await
-        .unwrap();
+    let answer = post(url, "text/plain", "hello").await;
     assert_eq!(answer.status(), 415);
     assert!(
         answer
@@ -494,13 +485,7 @@ async fn connect_unary_calls_in_protobuf_are_answered_bare_and_errors_as_json() 
     assert_eq!(message.message, "Hello Getty!");
 
     // JSON without a codec: 415, naming what the method takes.
-    let json = http()
-        .post(url)
-        .header("content-type", "application/json")
-        .body(r#"{"name":"Kate"}"#)
-        .send()
-        .await
-        .unwrap();
+    let json = post(url, "application/json", r#"{"name":"Kate"}"#).await;
     assert_eq!(json.status(), 415);
     assert!(
         json.headers()["accept-post"]
@@ -545,13 +530,7 @@ async fn connect_json_calls_are_converted_by_the_handlers_codec() {
     );
     let url = server.url().join(SAY_HELLO).unwrap();
     // As `curl -H 'content-type: application/json' -d '{"name":"Kate"}'` sends it.
-    let answer = http()
-        .post(url.clone())
-        .header("content-type", "application/json")
-        .body(r#"{"name":"Kate"}"#)
-        .send()
-        .await
-        .unwrap();
+    let answer = post(url.clone(), "application/json", r#"{"name":"Kate"}"#).await;
     assert_eq!(answer.status(), 200);
     assert_eq!(answer.headers()["content-type"], "application/json");
     assert_eq!(
@@ -559,25 +538,18 @@ async fn connect_json_calls_are_converted_by_the_handlers_codec() {
         serde_json::json!({"message": "Hello Kate!"})
     );
 
-    let invalid = http()
-        .post(url.clone())
-        .header("content-type", "application/json")
-        .body(r#"{"nom":"Kate"}"#)
-        .send()
-        .await
-        .unwrap();
+    let invalid = post(url.clone(), "application/json", r#"{"nom":"Kate"}"#).await;
     assert_eq!(invalid.status(), 400);
     let error: serde_json::Value = invalid.json().await.unwrap();
     assert_eq!(error["code"], "invalid_argument");
 
     // Streaming in JSON: each reply converted, then the end of the stream.
-    let stream = http()
-        .post(server.url().join("helloworld.Greeter/SpellHello").unwrap())
-        .header("content-type", "application/connect+json")
-        .body(framed(0, br#"{"name":"Bo!"}"#))
-        .send()
-        .await
-        .unwrap();
+    let stream = post(
+        server.url().join("helloworld.Greeter/SpellHello").unwrap(),
+        "application/connect+json",
+        framed(0, br#"{"name":"Bo!"}"#),
+    )
+    .await;
     assert_eq!(stream.headers()["content-type"], "application/connect+json");
     let messages = envelopes(stream.bytes().await.unwrap());
     let shown: Vec<(u8, String)> = messages
@@ -746,13 +718,12 @@ async fn verify_once_and_boundaries_count_the_three_protocols_alike() {
         .say_hello(hello("Web"))
         .await
         .unwrap();
-    let connect = http()
-        .post(url.clone())
-        .header("content-type", "application/proto")
-        .body(hello("Connect").encode_to_vec())
-        .send()
-        .await
-        .unwrap();
+    let connect = post(
+        url.clone(),
+        "application/proto",
+        hello("Connect").encode_to_vec(),
+    )
+    .await;
     assert_eq!(connect.status(), 200);
     server.verify().unwrap();
     let protocols: Vec<_> = server
@@ -773,13 +744,8 @@ async fn verify_once_and_boundaries_count_the_three_protocols_alike() {
         })
         .once()]);
         let call = |url: url::Url| async move {
-            http()
-                .post(url)
-                .header("content-type", "application/proto")
-                .body(hello("Kate").encode_to_vec())
-                .send()
+            post(url, "application/proto", hello("Kate").encode_to_vec())
                 .await
-                .unwrap()
                 .status()
         };
         let url = server.url().join(SAY_HELLO).unwrap();

@@ -351,7 +351,8 @@ impl Back {
                         })
                     })
                 }
-                Form::ConnectUnary { .. } => unreachable!("a unary answer is converted whole"),
+                // Converted whole by `answer`, which never sends it here.
+                Form::ConnectUnary { .. } => body,
             };
             add_cors(&request_headers, headers);
             body
