@@ -40,9 +40,13 @@ pub fn payload() -> Msg {
 /// server on a 2-worker runtime of its own, as the listener's) alone,
 /// until stdin closes.
 pub fn serve(name: &str) {
-    if name == "grpc-mocklib" {
+    if name == "grpc-mocklib" || name == "grpc-mocklib-nojournal" {
         let server = mocklib::node::setup_server(echo_handlers());
-        server.listen();
+        if name == "grpc-mocklib-nojournal" {
+            server.listen_with(mocklib::node::ListenOptions::new().journal_capacity(0));
+        } else {
+            server.listen();
+        }
         announce_and_wait(server.url().as_str().trim_end_matches('/'));
         server.close();
     } else {

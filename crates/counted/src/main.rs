@@ -7,7 +7,8 @@
 //! `sse-mocklib` or `sse-bare` (`GET /events/{count}`, the `events` module);
 //! with the feature `axum`, also `axum` (one route, the `axum_user` module);
 //! with the feature `grpc`, also `grpc-mocklib` or `grpc-bare` (the `grpc`
-//! module), and that module's clients, which print how many calls (or
+//! module; `grpc-mocklib-nojournal` is the listener with its journal off,
+//! to measure what the journal costs a call), and that module's clients, which print how many calls (or
 //! messages) they made: `grpc-client URL N` (unary calls),
 //! `grpc-client-bidi URL N` (messages echoed in one call) and
 //! `grpc-client-stream URL N` (10,000-reply server streams).
@@ -33,7 +34,9 @@ fn main() {
         }
         Some(name @ ("sse-mocklib" | "sse-bare")) => serve_events(name),
         #[cfg(feature = "grpc")]
-        Some(name @ ("grpc-mocklib" | "grpc-bare")) => mocklib_counted::grpc::serve(name),
+        Some(name @ ("grpc-mocklib" | "grpc-mocklib-nojournal" | "grpc-bare")) => {
+            mocklib_counted::grpc::serve(name)
+        }
         #[cfg(feature = "grpc")]
         Some(mode @ ("grpc-client" | "grpc-client-bidi" | "grpc-client-stream")) => {
             let usage = "usage: mocklib-counted grpc-client[-bidi|-stream] URL N";

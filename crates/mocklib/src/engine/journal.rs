@@ -21,6 +21,7 @@ use url::Url;
 
 use crate::handling::handler::Handler;
 use crate::message::request::Request;
+use crate::message::response::JournalValues;
 
 /// How many requests a scope's journal keeps unless told otherwise.
 pub const DEFAULT_CAPACITY: usize = 1000;
@@ -80,6 +81,10 @@ pub struct RecordedRequest {
     base_url: Option<Arc<Url>>,
     /// The typed values the mocked response carried.
     extensions: http::Extensions,
+    /// The record of the gRPC call it was (kept apart from `extensions`:
+    /// one per call, without the type map's allocations).
+    #[cfg(feature = "grpc")]
+    grpc_call: Option<crate::namespace::grpc::CallRecord>,
     /// Its number in its journal (set when it is pushed).
     sequence: u64,
 }
@@ -90,7 +95,7 @@ impl RecordedRequest {
     /// call no `grpc` handler answered).
     #[cfg(feature = "grpc")]
     pub fn grpc_call(&self) -> Option<&crate::namespace::grpc::CallRecord> {
-        self.extensions().get()
+        self.grpc_call.as_ref()
     }
 
     /// The webhooks the answer sent ([`Handler::webhook`](crate::Handler::webhook)),
@@ -231,12 +236,24 @@ impl RecordedRequest {
             answer,
             base_url: base_url.cloned(),
             extensions: http::Extensions::new(),
+            #[cfg(feature = "grpc")]
+            grpc_call: None,
             sequence: 0,
         }
     }
 
-    pub(crate) fn set_extensions(&mut self, extensions: http::Extensions) {
-        self.extensions = extensions;
+    /// Keeps the values the answer had for the journal.
+    pub(crate) fn set_journal_values(&mut self, values: JournalValues) {
+        let JournalValues { extensions, shared } = values;
+        if !extensions.is_empty() {
+            self.extensions = extensions;
+        }
+        #[cfg(feature = "grpc")]
+        {
+            self.grpc_call = shared.and_then(crate::namespace::grpc::CallRecord::from_shared);
+        }
+        #[cfg(not(feature = "grpc"))]
+        drop(shared);
     }
 
     /// The base URL relative predicates matched against.

@@ -40,6 +40,7 @@ use crate::engine::journal::{AnswerSummary, Journal, RecordedRequest};
 use crate::handling::handler::{Handler, HandlerId, Hint, MatchContext};
 use crate::handling::scope_local::ScopeValues;
 use crate::message::request::Request;
+use crate::message::response::JournalValues;
 
 /// An immutable, shareable handler list.
 #[derive(Clone, Default)]
@@ -480,7 +481,7 @@ impl Scope {
         handler: Option<&Handler>,
         answer: AnswerSummary,
         base_url: Option<&Arc<url::Url>>,
-        extensions: http::Extensions,
+        journal: JournalValues,
     ) -> Option<u64> {
         if capacity == 0 {
             if let Some(handler) = handler {
@@ -489,9 +490,7 @@ impl Scope {
             return None;
         }
         let mut entry = RecordedRequest::new(request, handler, answer, base_url);
-        if !extensions.is_empty() {
-            entry.set_extensions(extensions);
-        }
+        entry.set_journal_values(journal);
         let mut state = self.lock();
         if let Some(handler) = handler {
             *state.uses.entry(handler.id()).or_insert(0) += 1;

@@ -18,7 +18,7 @@ use crate::message::body::Body;
 use crate::message::exchange::ExchangeSink;
 use crate::message::finalize::{FinalizeGuard, Finalizers};
 use crate::message::request::Request;
-use crate::message::response::{HttpResponse, Kind};
+use crate::message::response::{HttpResponse, JournalValues, Kind};
 use crate::message::rpc::{Code, Rpc};
 use crate::support::maybe_send::BoxFuture;
 use std::time::{Instant, SystemTime};
@@ -45,7 +45,7 @@ pub(super) struct Lookup {
 impl Lookup {
     /// Writes the request into the scope's journal.
     fn record(&self, request: &Request, handler: Option<&Handler>, answer: AnswerSummary) {
-        self.record_with(request, handler, answer, http::Extensions::new());
+        self.record_with(request, handler, answer, JournalValues::default());
     }
 
     /// Writes the request into the scope's journal with the typed values a
@@ -56,14 +56,13 @@ impl Lookup {
         request: &Request,
         handler: &Handler,
         response: &http::Response<Body>,
-        journal: http::Extensions,
+        mut journal: JournalValues,
     ) {
         let answer = AnswerSummary::Mocked(response.status());
-        let mut extensions = journal;
         if !response.extensions().is_empty() {
-            extensions.extend(response.extensions().clone());
+            journal.extensions.extend(response.extensions().clone());
         }
-        self.record_with(request, Some(handler), answer, extensions);
+        self.record_with(request, Some(handler), answer, journal);
     }
 
     fn record_with(
@@ -71,7 +70,7 @@ impl Lookup {
         request: &Request,
         handler: Option<&Handler>,
         answer: AnswerSummary,
-        extensions: http::Extensions,
+        journal: JournalValues,
     ) {
         let capacity = self.options.journal_capacity.unwrap_or(DEFAULT_CAPACITY);
         let sequence = self.scope.record(
@@ -80,7 +79,7 @@ impl Lookup {
             handler,
             answer,
             self.base_url.as_ref(),
-            extensions,
+            journal,
         );
         self.last_recorded.set(sequence);
     }

@@ -63,7 +63,26 @@ struct ResponseParts {
     /// Values for the journal entry alone (a gRPC call's record): not in the
     /// `http::Response`, so the journal takes them as they are instead of
     /// copying the response's.
-    journal: http::Extensions,
+    journal: JournalValues,
+}
+
+/// What a mocked answer hands its journal entry alone: typed values (a
+/// webhook's log), and one shared record kept as it is (a gRPC call's: one
+/// per call, so it skips the type map's two allocations). Type-erased
+/// because this layer cannot name the record's type.
+#[derive(Clone, Default)]
+pub(crate) struct JournalValues {
+    pub(crate) extensions: http::Extensions,
+    pub(crate) shared: Option<std::sync::Arc<dyn std::any::Any + Send + Sync>>,
+}
+
+impl std::fmt::Debug for JournalValues {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("JournalValues")
+            .field("extensions", &self.extensions)
+            .field("shared", &self.shared.is_some())
+            .finish()
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -132,7 +151,7 @@ impl HttpResponse {
                 truncate_after: None,
                 dribble: None,
                 extensions: http::Extensions::new(),
-                journal: http::Extensions::new(),
+                journal: JournalValues::default(),
             }),
         }
     }
@@ -426,7 +445,18 @@ impl HttpResponse {
     /// not the `http::Response`.
     #[cfg_attr(not(feature = "grpc"), allow(dead_code))]
     pub(crate) fn journal_extension<T: Clone + Send + Sync + 'static>(mut self, value: T) -> Self {
-        self.parts.journal.insert(value);
+        self.parts.journal.extensions.insert(value);
+        self
+    }
+
+    /// Attaches the shared record the journal entry keeps as it is (see
+    /// [`JournalValues`]).
+    #[cfg(feature = "grpc")]
+    pub(crate) fn journal_shared(
+        mut self,
+        record: std::sync::Arc<dyn std::any::Any + Send + Sync>,
+    ) -> Self {
+        self.parts.journal.shared = Some(record);
         self
     }
 
@@ -451,7 +481,7 @@ impl HttpResponse {
     /// (see [`Self::journal_extension`]).
     pub(crate) fn into_http_and_journal(
         mut self,
-    ) -> (Result<http::Response<Body>, String>, http::Extensions) {
+    ) -> (Result<http::Response<Body>, String>, JournalValues) {
         let journal = std::mem::take(&mut self.parts.journal);
         (self.into_http(), journal)
     }

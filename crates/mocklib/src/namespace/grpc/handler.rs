@@ -168,13 +168,13 @@ pub(super) fn reply_response(reply: &impl prost::Message, record: CallRecord) ->
         Body::from(framed).with_trailers(ok.to_headers()),
         HeaderMap::new(),
     )
-    .journal_extension(record)
+    .journal_shared(record.to_shared())
 }
 
 /// A call of a handler ended by `status` alone (see [`status_only`]).
 pub(super) fn status_response(status: &Status, record: CallRecord) -> HttpResponse {
     record.finish(status);
-    status_only(status).journal_extension(record)
+    status_only(status).journal_shared(record.to_shared())
 }
 
 /// gRPC's trailers-only answer ending a call with this status: HTTP 200,
@@ -224,7 +224,7 @@ where
         Body::from_try_stream(frames).with_trailers_from(trailers),
         HeaderMap::new(),
     )
-    .journal_extension(record)
+    .journal_shared(record.to_shared())
 }
 
 /// The frames of a stream of replies, leaving the final status in the

@@ -252,6 +252,20 @@ impl CallRecord {
         }
     }
 
+    /// The record, type-erased for the response that carries it to the
+    /// journal (no copy: the same shared state).
+    pub(crate) fn to_shared(&self) -> Arc<dyn std::any::Any + Send + Sync> {
+        Arc::clone(&self.shared) as Arc<dyn std::any::Any + Send + Sync>
+    }
+
+    /// The record [`Self::to_shared`] erased; `None` for anything else.
+    pub(crate) fn from_shared(shared: Arc<dyn std::any::Any + Send + Sync>) -> Option<Self> {
+        shared
+            .downcast::<Shared>()
+            .ok()
+            .map(|shared| CallRecord { shared })
+    }
+
     fn log(&self) -> MutexGuard<'_, Log> {
         self.shared
             .log
