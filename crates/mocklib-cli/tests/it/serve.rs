@@ -1219,6 +1219,74 @@ fn reflection_lets_a_client_without_generated_code_list_and_call_the_services() 
     );
 }
 
+/// Server reflection over gRPC-Web and a Connect stream: a browser's or a
+/// Connect client's tool lists the services from the same handlers a gRPC
+/// client reaches (one request, then the answers: the half-duplex exchange
+/// both protocols carry over HTTP/1.1).
+#[test]
+fn reflection_answers_grpc_web_and_connect_streams_too() {
+    let dir = with_helloworld("- grpc: helloworld.Greeter/SayHello\n  json: { message: Hi }\n");
+    let serve = Serve::start(
+        dir.path(),
+        &[
+            "--proto",
+            "protos/helloworld.proto",
+            "--handlers",
+            "greeter.yaml",
+        ],
+    );
+    // One frame: ServerReflectionRequest { list_services: "" } (field 7).
+    let request = dir.path().join("list-services.bin");
+    std::fs::write(&request, [0, 0, 0, 0, 2, 0x3a, 0]).unwrap();
+    let url = format!(
+        "{}/grpc.reflection.v1.ServerReflection/ServerReflectionInfo",
+        serve.url()
+    );
+    for (content_type, last) in [
+        // Connect's end of stream: flag 0x02, a JSON object without error.
+        ("application/connect+proto", (0x02, b"{}".to_vec())),
+        // gRPC-Web's trailers: flag 0x80, the status as a header block.
+        (
+            "application/grpc-web+proto",
+            (0x80, b"grpc-status:0\r\n".to_vec()),
+        ),
+    ] {
+        let output = Command::new("curl")
+            .args(["--silent", "--show-error", "--max-time", "20", "-H"])
+            .arg(format!("content-type: {content_type}"))
+            .arg("--data-binary")
+            .arg(format!("@{}", request.display()))
+            .arg(&url)
+            .output()
+            .expect("curl runs");
+        let frames = envelopes(&output.stdout);
+        assert_eq!(frames.len(), 2, "{content_type}: {:?}", output);
+        assert_eq!(frames[0].0, 0, "{content_type}: a message first");
+        let reply = String::from_utf8_lossy(&frames[0].1);
+        for service in [
+            "helloworld.Greeter",
+            "grpc.reflection.v1.ServerReflection",
+            "grpc.reflection.v1alpha.ServerReflection",
+        ] {
+            assert!(reply.contains(service), "{content_type}: {reply:?}");
+        }
+        assert_eq!(frames[1], last, "{content_type}");
+    }
+}
+
+/// The envelopes of a gRPC-Web or Connect body: (flags, payload) each.
+fn envelopes(mut body: &[u8]) -> Vec<(u8, Vec<u8>)> {
+    let mut frames = Vec::new();
+    while body.len() >= 5 {
+        let length = u32::from_be_bytes([body[1], body[2], body[3], body[4]]) as usize;
+        assert!(body.len() >= 5 + length, "a truncated envelope: {body:?}");
+        frames.push((body[0], body[5..5 + length].to_vec()));
+        body = &body[5 + length..];
+    }
+    assert!(body.is_empty(), "bytes after the last envelope: {body:?}");
+    frames
+}
+
 /// `match:` in a handler file: the same declarative matchers as
 /// `Handler::when`, with the unhandled warning naming what failed.
 #[test]
