@@ -5,7 +5,8 @@
 //!
 //! The socket and streams benches of `mocklib-benches` measure the same
 //! servers (as a library, this package), so the counted code and the timed
-//! code are one (and the grpc bench the `grpc` module's, feature `grpc`).
+//! code are one (and the grpc bench the `grpc` module's, feature `grpc`; the
+//! websocket bench the `ws` module's, feature `ws`).
 //! The binary: `mocklib-counted SERVER` (see `main.rs`).
 
 pub mod announce;
@@ -15,3 +16,5 @@ pub mod events;
 #[cfg(feature = "grpc")]
 pub mod grpc;
 pub mod user;
+#[cfg(feature = "ws")]
+pub mod ws;

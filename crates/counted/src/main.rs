@@ -11,7 +11,10 @@
 //! to measure what the journal costs a call), and that module's clients, which print how many calls (or
 //! messages) they made: `grpc-client URL N` (unary calls),
 //! `grpc-client-bidi URL N` (messages echoed in one call) and
-//! `grpc-client-stream URL N` (10,000-reply server streams).
+//! `grpc-client-stream URL N` (10,000-reply server streams); with the
+//! feature `ws`, also `ws-mocklib` or `ws-bare` (WebSocket echo servers, the
+//! `ws` module) and their client `ws-client URL N` (round trips on one
+//! connection).
 
 use mocklib_counted::announce::announce_and_wait;
 use mocklib_counted::{events, user};
@@ -46,6 +49,19 @@ fn main() {
                 .and_then(|n| n.parse().ok())
                 .expect(usage);
             println!("{}", mocklib_counted::grpc::client(mode, &url, count));
+        }
+        #[cfg(feature = "ws")]
+        Some(name @ ("ws-mocklib" | "ws-bare")) => mocklib_counted::ws::serve(name),
+        #[cfg(feature = "ws")]
+        Some("ws-client") => {
+            let usage = "usage: mocklib-counted ws-client URL N";
+            let url = std::env::args().nth(2).expect(usage);
+            let count = std::env::args()
+                .nth(3)
+                .and_then(|n| n.parse().ok())
+                .expect(usage);
+            mocklib_counted::ws::run_client(&url, count);
+            println!("{count}");
         }
         other => {
             eprintln!("usage: mocklib-counted mocklib|bare|sse-mocklib|sse-bare (got {other:?})");
