@@ -600,6 +600,23 @@ fn with_helloworld(handlers: &str) -> tempfile::TempDir {
     dir
 }
 
+/// `mocklib serve --proto protos/helloworld.proto --handlers greeter.yaml`
+/// in a folder [`with_helloworld`] made; the folder lives as long as the
+/// server is used.
+fn serve_helloworld(handlers: &str) -> (tempfile::TempDir, Serve) {
+    let dir = with_helloworld(handlers);
+    let serve = Serve::start(
+        dir.path(),
+        &[
+            "--proto",
+            "protos/helloworld.proto",
+            "--handlers",
+            "greeter.yaml",
+        ],
+    );
+    (dir, serve)
+}
+
 #[test]
 fn the_grpc_example_passes_against_its_proto_and_handler_file() {
     let dir = example_copy("serve-grpc");
@@ -798,20 +815,11 @@ fn grpc_entries_that_do_not_fit_the_proto_fail_naming_the_file_and_the_entry() {
 
 #[test]
 fn the_journal_shows_grpc_calls_as_proto3_json() {
-    let dir = with_helloworld(
+    let (_dir, serve) = serve_helloworld(
         "- grpc: helloworld.Greeter/SayHello\n  json: {message: Hello Kate!}\n\
          - grpc: helloworld.Greeter/GreetAll\n  status: NOT_FOUND\n  message: no such person\n\
          - grpc: helloworld.Greeter/SpellHello\n  json: [{message: K}, {message: a}]\n  status: ABORTED\n  message: out of letters\n\
          - path: /ping\n  body: pong\n",
-    );
-    let serve = Serve::start(
-        dir.path(),
-        &[
-            "--proto",
-            "protos/helloworld.proto",
-            "--handlers",
-            "greeter.yaml",
-        ],
     );
     // HelloRequest { name: "Kate" }; HelloReply { message: "Hello Kate!" }.
     let kate = r"b'\x0a\x04Kate'";
@@ -911,19 +919,10 @@ fn the_journal_shows_grpc_calls_as_proto3_json() {
 /// itself: `UNAVAILABLE`, naming the 407.
 #[test]
 fn curl_calls_grpc_entries_in_connects_json_and_grpc_web_clients_reach_them_too() {
-    let dir = with_helloworld(
+    let (_dir, serve) = serve_helloworld(
         "- grpc: helloworld.Greeter/SayHello\n  json: {message: Hello Kate!}\n\
          - grpc: helloworld.Greeter/GreetAll\n  status: NOT_FOUND\n  message: no such person\n\
          - grpc: helloworld.Greeter/SpellHello\n  json: [{message: K}, {message: a}]\n",
-    );
-    let serve = Serve::start(
-        dir.path(),
-        &[
-            "--proto",
-            "protos/helloworld.proto",
-            "--handlers",
-            "greeter.yaml",
-        ],
     );
     let say_hello = format!("{}/helloworld.Greeter/SayHello", serve.url());
     // The issue's own line: curl -H 'content-type: application/json' -d '{"name":"Kate"}'.
@@ -1187,17 +1186,8 @@ fn hex(bytes: &[u8]) -> String {
 /// types from the descriptors it is sent, and calls a method with them.
 #[test]
 fn reflection_lets_a_client_without_generated_code_list_and_call_the_services() {
-    let dir = with_helloworld(
+    let (_dir, serve) = serve_helloworld(
         "- grpc: helloworld.Greeter/SayHello\n  json: { message: Hello from the file }\n",
-    );
-    let serve = Serve::start(
-        dir.path(),
-        &[
-            "--proto",
-            "protos/helloworld.proto",
-            "--handlers",
-            "greeter.yaml",
-        ],
     );
     let script = "import os, grpc\n\
         from grpc_reflection.v1alpha.proto_reflection_descriptor_database import ProtoReflectionDescriptorDatabase\n\
@@ -1225,16 +1215,8 @@ fn reflection_lets_a_client_without_generated_code_list_and_call_the_services() 
 /// both protocols carry over HTTP/1.1).
 #[test]
 fn reflection_answers_grpc_web_and_connect_streams_too() {
-    let dir = with_helloworld("- grpc: helloworld.Greeter/SayHello\n  json: { message: Hi }\n");
-    let serve = Serve::start(
-        dir.path(),
-        &[
-            "--proto",
-            "protos/helloworld.proto",
-            "--handlers",
-            "greeter.yaml",
-        ],
-    );
+    let (dir, serve) =
+        serve_helloworld("- grpc: helloworld.Greeter/SayHello\n  json: { message: Hi }\n");
     // One frame: ServerReflectionRequest { list_services: "" } (field 7).
     let request = dir.path().join("list-services.bin");
     std::fs::write(&request, [0, 0, 0, 0, 2, 0x3a, 0]).unwrap();
