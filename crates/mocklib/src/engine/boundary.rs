@@ -55,20 +55,31 @@ pub(crate) fn current(engine_id: u64) -> Option<Arc<Scope>> {
 /// Runs `f` with `scopes` entered on top of the current ones (innermost
 /// last), restoring the previous state afterwards even if `f` panics.
 pub(crate) fn enter<T>(scopes: &[Arc<Scope>], f: impl FnOnce() -> T) -> T {
-    struct Exit(usize);
-    impl Drop for Exit {
-        fn drop(&mut self) {
-            ACTIVE.with(|active| active.borrow_mut().truncate(self.0));
-        }
-    }
-    let depth = ACTIVE.with(|active| {
-        let mut active = active.borrow_mut();
-        let depth = active.len();
-        active.extend(scopes.iter().cloned());
-        depth
-    });
-    let _exit = Exit(depth);
+    // Generic (a boundary's future polls through it), so kept to a guard
+    // made and dropped by non-generic code: a test crate compiles little
+    // per future it runs in a boundary.
+    let _exit = Exit::entering(scopes);
     f()
+}
+
+/// Leaves what [`enter`] entered when dropped, even on a panic.
+struct Exit(usize);
+
+impl Exit {
+    fn entering(scopes: &[Arc<Scope>]) -> Exit {
+        Exit(ACTIVE.with(|active| {
+            let mut active = active.borrow_mut();
+            let depth = active.len();
+            active.extend(scopes.iter().cloned());
+            depth
+        }))
+    }
+}
+
+impl Drop for Exit {
+    fn drop(&mut self) {
+        ACTIVE.with(|active| active.borrow_mut().truncate(self.0));
+    }
 }
 
 /// Runs `f` with no scope of engine `engine_id` entered (other servers'
@@ -370,16 +381,24 @@ impl<F: Future> Future for InBoundary<F> {
 /// Runs `f` with exactly `scopes` active, restoring the previous state
 /// afterwards even if `f` panics.
 fn replace<T>(scopes: &[Arc<Scope>], f: impl FnOnce() -> T) -> T {
-    struct Restore(Vec<Arc<Scope>>);
-    impl Drop for Restore {
-        fn drop(&mut self) {
-            ACTIVE.with(|active| std::mem::swap(&mut *active.borrow_mut(), &mut self.0));
-        }
-    }
-    let previous =
-        ACTIVE.with(|active| std::mem::replace(&mut *active.borrow_mut(), scopes.to_vec()));
-    let _restore = Restore(previous);
+    // As in `enter`: the guard's code is not generic.
+    let _restore = Restore::replacing(scopes);
     f()
+}
+
+/// Puts back the scopes [`replace`] replaced when dropped, even on a panic.
+struct Restore(Vec<Arc<Scope>>);
+
+impl Restore {
+    fn replacing(scopes: &[Arc<Scope>]) -> Restore {
+        Restore(ACTIVE.with(|active| std::mem::replace(&mut *active.borrow_mut(), scopes.to_vec())))
+    }
+}
+
+impl Drop for Restore {
+    fn drop(&mut self) {
+        ACTIVE.with(|active| std::mem::swap(&mut *active.borrow_mut(), &mut self.0));
+    }
 }
 
 /// Carries the current boundaries into a future that will run elsewhere

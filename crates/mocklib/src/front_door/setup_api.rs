@@ -34,20 +34,16 @@ impl SetupApi {
         crate::front_door::FrontDoor::new(Arc::clone(&self.engine))
     }
 
-    pub(crate) fn use_handlers(&self, handlers: impl IntoIterator<Item = Handler>) {
-        self.engine
-            .current_scope()
-            .prepend(handlers.into_iter().collect());
+    pub(crate) fn use_handlers(&self, handlers: Vec<Handler>) {
+        self.engine.current_scope().prepend(handlers);
     }
 
     pub(crate) fn reset_handlers(&self) {
         self.engine.current_scope().reset();
     }
 
-    pub(crate) fn reset_handlers_to(&self, next: impl IntoIterator<Item = Handler>) {
-        self.engine
-            .current_scope()
-            .reset_to(next.into_iter().collect());
+    pub(crate) fn reset_handlers_to(&self, next: Vec<Handler>) {
+        self.engine.current_scope().reset_to(next);
     }
 
     pub(crate) fn restore_handlers(&self) {
@@ -160,7 +156,8 @@ macro_rules! shared_api {
         /// ```
         #[doc(alias = "use")]
         pub fn use_handlers(&self, handlers: impl IntoIterator<Item = $crate::Handler>) {
-            self.api.use_handlers(handlers)
+            // Collected here: the generic part a test crate compiles.
+            self.api.use_handlers(handlers.into_iter().collect())
         }
 
         /// Removes the runtime handlers; the initial handlers remain (MSW:
@@ -184,7 +181,8 @@ macro_rules! shared_api {
         /// `resetHandlers(...next)`). Inside a boundary, only for that boundary.
         #[doc(alias = "resetHandlers")]
         pub fn reset_handlers_to(&self, next: impl IntoIterator<Item = $crate::Handler>) {
-            self.api.reset_handlers_to(next)
+            // Collected here: the generic part a test crate compiles.
+            self.api.reset_handlers_to(next.into_iter().collect())
         }
 
         /// Re-arms every used `.once()` handler of the current scope (MSW:

@@ -98,24 +98,48 @@ where
     F: Fn(ResolverArgs) -> R + Send + Sync + 'static,
     R: ResolverOutput<M>,
 {
-    try_with(Some(method), predicate, resolver)
+    let resolver = erase(resolver);
+    try_with(predicate.into_predicate(), resolver, Some(method))
+}
+
+// The public constructors are generic over the resolver's closure, so a
+// test crate compiles them once per handler it writes: they only box the
+// resolver (`erase`) and convert the predicate, and hand both to these
+// functions, compiled once in mocklib (issue 42: what a user's test crate
+// compiles per handler). The resolver is boxed first and the method passed
+// last, so a panicking conversion leaves only an `Arc` to drop.
+
+/// Boxes `resolver` as the one resolver type HTTP handlers keep: the only
+/// code compiled per resolver closure.
+fn erase<F, R, M>(resolver: F) -> Arc<DynResolver>
+where
+    F: Fn(ResolverArgs) -> R + Send + Sync + 'static,
+    R: ResolverOutput<M>,
+{
+    Arc::new(move |args| ResolverCall::new(resolver(args)))
 }
 
 /// A handler for requests with `method` (any method when `None`): the
 /// building block of every function here.
-fn try_with<P, F, R, M>(
+fn try_with(
+    predicate: Result<Predicate, PatternError>,
+    resolver: Arc<DynResolver>,
     method: Option<Method>,
-    predicate: P,
-    resolver: F,
-) -> Result<Handler, PatternError>
-where
-    P: IntoPredicate,
-    F: Fn(ResolverArgs) -> R + Send + Sync + 'static,
-    R: ResolverOutput<M>,
-{
-    let predicate = predicate.into_predicate()?;
-    let resolver = Arc::new(move |args| ResolverCall::new(resolver(args)));
-    Ok(labeled_handler("", method, predicate, resolver))
+) -> Result<Handler, PatternError> {
+    Ok(labeled_handler("", method, predicate?, resolver))
+}
+
+/// [`try_with`], panicking at the caller's line on an invalid pattern.
+#[track_caller]
+fn with(
+    predicate: Result<Predicate, PatternError>,
+    resolver: Arc<DynResolver>,
+    method: Option<Method>,
+) -> Handler {
+    match try_with(predicate, resolver, method) {
+        Ok(handler) => handler,
+        Err(error) => panic!("{error}"),
+    }
 }
 
 /// A handler for another namespace built on HTTP handlers (`sse`): its
@@ -162,7 +186,8 @@ where
     F: Fn(ResolverArgs) -> R + Send + Sync + 'static,
     R: ResolverOutput<M>,
 {
-    try_on(method, predicate, resolver).unwrap_or_else(|error| panic!("{error}"))
+    let resolver = erase(resolver);
+    with(predicate.into_predicate(), resolver, Some(method))
 }
 
 macro_rules! method_handlers {
@@ -179,7 +204,8 @@ macro_rules! method_handlers {
             F: Fn(ResolverArgs) -> R + Send + Sync + 'static,
             R: ResolverOutput<M>,
         {
-            $try_name(predicate, resolver).unwrap_or_else(|error| panic!("{error}"))
+            let resolver = erase(resolver);
+            with(predicate.into_predicate(), resolver, $method)
         }
 
         #[doc = concat!("Like [`", stringify!($name), "`], returning an invalid pattern as an error instead of panicking.")]
@@ -189,7 +215,8 @@ macro_rules! method_handlers {
             F: Fn(ResolverArgs) -> R + Send + Sync + 'static,
             R: ResolverOutput<M>,
         {
-            try_with($method, predicate, resolver)
+            let resolver = erase(resolver);
+            try_with(predicate.into_predicate(), resolver, $method)
         }
     )*};
 }

@@ -54,7 +54,13 @@ pub use self::tower::{MockBody, MockLayer, MockService, NoUpstream, NoUpstreamEr
 /// ```
 #[doc(alias = "setupServer")]
 pub fn setup_server(handlers: impl IntoIterator<Item = Handler>) -> Server {
-    let engine = Engine::new(handlers.into_iter().collect());
+    server_with(handlers.into_iter().collect())
+}
+
+/// [`setup_server`]'s work, compiled once in mocklib rather than in every
+/// test crate for every type of handler list it passes.
+fn server_with(handlers: Vec<Handler>) -> Server {
+    let engine = Engine::new(handlers);
     Server {
         api: Arc::new(SetupApi::new(Arc::clone(&engine))),
         engine,
