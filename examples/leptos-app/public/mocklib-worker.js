@@ -92,7 +92,10 @@ self.addEventListener('fetch', (event) => {
     return;
   }
   if (pages.size === 0) return;
-  event.respondWith(answer(event));
+  // The common case, a page's own request, asks that page at once: no
+  // async hop through `pageFor` (measured in the browser bench).
+  const direct = request.mode !== 'navigate' && pages.get(event.clientId);
+  event.respondWith(direct ? ask(request, direct) : answer(event));
 });
 
 /** A request the page performs itself (`bypass()`): strip the marker, send. */
@@ -126,9 +129,13 @@ async function mockingWindow(preferred) {
 }
 
 async function answer(event) {
-  const request = event.request;
   const page = await pageFor(event);
-  if (!page) return fetch(request);
+  if (!page) return fetch(event.request);
+  return ask(event.request, page);
+}
+
+/** Asks `page` what to answer to `request`, and answers it so. */
+async function ask(request, page) {
   // Reading the body consumes it: a passthrough sends an unread copy.
   const hasBody = request.method !== 'GET' && request.method !== 'HEAD';
   const original = hasBody ? request.clone() : request;
