@@ -28,7 +28,9 @@ use percent_encoding::{AsciiSet, CONTROLS, percent_decode_str, utf8_percent_enco
 /// skipped rather than failing the whole header.
 #[derive(Clone, Default, PartialEq, Eq)]
 // `None` when the request sent none (never an empty map): nothing to free
-// for the usual request (an empty `BTreeMap` still walks its drop).
+// for the usual request (an empty `BTreeMap` still walks its drop). Boxed,
+// so a resolver's arguments, moved a few times a request, stay small.
+#[allow(clippy::box_collection)]
 pub struct Cookies(Option<Box<BTreeMap<String, String>>>);
 
 /// The map of a request without cookies.
