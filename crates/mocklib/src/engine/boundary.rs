@@ -347,7 +347,13 @@ impl<R: Future> Future for Scoped<R> {
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<R::Output> {
         let this = self.project();
         let inner = this.inner;
-        let poll = enter(std::slice::from_ref(this.scope), || inner.poll(cx));
+        // The root with no scope of its engine entered (a request at the
+        // root, as most are): the current scope is the root already.
+        let poll = if this.scope.is_root() && current(this.scope.engine_id()).is_none() {
+            inner.poll(cx)
+        } else {
+            enter(std::slice::from_ref(this.scope), || inner.poll(cx))
+        };
         if poll.is_ready() && *this.verify_on_exit {
             verify_or_panic(this.scope);
         }

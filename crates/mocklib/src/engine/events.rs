@@ -234,12 +234,18 @@ impl Events {
     }
 
     /// Emits an event; `event` is built only if someone listens.
+    #[inline] // a request emits four: with no listener, two loads each, not a call
     pub(crate) fn emit(&self, kind: EventKind, event: impl FnOnce() -> LifeCycleEvent) {
         if !self.inner.enabled.load(Ordering::SeqCst)
             || self.inner.subscribed.load(Ordering::SeqCst) == 0
         {
             return;
         }
+        self.emit_to_listeners(kind, event);
+    }
+
+    #[inline(never)]
+    fn emit_to_listeners(&self, kind: EventKind, event: impl FnOnce() -> LifeCycleEvent) {
         let listeners = Arc::clone(
             &self
                 .inner

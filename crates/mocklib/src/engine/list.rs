@@ -179,6 +179,8 @@ pub(crate) struct Scope {
     #[cfg(all(feature = "net", not(target_arch = "wasm32")))]
     id: u64,
     engine_id: u64,
+    /// Whether this is its engine's root scope (no boundary's).
+    root: bool,
     state: Mutex<ScopeState>,
     /// Whether `used` may hold a handler that is not a once-handler: until
     /// then, the lookup checks only once-handlers under the lock.
@@ -280,6 +282,7 @@ impl Scope {
             #[cfg(all(feature = "net", not(target_arch = "wasm32")))]
             id: next_scope_id(),
             engine_id,
+            root: true,
             state: Mutex::new(ScopeState {
                 current: initial.clone(),
                 initial,
@@ -304,6 +307,7 @@ impl Scope {
             #[cfg(all(feature = "net", not(target_arch = "wasm32")))]
             id: next_scope_id(),
             engine_id: self.engine_id,
+            root: false,
             state: Mutex::new(ScopeState {
                 initial: state.current.clone(),
                 current: state.current.clone(),
@@ -382,6 +386,11 @@ impl Scope {
 
     pub(crate) fn engine_id(&self) -> u64 {
         self.engine_id
+    }
+
+    /// Whether this is its engine's root scope.
+    pub(crate) fn is_root(&self) -> bool {
+        self.root
     }
 
     /// The handlers' per-scope values, for a resolver call.

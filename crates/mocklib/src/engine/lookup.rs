@@ -372,31 +372,40 @@ impl Lookup {
                     ),
                 })
             }
-            Kind::Mock => match response.into_http_and_journal() {
-                (Ok(mut response), journal) => {
-                    // A real HEAD response never has a body; its headers
-                    // (Content-Length included) describe the GET response.
-                    if request.method() == http::Method::HEAD {
-                        *response.body_mut() = Body::empty();
+            Kind::Mock => {
+                let mut response = response;
+                let journal = response.take_journal();
+                match response.into_http() {
+                    Ok(mut response) => {
+                        // A real HEAD response never has a body; its headers
+                        // (Content-Length included) describe the GET response.
+                        if request.method() == http::Method::HEAD {
+                            *response.body_mut() = Body::empty();
+                        }
+                        if !self.hooks.contracts.is_empty() {
+                            response = self.check_contracts(&request, handler, response);
+                        }
+                        response.body_mut().finalize_with(finalize);
+                        self.record_mocked(&request, handler, &response, journal);
+                        self.emit(EventKind::RequestMatch, &request, request_id);
+                        self.emit(EventKind::RequestEnd, &request, request_id);
+                        self.emit_response(
+                            EventKind::ResponseMocked,
+                            &request,
+                            request_id,
+                            &response,
+                        );
+                        Outcome::Mocked(response)
                     }
-                    if !self.hooks.contracts.is_empty() {
-                        response = self.check_contracts(&request, handler, response);
+                    Err(message) => {
+                        let error = ResolverError {
+                            name: "InvalidResponse".to_owned(),
+                            message,
+                        };
+                        self.fail(request, request_id, handler, error)
                     }
-                    response.body_mut().finalize_with(finalize);
-                    self.record_mocked(&request, handler, &response, journal);
-                    self.emit(EventKind::RequestMatch, &request, request_id);
-                    self.emit(EventKind::RequestEnd, &request, request_id);
-                    self.emit_response(EventKind::ResponseMocked, &request, request_id, &response);
-                    Outcome::Mocked(response)
                 }
-                (Err(message), _) => {
-                    let error = ResolverError {
-                        name: "InvalidResponse".to_owned(),
-                        message,
-                    };
-                    self.fail(request, request_id, handler, error)
-                }
-            },
+            }
         }
     }
 
@@ -549,7 +558,7 @@ impl Lookup {
 /// Calls a matched handler's resolver: its answer, or the future of it. A
 /// panic becomes a failure.
 fn start_resolver(matched: Matched, call: CallContext) -> CallState {
-    match std::panic::catch_unwind(AssertUnwindSafe(|| (matched.0)(call))) {
+    match std::panic::catch_unwind(AssertUnwindSafe(|| matched.call(call))) {
         Ok(call) => call.0,
         Err(panic) => CallState::Ready(panicked(&*panic)),
     }

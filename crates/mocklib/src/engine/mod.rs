@@ -303,7 +303,12 @@ impl std::future::Future for Handling {
                         None => lookup.start(request, base_url, cx),
                     };
                     *self = match step {
-                        Step::Done(outcome) => Handling::Done(Some(outcome)),
+                        // Straight out: through `Done(Some(..))` the outcome
+                        // would be moved twice more.
+                        Step::Done(outcome) => {
+                            *self = Handling::Done(None);
+                            return std::task::Poll::Ready(outcome);
+                        }
                         Step::Wait(future) => Handling::Waiting(match dispatch {
                             Some(dispatch) => {
                                 Box::pin(tracing::instrument::WithSubscriber::with_subscriber(

@@ -212,14 +212,14 @@ impl Chaos {
         let Some(latency) = latency.filter(|latency| !latency.is_zero()) else {
             return match fault {
                 Some(fault) => ResolverCall::ready(Resolution::Respond(HttpResponse::fault(fault))),
-                None => (matched.0)(context),
+                None => matched.call(context),
             };
         };
         ResolverCall::pending(Box::pin(async move {
             crate::message::delay::delay(latency).await;
             match fault {
                 Some(fault) => Resolution::Respond(HttpResponse::fault(fault)),
-                None => (matched.0)(context).resolve().await,
+                None => matched.call(context).resolve().await,
             }
         }))
     }

@@ -83,12 +83,13 @@ use url::Url;
 
 pub use crate::support::maybe_send::MaybeSend;
 
-use crate::handling::resolver::{CallContext, RequestId, ResolverCall};
+use crate::handling::resolver::{CallContext, DynResolver, RequestId, ResolverArgs, ResolverCall};
 use crate::handling::scope_local::{ScopeLocal, ScopeValues};
 use crate::handling::times::Times;
 use crate::matching::Predicate;
 use crate::matching::matchers::{self, Matcher, Mismatch};
 use crate::message::cookies::Cookies;
+use crate::message::params::Params;
 use crate::message::request::Request;
 
 /// A request handler: created by [`http::get`](crate::http::get) and friends,
@@ -161,8 +162,13 @@ impl Handler {
 
     /// The kind's match, when every condition holds too.
     pub(crate) fn try_match(&self, context: &MatchContext<'_>) -> Option<Matched> {
-        let found = self.logic.try_match(context)?;
-        self.first_mismatch(context).is_none().then_some(found)
+        // Kept in its `Option`: unwrapped and wrapped again, the match (a
+        // resolver's arguments) would be copied twice more per request.
+        let found = self.logic.try_match(context);
+        if found.is_some() && self.first_mismatch(context).is_some() {
+            return None;
+        }
+        found
     }
 
     /// The first condition `context`'s request fails, if any.
@@ -426,6 +432,9 @@ struct StateSlot {
     next: OnceLock<Box<StateSlot>>,
 }
 
+/// Up to this many headers, a name is looked for by a scan rather than a hash.
+const FEW_HEADERS: usize = 8;
+
 impl<'a> MatchContext<'a> {
     pub(crate) fn new(
         request: &'a Request,
@@ -511,7 +520,14 @@ impl<'a> MatchContext<'a> {
         if let Some(cookies) = self.cookies.get() {
             return cookies;
         }
-        if !self.request.headers().contains_key(http::header::COOKIE) {
+        // A look at each of the (few) names costs less than hashing one.
+        let headers = self.request.headers();
+        let sent = if headers.len() <= FEW_HEADERS {
+            headers.keys().any(|name| name == http::header::COOKIE)
+        } else {
+            headers.contains_key(http::header::COOKIE)
+        };
+        if !sent {
             return &NONE;
         }
         self.cookies
@@ -556,14 +572,50 @@ impl std::fmt::Debug for MatchContext<'_> {
 /// [`HandlerKind::try_match`] returns for a request it takes. The engine
 /// calls it with the [`CallContext`] of this call (how many calls came
 /// before in the scope, where cleanups go), catching a panic as a 500.
-pub struct Matched(pub(crate) Box<dyn FnOnce(CallContext) -> ResolverCall + Send>);
+pub struct Matched(pub(crate) Call);
+
+/// What a [`Matched`] runs.
+pub(crate) enum Call {
+    /// Any handler kind's call.
+    Boxed(Box<dyn FnOnce(CallContext) -> ResolverCall + Send>),
+    /// An HTTP resolver with its arguments but the call's context: what most
+    /// requests run, without a box allocated and freed for each.
+    Resolver(Arc<DynResolver>, ResolverParts),
+}
+
+/// [`ResolverArgs`](crate::ResolverArgs) but the [`CallContext`].
+pub(crate) struct ResolverParts {
+    pub(crate) request: Request,
+    pub(crate) params: Params,
+    pub(crate) cookies: Cookies,
+    pub(crate) request_id: RequestId,
+}
 
 impl Matched {
     /// The call that runs `resolve`: build the resolver's arguments from
     /// what `try_match` found and the [`CallContext`], and return its
     /// [`ResolverCall`].
     pub fn new(resolve: impl FnOnce(CallContext) -> ResolverCall + Send + 'static) -> Self {
-        Matched(Box::new(resolve))
+        Matched(Call::Boxed(Box::new(resolve)))
+    }
+
+    /// The call of an HTTP `resolver` with these arguments.
+    pub(crate) fn resolver(resolver: Arc<DynResolver>, parts: ResolverParts) -> Self {
+        Matched(Call::Resolver(resolver, parts))
+    }
+
+    /// Runs the call.
+    pub(crate) fn call(self, call: CallContext) -> ResolverCall {
+        match self.0 {
+            Call::Boxed(resolve) => resolve(call),
+            Call::Resolver(resolver, parts) => resolver(ResolverArgs::new(
+                parts.request,
+                parts.params,
+                parts.cookies,
+                parts.request_id,
+                call,
+            )),
+        }
     }
 }
 

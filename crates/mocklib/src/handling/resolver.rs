@@ -47,6 +47,9 @@ use crate::message::response::HttpResponse;
 use crate::message::upgrade::WebSocketUpgrade;
 use crate::support::maybe_send::MaybeSend;
 
+/// An HTTP resolver as handlers keep it (`http`, `graphql`, `sse`).
+pub(crate) type DynResolver = dyn Fn(ResolverArgs) -> ResolverCall + Send + Sync;
+
 /// The one argument every HTTP resolver receives. Fields are public so it can
 /// be destructured: `|ResolverArgs { request, params, cookies, .. }|`.
 #[derive(Debug, Clone)]

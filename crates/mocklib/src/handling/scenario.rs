@@ -193,7 +193,7 @@ impl Handler {
             Some(Matched::new(move |call| {
                 // The scope's values, before the call takes the context.
                 let values = call.values.clone();
-                (matched.0)(call).map(move |resolution| {
+                matched.call(call).map(move |resolution| {
                     let failed = matches!(
                         resolution,
                         Resolution::Fallthrough | Resolution::Exhausted | Resolution::Failed(_)

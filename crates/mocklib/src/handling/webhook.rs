@@ -213,7 +213,7 @@ impl Handler {
             let request = context.request().clone();
             let make = Arc::clone(&make);
             Some(Matched::new(move |call| {
-                (matched.0)(call).map(move |resolution| match resolution {
+                matched.call(call).map(move |resolution| match resolution {
                     Resolution::Respond(response) => {
                         Resolution::Respond(send_after(&request, response, &*make))
                     }

@@ -26,13 +26,19 @@ use percent_encoding::{AsciiSet, CONTROLS, percent_decode_str, utf8_percent_enco
 /// and values percent-decoded. When a name appears twice, the first value wins
 /// (browsers send the most specific cookie first). Pairs that do not parse are
 /// skipped rather than failing the whole header.
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
-#[serde(transparent)]
-pub struct Cookies(BTreeMap<String, String>);
+#[derive(Clone, Default, PartialEq, Eq)]
+// `None` when the request sent none (never an empty map): nothing to free
+// for the usual request (an empty `BTreeMap` still walks its drop). Boxed,
+// so a resolver's arguments, moved a few times a request, stay small.
+#[allow(clippy::box_collection)]
+pub struct Cookies(Option<Box<BTreeMap<String, String>>>);
+
+/// The map of a request without cookies.
+static EMPTY: BTreeMap<String, String> = BTreeMap::new();
 
 impl Cookies {
     /// A request without cookies.
-    pub(crate) const NONE: Cookies = Cookies(BTreeMap::new());
+    pub(crate) const NONE: Cookies = Cookies(None);
 
     /// Parses the `Cookie` headers of `headers`.
     pub fn from_headers(headers: &HeaderMap) -> Self {
@@ -43,32 +49,50 @@ impl Cookies {
                 map.entry(name).or_insert(value);
             }
         }
-        Cookies(map)
+        Cookies((!map.is_empty()).then(|| Box::new(map)))
+    }
+
+    fn map(&self) -> &BTreeMap<String, String> {
+        self.0.as_deref().unwrap_or(&EMPTY)
     }
 
     /// The value of the cookie called `name`, if the request sent one.
     pub fn get(&self, name: &str) -> Option<&str> {
-        self.0.get(name).map(String::as_str)
+        self.map().get(name).map(String::as_str)
     }
 
     /// Whether the request sent a cookie called `name`.
     pub fn contains(&self, name: &str) -> bool {
-        self.0.contains_key(name)
+        self.map().contains_key(name)
     }
 
     /// How many distinct cookies the request sent.
     pub fn len(&self) -> usize {
-        self.0.len()
+        self.map().len()
     }
 
     /// Whether the request sent no cookies.
     pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
+        self.0.is_none()
     }
 
     /// Every `(name, value)` pair, ordered by name.
     pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
-        self.0.iter().map(|(k, v)| (k.as_str(), v.as_str()))
+        self.map().iter().map(|(k, v)| (k.as_str(), v.as_str()))
+    }
+}
+
+/// As the map: `Cookies({"session": "abc"})`.
+impl std::fmt::Debug for Cookies {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("Cookies").field(self.map()).finish()
+    }
+}
+
+/// As the map of names to values.
+impl serde::Serialize for Cookies {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.map().serialize(serializer)
     }
 }
 
@@ -162,6 +186,22 @@ mod tests {
         headers.append("cookie", "=novalue; ok=1;;; ".parse().unwrap());
         let cookies = Cookies::from_headers(&headers);
         assert_eq!(cookies.get("ok"), Some("1"));
+    }
+
+    #[test]
+    fn no_cookies_are_one_value_shown_and_serialized_as_an_empty_map() {
+        let mut headers = HeaderMap::new();
+        headers.append("cookie", "=novalue;;".parse().unwrap());
+        let none = Cookies::from_headers(&headers);
+        assert_eq!(none, Cookies::default());
+        assert_eq!(none, Cookies::NONE);
+        assert!(none.is_empty());
+        assert_eq!(format!("{none:?}"), "Cookies({})");
+        assert_eq!(serde_json::to_string(&none).unwrap(), "{}");
+        headers.append("cookie", "a=1".parse().unwrap());
+        let some = Cookies::from_headers(&headers);
+        assert_eq!(format!("{some:?}"), r#"Cookies({"a": "1"})"#);
+        assert_eq!(serde_json::to_string(&some).unwrap(), r#"{"a":"1"}"#);
     }
 
     #[test]

@@ -10,6 +10,7 @@
 //! no body to send, or a dropped request future) runs the cleanup. That
 //! needs no timer and no task, so it works the same on every front door.
 
+use std::cell::Cell;
 use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -18,8 +19,21 @@ use std::sync::{Arc, Mutex, PoisonError};
 pub(crate) type Cleanup = Box<dyn FnOnce() + Send>;
 
 /// The cleanup list of one resolver call; clones share it.
-#[derive(Clone, Default)]
+#[derive(Clone)]
 pub(crate) struct Finalizers(Arc<Mutex<State>>);
+
+thread_local! {
+    /// A list its last guard let go of, emptied, for the thread's next call:
+    /// most calls register nothing, and each would allocate and free one.
+    static SPARE: Cell<Option<Arc<Mutex<State>>>> = const { Cell::new(None) };
+}
+
+impl Default for Finalizers {
+    fn default() -> Self {
+        let spare = SPARE.try_with(Cell::take).ok().flatten();
+        Finalizers(spare.unwrap_or_default())
+    }
+}
 
 #[derive(Default)]
 struct State {
@@ -42,7 +56,7 @@ impl Finalizers {
 
     /// A guard that runs the list when dropped.
     pub(crate) fn guard(&self) -> FinalizeGuard {
-        FinalizeGuard(self.clone())
+        FinalizeGuard(Some(self.clone()))
     }
 
     fn run(&self) {
@@ -51,8 +65,14 @@ impl Finalizers {
             state.done = true;
             std::mem::take(&mut state.list)
         };
-        // Reverse order, like `defer` and destructors: the last set up is
-        // the first torn down.
+        run_all(list);
+    }
+}
+
+/// Runs `list` in reverse order, like `defer` and destructors: the last set
+/// up is the first torn down.
+fn run_all(list: Vec<Cleanup>) {
+    if !list.is_empty() {
         list.into_iter().rev().for_each(run_one);
     }
 }
@@ -76,13 +96,29 @@ impl std::fmt::Debug for Finalizers {
     }
 }
 
-/// Runs its [`Finalizers`] when dropped.
+/// Runs its [`Finalizers`] when dropped (always `Some` until then).
 #[derive(Debug)]
-pub(crate) struct FinalizeGuard(Finalizers);
+pub(crate) struct FinalizeGuard(Option<Finalizers>);
 
 impl Drop for FinalizeGuard {
     fn drop(&mut self) {
-        self.0.run();
+        let Some(Finalizers(mut shared)) = self.0.take() else {
+            return;
+        };
+        // The last handle, as usual once the resolver's arguments are gone:
+        // nothing can register any more, so no lock and no `done` to set,
+        // and the emptied list is kept for the next call.
+        if let Some(state) = Arc::get_mut(&mut shared) {
+            let list =
+                std::mem::take(&mut state.get_mut().unwrap_or_else(PoisonError::into_inner).list);
+            run_all(list);
+            if !shared.is_poisoned() && Arc::get_mut(&mut shared).is_some() {
+                // A thread being torn down has no slot: the list is freed then.
+                let _ = SPARE.try_with(|spare| spare.set(Some(shared)));
+            }
+            return;
+        }
+        Finalizers(shared).run();
     }
 }
 
@@ -115,6 +151,26 @@ mod tests {
         assert!(log.lock().unwrap().is_empty());
         drop(guard);
         assert_eq!(*log.lock().unwrap(), ["second", "first"]);
+    }
+
+    #[test]
+    fn a_guard_left_alone_still_runs_the_cleanups_in_reverse_order() {
+        let (log, make) = recorder();
+        let finalizers = Finalizers::default();
+        let guard = finalizers.guard();
+        finalizers.push(make("first"));
+        finalizers.push(make("second"));
+        drop(finalizers);
+        drop(guard);
+        assert_eq!(*log.lock().unwrap(), ["second", "first"]);
+        // The next call's list (the one just let go of, on this thread)
+        // starts empty and open.
+        let next = Finalizers::default();
+        let guard = next.guard();
+        next.push(make("third"));
+        drop(next);
+        drop(guard);
+        assert_eq!(*log.lock().unwrap(), ["second", "first", "third"]);
     }
 
     #[test]

@@ -477,13 +477,10 @@ impl HttpResponse {
         self
     }
 
-    /// [`Self::into_http`], and the values for the journal entry alone
-    /// (see [`Self::journal_extension`]).
-    pub(crate) fn into_http_and_journal(
-        mut self,
-    ) -> (Result<http::Response<Body>, String>, JournalValues) {
-        let journal = std::mem::take(&mut self.parts.journal);
-        (self.into_http(), journal)
+    /// Takes the values for the journal entry alone (see
+    /// [`Self::journal_extension`]), before [`Self::into_http`].
+    pub(crate) fn take_journal(&mut self) -> JournalValues {
+        std::mem::take(&mut self.parts.journal)
     }
 
     fn fail(&mut self, message: String) {
@@ -631,6 +628,7 @@ impl HttpResponse {
 }
 
 /// The `http::Response` of finished parts.
+#[inline] // built where it is returned: a response is a memcpy-sized move
 fn assemble(
     status: StatusCode,
     status_text: Option<String>,

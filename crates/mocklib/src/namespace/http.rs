@@ -36,11 +36,12 @@ use http::Method;
 
 // Only mocklib's public surface: a handler kind outside the crate is
 // written the same way (see `crate::handler`).
-use crate::handling::handler::{Handler, HandlerKind, IndexHint, MatchContext, Matched};
+use crate::handling::handler::{
+    Handler, HandlerKind, IndexHint, MatchContext, Matched, ResolverParts,
+};
+use crate::handling::resolver::DynResolver;
 use crate::handling::resolver::{ResolverArgs, ResolverCall, ResolverOutput};
 use crate::matching::{IntoPredicate, PatternError, Predicate};
-
-pub(crate) type DynResolver = dyn Fn(ResolverArgs) -> ResolverCall + Send + Sync;
 
 struct HttpHandler {
     method: Option<Method>,
@@ -75,15 +76,15 @@ impl HandlerKind for HttpHandler {
         let params = self
             .predicate
             .matches(context.request(), context.base_url())?;
-        let request = context.request().clone();
-        let cookies = context.cookies().clone();
-        let request_id = context.request_id();
-        let resolver = Arc::clone(&self.resolver);
-        Some(Matched::new(move |call| {
-            resolver(ResolverArgs::new(
-                request, params, cookies, request_id, call,
-            ))
-        }))
+        Some(Matched::resolver(
+            Arc::clone(&self.resolver),
+            ResolverParts {
+                request: context.request().clone(),
+                params,
+                cookies: context.cookies().clone(),
+                request_id: context.request_id(),
+            },
+        ))
     }
 }
 

@@ -127,8 +127,10 @@ impl OriginMatcher {
 pub(super) fn same_origin(a: &Url, b: &Url) -> bool {
     // Written alike is the same origin (a request under the base URL, in
     // base URL mode: every request); only differently written ones are
-    // compared part by part.
-    a[..url::Position::BeforePath] == b[..url::Position::BeforePath]
+    // compared part by part. In base URL mode both are the listener's own
+    // origin, one value: no text to compare.
+    std::ptr::eq(a, b)
+        || a[..url::Position::BeforePath] == b[..url::Position::BeforePath]
         || a.scheme().eq_ignore_ascii_case(b.scheme())
             && match (a.host_str(), b.host_str()) {
                 (Some(x), Some(y)) => x.eq_ignore_ascii_case(y),

@@ -24,7 +24,7 @@
 use std::sync::Arc;
 
 use bytes::Bytes;
-use http::{HeaderMap, HeaderValue, Method, Version};
+use http::{HeaderMap, HeaderName, HeaderValue, Method, Version};
 use url::Url;
 
 use crate::message::body::Body;
@@ -85,32 +85,51 @@ const INLINE_VALUES: usize = 256;
 /// longer share the storage they were parsed from (one allocation for all
 /// the values, however many; names never share it).
 pub(crate) fn own_values(headers: &mut HeaderMap) {
-    own_values_and(headers, "");
+    own_values_and(headers, "", None);
 }
 
 /// [`own_values`], copying `also` into the same buffer: the copy is returned.
-pub(crate) fn own_values_and(headers: &mut HeaderMap, also: &str) -> Bytes {
-    let total = headers.values().map(HeaderValue::len).sum::<usize>() + also.len();
+/// `host`: an owned value equal to the request's one `Host` header (the
+/// listener's own authority), which takes its place instead of a copy (and
+/// a check of every byte).
+pub(crate) fn own_values_and(
+    headers: &mut HeaderMap,
+    also: &str,
+    host: Option<&HeaderValue>,
+) -> Bytes {
+    let copied = |name: &HeaderName| host.is_none() || name != http::header::HOST;
+    let total = copied_values(headers, &copied)
+        .map(<[u8]>::len)
+        .sum::<usize>()
+        + also.len();
     // The usual few hundred bytes go inline into the buffer's one
-    // allocation; a `Vec` would take a second one when first shared.
-    let buffer = if total <= INLINE_VALUES {
-        let mut inline = smallvec::SmallVec::<[u8; INLINE_VALUES]>::new();
-        inline.extend_from_slice(also.as_bytes());
-        for value in headers.values() {
-            inline.extend_from_slice(value.as_bytes());
-        }
-        Bytes::from_owner(inline)
+    // allocation (a `Vec` would take a second one when first shared), in
+    // the smallest of a few sizes: the buffer is moved into its box whole.
+    let buffer = if total <= 32 {
+        inline_copy::<32>(headers, also, &copied)
+    } else if total <= 64 {
+        inline_copy::<64>(headers, also, &copied)
+    } else if total <= 128 {
+        inline_copy::<128>(headers, also, &copied)
+    } else if total <= INLINE_VALUES {
+        inline_copy::<INLINE_VALUES>(headers, also, &copied)
     } else {
         let mut buffer = Vec::with_capacity(total);
         buffer.extend_from_slice(also.as_bytes());
-        for value in headers.values() {
-            buffer.extend_from_slice(value.as_bytes());
+        for value in copied_values(headers, &copied) {
+            buffer.extend_from_slice(value);
         }
         Bytes::from(buffer)
     };
     let also = buffer.slice(..also.len());
     let mut start = also.len();
-    for value in headers.values_mut() {
+    for (name, value) in headers.iter_mut() {
+        if !copied(name) {
+            if let Some(host) = host {
+                *value = host.clone();
+            }
+            continue;
+        }
         let end = start + value.len();
         // A value built unchecked may hold bytes a checked one may not:
         // that one keeps its own storage.
@@ -121,6 +140,48 @@ pub(crate) fn own_values_and(headers: &mut HeaderMap, also: &str) -> Bytes {
         start = end;
     }
     also
+}
+
+/// The values of `headers` under the names `copied` takes, in order.
+fn copied_values<'a>(
+    headers: &'a HeaderMap,
+    copied: &'a impl Fn(&HeaderName) -> bool,
+) -> impl Iterator<Item = &'a [u8]> {
+    headers
+        .iter()
+        .filter(|(name, _)| copied(name))
+        .map(|(_, value)| value.as_bytes())
+}
+
+/// `also` then the values of `headers` under the names `copied` takes, in
+/// one allocation of about `N` bytes (they fit).
+fn inline_copy<const N: usize>(
+    headers: &HeaderMap,
+    also: &str,
+    copied: &impl Fn(&HeaderName) -> bool,
+) -> Bytes {
+    let mut inline = Inline {
+        len: 0,
+        bytes: [0; N],
+    };
+    for piece in std::iter::once(also.as_bytes()).chain(copied_values(headers, copied)) {
+        let end = inline.len + piece.len();
+        inline.bytes[inline.len..end].copy_from_slice(piece);
+        inline.len = end;
+    }
+    Bytes::from_owner(inline)
+}
+
+/// Bytes held in place: the owner of an inline copy.
+struct Inline<const N: usize> {
+    len: usize,
+    bytes: [u8; N],
+}
+
+impl<const N: usize> AsRef<[u8]> for Inline<N> {
+    fn as_ref(&self) -> &[u8] {
+        &self.bytes[..self.len]
+    }
 }
 
 /// Why the request body could not be read the way a resolver asked.

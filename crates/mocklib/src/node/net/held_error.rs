@@ -20,6 +20,7 @@
 //! the socket taking the bytes.
 
 use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll, Waker};
 
@@ -31,7 +32,12 @@ type BoxError = Box<dyn std::error::Error + Send + Sync>;
 /// Released once, after being armed: by a completed flush of the connection
 /// (HTTP/1) or by h2 dropping a frame (HTTP/2).
 #[derive(Default)]
-pub(super) struct Latch(Mutex<LatchState>);
+pub(super) struct Latch {
+    state: Mutex<LatchState>,
+    /// Whether it was ever armed: read without the lock by every flush of
+    /// every connection, nearly all of which have nothing to release.
+    armed: AtomicBool,
+}
 
 #[derive(Default)]
 struct LatchState {
@@ -42,7 +48,7 @@ struct LatchState {
 
 impl Latch {
     fn state(&self) -> std::sync::MutexGuard<'_, LatchState> {
-        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// From now on, the next [`release`](Self::release) counts.
@@ -50,11 +56,15 @@ impl Latch {
         let mut state = self.state();
         state.armed = true;
         state.released = false;
+        self.armed.store(true, Ordering::Release);
     }
 
     /// Releases the latch if it is armed (a flush before the error means
     /// nothing), waking the body that waits on it.
     pub(super) fn release(&self) {
+        if !self.armed.load(Ordering::Acquire) {
+            return;
+        }
         let mut state = self.state();
         if !state.armed || state.released {
             return;

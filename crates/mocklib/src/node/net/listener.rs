@@ -491,7 +491,8 @@ fn admit(
     // Out of the read buffer: the header values, and a target kept as it is.
     let target = match target {
         Target::Under(origin, path) => {
-            let copy = own_values_and(&mut parts.headers, path.as_str());
+            let host = own_host.then_some(&shared.host);
+            let copy = own_values_and(&mut parts.headers, path.as_str(), host);
             match PathAndQuery::from_maybe_shared(copy) {
                 Ok(copy) => Target::Under(origin, copy),
                 Err(_) => Target::Url(url_under(&origin, path.as_str())),
@@ -789,7 +790,7 @@ fn answer_now(shared: &Arc<Shared>, outcome: Outcome, delivery: Delivery) -> Now
             None => Ok(mocked(
                 response,
                 version,
-                hold_for(version, fault),
+                || hold_for(version, fault),
                 delivery.boundary.as_ref().map(|scope| (&**shared, scope)),
             )),
         },
@@ -972,7 +973,7 @@ fn answer_for_call(
 ) -> Option<http::Response<ResponseBody>> {
     crate::message::rpc::call_error(request.method(), request.headers(), code, message)
         // A call is HTTP/2.
-        .map(|answer| mocked(answer, Version::HTTP_2, Hold::Marker, None))
+        .map(|answer| mocked(answer, Version::HTTP_2, || Hold::Marker, None))
 }
 
 /// mocklib's answer to a request it refuses before resolving it: `status`
@@ -991,7 +992,7 @@ fn refusal<B>(
         format!("mocklib refused the call {}: {why}", request.uri().path())
     });
     match call {
-        Some(answer) => mocked(answer, Version::HTTP_2, Hold::Marker, None),
+        Some(answer) => mocked(answer, Version::HTTP_2, || Hold::Marker, None),
         None => plain(status, &format!("mocklib: {why}\n")),
     }
 }
@@ -1006,11 +1007,12 @@ fn hold_for(version: Version, fault: &ConnectionFault) -> Hold {
 }
 
 /// A mocked response as hyper sends it on a connection of `version`.
+/// `hold`: what a failing stream waits for (asked only for a stream).
 /// `boundary`: the boundary it answers in, whose end ends a streamed body.
 fn mocked(
     response: http::Response<crate::Body>,
     version: Version,
-    hold: Hold,
+    hold: impl FnOnce() -> Hold,
     boundary: Option<(&Shared, &Arc<Scope>)>,
 ) -> http::Response<ResponseBody> {
     let (mut parts, body) = response.into_parts();
@@ -1029,9 +1031,9 @@ fn mocked(
         match boundary {
             Some((shared, scope)) => ResponseBody::boxed(HoldError::new(
                 EndsWith::new(body, scope.id(), shared.scopes.register(scope)),
-                hold,
+                hold(),
             )),
-            None => ResponseBody::boxed(HoldError::new(body, hold)),
+            None => ResponseBody::boxed(HoldError::new(body, hold())),
         }
     } else if body.has_trailers() && version >= Version::HTTP_2 {
         ResponseBody::Trailed(body)

@@ -176,6 +176,9 @@ pub(crate) struct Shared {
     /// The origin's `host:port`, as a `Host` header naming this listener
     /// exactly is written.
     pub authority: Arc<str>,
+    /// The same as a header value: what such a `Host` header is given in
+    /// place of a copy of its bytes.
+    pub host: http::HeaderValue,
     pub scopes: ScopeRegistry,
     /// This listener's `Via` entry (`1.1 mocklib-<pid>-<port>`): unique on
     /// the machine while it runs.
@@ -271,6 +274,7 @@ pub(crate) struct Port {
     /// origin's authority and the `Via` entry.
     origin: Arc<url::Url>,
     authority: Arc<str>,
+    host: http::HeaderValue,
     via: http::HeaderValue,
     holder: RwLock<Option<Arc<Shared>>>,
     /// Set when a port asked for by number closes: its accept loop and its
@@ -287,6 +291,8 @@ impl Port {
                     .expect("a socket address makes a valid URL"),
             ),
             authority: address.to_string().into(),
+            host: http::HeaderValue::try_from(address.to_string())
+                .expect("a socket address is a valid header value"),
             via: http::HeaderValue::try_from(format!(
                 "1.1 mocklib-{}-{}",
                 std::process::id(),
@@ -385,6 +391,7 @@ impl Network {
             address,
             origin: Arc::clone(&port.origin),
             authority: Arc::clone(&port.authority),
+            host: port.host.clone(),
             scopes: ScopeRegistry::default(),
             via,
             closed: signal::Signal::default(),
