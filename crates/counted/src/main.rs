@@ -3,7 +3,8 @@
 //! closes. `scripts/bench-counted` counts them under valgrind;
 //! `scripts/bench` loads `mocklib` and `bare` with wrk.
 //!
-//! SERVER is `mocklib` or `bare` (`GET /user`, the `user` module) or
+//! SERVER is `mocklib` or `bare` (`GET /user`, the `user` module;
+//! `mocklib-nojournal` is the listener with its journal off) or
 //! `sse-mocklib` or `sse-bare` (`GET /events/{count}`, the `events` module);
 //! with the feature `axum`, also `axum` (one route, the `axum_user` module);
 //! with the feature `grpc`, also `grpc-mocklib` or `grpc-bare` (the `grpc`
@@ -21,8 +22,12 @@ use mocklib_counted::{events, user};
 
 fn main() {
     match std::env::args().nth(1).as_deref() {
-        Some("mocklib") => {
-            let server = user::mocklib_server();
+        Some(name @ ("mocklib" | "mocklib-nojournal")) => {
+            let server = if name == "mocklib" {
+                user::mocklib_server()
+            } else {
+                user::mocklib_server_without_journal()
+            };
             announce_and_wait(server.url().as_str().trim_end_matches('/'));
             server.close();
         }

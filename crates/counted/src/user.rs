@@ -26,6 +26,14 @@ pub fn mocklib_server() -> Server {
     server
 }
 
+/// [`mocklib_server`] with its journal off: what keeping the last requests
+/// costs the listener's throughput.
+pub fn mocklib_server_without_journal() -> Server {
+    let server = setup_server([http::get("/user", |_| HttpResponse::text(BODY))]);
+    server.listen_with(mocklib::node::ListenOptions::new().journal_capacity(0));
+    server
+}
+
 /// A bare hyper 1 `server::conn::auto` server on a 2-worker runtime of its
 /// own (the shape of mocklib's listener), answering every request 200 with
 /// mocklib's headers and [`BODY`]. It stops when dropped.

@@ -195,11 +195,7 @@ fn intercept(
     task::spawn(
         async move {
             let outcome = match upgrade_request(&url, &protocols) {
-                Ok((request, base_url)) => {
-                    engine
-                        .handle(request, base_url.map(std::sync::Arc::new))
-                        .await
-                }
+                Ok((request, base_url)) => engine.handle(request, base_url).await,
                 Err(message) => {
                     crate::support::log::error(&format!(
                         "the WebSocket to {url} failed: {message}"
@@ -243,7 +239,10 @@ fn intercept(
 /// The upgrade request of a socket to `url` (a `ws(s)://` URL) offering
 /// `protocols`, as the browser would send it (the engine sees its http(s)
 /// URL), and the page's URL relative predicates match against.
-fn upgrade_request(url: &str, protocols: &[String]) -> Result<(Request, Option<url::Url>), String> {
+fn upgrade_request(
+    url: &str,
+    protocols: &[String],
+) -> Result<(Request, Option<std::sync::Arc<url::Url>>), String> {
     let mut http_url = url::Url::parse(url).map_err(|error| error.to_string())?;
     let scheme = if http_url.scheme() == "wss" {
         "https"
