@@ -180,6 +180,9 @@ function failure(kind, message) {
   return error;
 }
 
+/** How long start() waits for its worker to activate. */
+const ACTIVATION_MS = 10000;
+
 /**
  * Registers the worker script and waits until it is activated. Rejects with an
  * Error whose `mocklibKind` is 'unsupported', 'missing' (404) or 'failed'.
@@ -204,9 +207,26 @@ export async function registerServiceWorker(url, scope, originalFetch) {
   const worker = registration.installing || registration.waiting || registration.active;
   if (worker.state !== 'activated') {
     await new Promise((resolve, reject) => {
+      // Bounded: Firefox activates a new worker only once the worker active
+      // at its scope has finished the events it is handling, which one that
+      // holds an event open (measured: MSW 3's, started and stopped earlier
+      // in the same page) delays for tens of seconds; start() says so
+      // rather than hang.
+      const timer = setTimeout(() => {
+        const busy = registration.active && registration.active !== worker ? registration.active.scriptURL : '';
+        reject(failure('failed', busy
+          ? `the Service Worker did not activate within ${ACTIVATION_MS / 1000} s: the browser waits until the worker active at this scope (${busy}) has finished the events it is handling; reload the page to start from none`
+          : `the Service Worker did not activate within ${ACTIVATION_MS / 1000} s (it is ${worker.state})`));
+      }, ACTIVATION_MS);
       worker.addEventListener('statechange', () => {
-        if (worker.state === 'activated') resolve();
-        if (worker.state === 'redundant') reject(failure('failed', 'the Service Worker became redundant while installing'));
+        if (worker.state === 'activated') {
+          clearTimeout(timer);
+          resolve();
+        }
+        if (worker.state === 'redundant') {
+          clearTimeout(timer);
+          reject(failure('failed', 'the Service Worker became redundant while installing'));
+        }
       });
     });
   }
