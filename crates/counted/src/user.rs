@@ -10,7 +10,7 @@ use http_body_util::Full;
 use hyper::service::service_fn;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use hyper_util::server::conn::auto;
-use mocklib::node::{Server, setup_server};
+use mocklib::node::{ListenOptions, Server, setup_server};
 use mocklib::{HttpResponse, http};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpStream;
@@ -21,16 +21,18 @@ pub const BODY: &str = "John";
 /// A listening mocklib server in base URL mode with the one handler
 /// `GET /user`.
 pub fn mocklib_server() -> Server {
-    let server = setup_server([http::get("/user", |_| HttpResponse::text(BODY))]);
-    server.listen();
-    server
+    mocklib_server_with(ListenOptions::default())
 }
 
 /// [`mocklib_server`] with its journal off: what keeping the last requests
 /// costs the listener's throughput.
 pub fn mocklib_server_without_journal() -> Server {
+    mocklib_server_with(ListenOptions::default().journal_capacity(0))
+}
+
+fn mocklib_server_with(options: ListenOptions) -> Server {
     let server = setup_server([http::get("/user", |_| HttpResponse::text(BODY))]);
-    server.listen_with(mocklib::node::ListenOptions::new().journal_capacity(0));
+    server.listen_with(options);
     server
 }
 

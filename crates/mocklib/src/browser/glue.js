@@ -207,11 +207,11 @@ export async function registerServiceWorker(url, scope, originalFetch) {
   const worker = registration.installing || registration.waiting || registration.active;
   if (worker.state !== 'activated') {
     await new Promise((resolve, reject) => {
-      // Bounded: Firefox activates a new worker only once the worker active
-      // at its scope has finished the events it is handling, which one that
-      // holds an event open (measured: MSW 3's, started and stopped earlier
-      // in the same page) delays for tens of seconds; start() says so
-      // rather than hang.
+      // Bounded: a browser activates a new worker only once the worker
+      // active at its scope has finished the events it is handling, which
+      // one that holds an event open delays for long (in Firefox MSW 3's,
+      // started and stopped earlier in the same page: tens of seconds);
+      // start() says so rather than hang.
       const timer = setTimeout(() => {
         const busy = registration.active && registration.active !== worker ? registration.active.scriptURL : '';
         reject(failure('failed', busy
@@ -219,14 +219,9 @@ export async function registerServiceWorker(url, scope, originalFetch) {
           : `the Service Worker did not activate within ${ACTIVATION_MS / 1000} s (it is ${worker.state})`));
       }, ACTIVATION_MS);
       worker.addEventListener('statechange', () => {
-        if (worker.state === 'activated') {
-          clearTimeout(timer);
-          resolve();
-        }
-        if (worker.state === 'redundant') {
-          clearTimeout(timer);
-          reject(failure('failed', 'the Service Worker became redundant while installing'));
-        }
+        if (worker.state === 'activated') resolve();
+        if (worker.state === 'redundant') reject(failure('failed', 'the Service Worker became redundant while installing'));
+        if (worker.state === 'activated' || worker.state === 'redundant') clearTimeout(timer);
       });
     });
   }
