@@ -133,6 +133,10 @@ Options (each file option may be repeated; earlier files win):
                          (set -a; . PATH; set +a)
   --unhandled STRATEGY   warn (default), error, bypass: what happens to a
                          request no handler answers
+  --journal-capacity N   how many requests the journal keeps, per scope
+                         (default 1000, the oldest dropped first); 0 keeps
+                         none (expected counts still hold; a load test
+                         that needs no journal)
   --chaos FILE           faults on a share of the requests and latency for
                          every handler of the files and the admin API
                          (YAML: fault_rate, fault, latency, seed); the seed
@@ -194,6 +198,8 @@ struct Options {
     env_out: Option<PathBuf>,
     unhandled: UnhandledRequest,
     until_stdin_closes: bool,
+    /// `--journal-capacity`: requests the journal keeps per scope.
+    journal_capacity: Option<usize>,
     /// `--contract`: OpenAPI documents every answer is checked against.
     contracts: Vec<PathBuf>,
     /// `--contract-strict`: an answer that breaks one is a 500.
@@ -268,6 +274,12 @@ fn parse(args: &[String]) -> Result<Option<Options>, String> {
                 }
             }
             "--until-stdin-closes" => options.until_stdin_closes = true,
+            "--journal-capacity" => {
+                let requests = value()?;
+                options.journal_capacity = Some(requests.parse().map_err(|_| {
+                    format!("invalid --journal-capacity {requests:?} (a number of requests; 0 keeps none)")
+                })?);
+            }
             "--admin-token" => options.admin_token = Some(value()?),
             "--contract" => options.contracts.push(value()?.into()),
             "--contract-strict" => options.contract_strict = true,
@@ -324,6 +336,9 @@ fn serve(options: &Options) -> Result<(), String> {
     let mut listen = ListenOptions::new().on_unhandled_request(options.unhandled.clone());
     if let Some(port) = options.port {
         listen = listen.port(port);
+    }
+    if let Some(requests) = options.journal_capacity {
+        listen = listen.journal_capacity(requests);
     }
     server
         .try_listen_with(listen)
@@ -394,7 +409,7 @@ fn serve(options: &Options) -> Result<(), String> {
                 .collect(),
         };
     let mut endpoints = admin.into_handlers();
-    endpoints.push(crate::admin::page_redirect(&base_url));
+    endpoints.push(crate::admin::page_redirect(&base_url).skip_journal());
     lock(&scopes).endpoints = endpoints;
     let mut sources = Sources {
         options,

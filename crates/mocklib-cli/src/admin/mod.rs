@@ -154,11 +154,30 @@ impl Admin {
         // literal path: the index then asks this handler only about admin
         // paths, not about every request served (`*/__mocklib/*` has no
         // literal prefix).
+        // The journal's `DELETE` alone goes into the journal: a live page's
+        // stream tells a cleared journal by it (`page.rs`).
+        let clearing = {
+            let admin = Arc::clone(&admin);
+            mocklib::http::delete("http://*:*/__mocklib/*", move |args| {
+                let (admin, document) = &*admin;
+                if !args.request.url().path().ends_with("/requests") {
+                    return None;
+                }
+                admin.answer(&args.request, document)
+            })
+        };
+        // Every other admin request stays out of it: a test or a page that
+        // polls would otherwise push the requests under test out of the
+        // journal's last thousand.
         let resources = mocklib::http::all("http://*:*/__mocklib/*", move |args| {
             let (admin, document) = &*admin;
             admin.answer(&args.request, document)
-        });
-        std::iter::once(resources).chain(channels).collect()
+        })
+        .skip_journal();
+        [clearing, resources]
+            .into_iter()
+            .chain(channels.into_iter().map(Handler::skip_journal))
+            .collect()
     }
 
     fn answer(&self, request: &Request, document: &serde_json::Value) -> Option<HttpResponse> {

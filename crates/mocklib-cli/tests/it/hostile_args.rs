@@ -37,6 +37,7 @@ fn argument() -> impl Strategy<Value = String> {
         "--env-out",
         "--unhandled",
         "--until-stdin-closes",
+        "--journal-capacity",
         "--help",
         "-h",
         "--port=",

@@ -277,6 +277,102 @@ fn the_journal_endpoint_lists_the_requests_and_delete_clears_it() {
 }
 
 #[test]
+fn polling_the_admin_api_keeps_the_requests_under_test_in_the_journal() {
+    let dir = with_handlers_yaml();
+    let serve = Serve::start(dir.path(), &["--handlers", "handlers.yaml"]);
+    let journal = format!("{}/__mocklib/requests", serve.url());
+    let user = format!("{}/users/1", serve.url());
+    let _ = curl(&[&user]);
+    // A test waiting for a request polls the journal: more often than the
+    // journal keeps requests (1,000), over one connection.
+    let polls = vec![journal.as_str(); 1_100];
+    let _ = curl(&polls);
+    let entries: Vec<serde_json::Value> = serde_json::from_str(&curl(&[&journal])).unwrap();
+    let urls: Vec<&str> = entries
+        .iter()
+        .map(|entry| entry["url"].as_str().unwrap())
+        .collect();
+    assert_eq!(urls, [user.as_str()]);
+
+    // Clearing it is still told to the live page's stream: a page that
+    // connects now reads "cleared", then what came after.
+    let deleted = curl(&[
+        "--request",
+        "DELETE",
+        "--write-out",
+        "%{http_code}",
+        &journal,
+    ]);
+    assert_eq!(deleted, "204");
+    let _ = curl(&[&format!("{}/users/2", serve.url())]);
+    // The stream stays open: curl stops it after a second (exit 28).
+    let output = Command::new("curl")
+        .args(["--silent", "--no-buffer", "--max-time", "1"])
+        .arg(format!("{}/__mocklib/events", serve.url()))
+        .output()
+        .unwrap();
+    let events = String::from_utf8(output.stdout).unwrap();
+    let cleared = events.find("event: cleared").expect(&events);
+    let entry = events.find("event: entry").expect(&events);
+    assert!(cleared < entry, "{events}");
+    assert!(events.contains("/users/2"), "{events}");
+    assert!(!events.contains("/users/1"), "{events}");
+    assert!(!events.contains("/__mocklib/requests\""), "{events}");
+}
+
+#[test]
+fn journal_capacity_keeps_the_newest_requests_and_zero_keeps_none() {
+    let dir = with_handler_file("- path: /users/:id\n  times: 3\n  body: Kate\n");
+    let serve = Serve::start(
+        dir.path(),
+        &["--handlers", "handlers.yaml", "--journal-capacity", "2"],
+    );
+    let journal = format!("{}/__mocklib/requests", serve.url());
+    let users: Vec<String> = (1..=3)
+        .map(|id| format!("{}/users/{id}", serve.url()))
+        .collect();
+    for user in &users {
+        assert_eq!(curl(&[user]), "Kate");
+    }
+    let entries: Vec<serde_json::Value> = serde_json::from_str(&curl(&[&journal])).unwrap();
+    let urls: Vec<&str> = entries
+        .iter()
+        .map(|entry| entry["url"].as_str().unwrap())
+        .collect();
+    assert_eq!(urls, [users[1].as_str(), users[2].as_str()]);
+    drop(serve);
+
+    let serve = Serve::start(
+        dir.path(),
+        &["--handlers", "handlers.yaml", "--journal-capacity", "0"],
+    );
+    for id in 1..=3 {
+        assert_eq!(curl(&[&format!("{}/users/{id}", serve.url())]), "Kate");
+    }
+    let journal = format!("{}/__mocklib/requests", serve.url());
+    assert_eq!(curl(&[&journal]), "[]");
+    // Without a journal the expected counts still hold.
+    let verify = curl(&[
+        "-w",
+        " %{http_code}",
+        &format!("{}/__mocklib/verify", serve.url()),
+    ]);
+    assert!(verify.ends_with(" 200"), "{verify}");
+
+    // A wrong value is a usage error (exit 2), named.
+    let refused = Command::new(env!("CARGO_BIN_EXE_mocklib"))
+        .args(["serve", "--journal-capacity", "-1"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("invalid --journal-capacity \"-1\" (a number of requests; 0 keeps none)"),
+        "{stderr}"
+    );
+}
+
+#[test]
 fn record_writes_what_passes_through_and_replays_it_next_time() {
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let hits = Arc::new(AtomicUsize::new(0));

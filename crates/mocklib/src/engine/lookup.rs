@@ -72,7 +72,12 @@ impl Lookup {
         answer: AnswerSummary,
         journal: JournalValues,
     ) {
-        let capacity = self.options.journal_capacity.unwrap_or(DEFAULT_CAPACITY);
+        let capacity = if handler.is_some_and(|handler| !handler.is_journaled()) {
+            // Counted for its expectation, kept out of the journal.
+            0
+        } else {
+            self.options.journal_capacity.unwrap_or(DEFAULT_CAPACITY)
+        };
         let sequence = self.scope.record(
             capacity,
             request,

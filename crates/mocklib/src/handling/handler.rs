@@ -101,6 +101,9 @@ pub struct Handler {
     id: HandlerId,
     once: bool,
     expected: Option<Times>,
+    /// Whether the requests it answers go into the journal (see
+    /// [`skip_journal`](Self::skip_journal)).
+    journaled: bool,
     logic: Arc<dyn HandlerKind>,
     /// [`when`](Self::when)'s conditions, all of which must hold.
     conditions: Option<Arc<Vec<Matcher>>>,
@@ -126,6 +129,7 @@ impl Handler {
             id: HandlerId::next(),
             once: false,
             expected: None,
+            journaled: true,
             logic: Arc::new(kind),
             conditions: None,
         }
@@ -293,6 +297,52 @@ impl Handler {
         self.expect(Times::exactly(0))
     }
 
+    /// This handler, the requests it answers kept out of the request journal
+    /// ([`requests`](crate::node::Server::requests), and the requests
+    /// verification shows): for a handler a test polls, or one that serves
+    /// the test's own tooling (a health check, an admin API), whose
+    /// requests would otherwise push the requests under test out of the
+    /// journal's last [`DEFAULT_CAPACITY`](crate::journal::DEFAULT_CAPACITY).
+    /// Its expectations ([`expect`](Self::expect)) still count them.
+    ///
+    /// ```
+    /// use mocklib::{http, HttpResponse, Request, node::setup_server};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let server = setup_server([
+    ///     http::get("https://api.example.com/health", |_| HttpResponse::text("ok"))
+    ///         .skip_journal()
+    ///         .times(3),
+    ///     http::get("https://api.example.com/user", |_| HttpResponse::text("John")),
+    /// ]);
+    /// server.listen();
+    /// let get = |url: &str| Request::new(::http::Method::GET, url.parse().unwrap());
+    /// server.handle(get("https://api.example.com/user"), None).await;
+    /// for _ in 0..3 {
+    ///     server.handle(get("https://api.example.com/health"), None).await;
+    /// }
+    ///
+    /// let journal = server.requests();
+    /// let urls: Vec<&str> = journal.iter().map(|entry| entry.url().as_str()).collect();
+    /// assert_eq!(urls, ["https://api.example.com/user"]);
+    /// server.verify()?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn skip_journal(self) -> Self {
+        Handler {
+            journaled: false,
+            ..self
+        }
+    }
+
+    /// Whether the requests this handler answers go into the journal
+    /// (`false` after [`skip_journal`](Self::skip_journal)).
+    pub fn is_journaled(&self) -> bool {
+        self.journaled
+    }
+
     /// This handler with its kind wrapped by `wrap` (a new identity, as
     /// `once` gives: the wrapped handler is another handler).
     pub(crate) fn map_kind<K: HandlerKind>(
@@ -355,6 +405,7 @@ impl std::fmt::Debug for Handler {
             .field("header", &self.header())
             .field("once", &self.once)
             .field("expected", &self.expected)
+            .field("journaled", &self.journaled)
             .field("conditions", &self.conditions())
             .finish()
     }
