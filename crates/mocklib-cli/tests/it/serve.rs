@@ -261,19 +261,34 @@ fn the_journal_endpoint_lists_the_requests_and_delete_clears_it() {
          None base64 /wA=\n"
     );
 
-    let deleted = curl(&[
-        "--request",
-        "DELETE",
-        "--write-out",
-        "%{http_code}",
-        &journal,
-    ]);
-    assert_eq!(deleted, "204");
+    clear_journal(&journal);
     assert_eq!(curl(&[&journal]), "[]");
     let _ = curl(&[&format!("{}/users/1", serve.url())]);
     let entries: Vec<serde_json::Value> = serde_json::from_str(&curl(&[&journal])).unwrap();
     assert_eq!(entries.len(), 1, "{entries:?}");
     assert_eq!(entries[0]["handler"], "GET /users/:id");
+}
+
+/// `DELETE`s the journal at `journal` (`/__mocklib/requests`), which must
+/// answer 204.
+fn clear_journal(journal: &str) {
+    let deleted = curl(&[
+        "--request",
+        "DELETE",
+        "--write-out",
+        "%{http_code}",
+        journal,
+    ]);
+    assert_eq!(deleted, "204");
+}
+
+/// The URLs of the journal at `journal`, oldest first.
+fn journal_urls(journal: &str) -> Vec<String> {
+    let entries: Vec<serde_json::Value> = serde_json::from_str(&curl(&[journal])).unwrap();
+    entries
+        .iter()
+        .map(|entry| entry["url"].as_str().unwrap().to_owned())
+        .collect()
 }
 
 #[test]
@@ -287,23 +302,11 @@ fn polling_the_admin_api_keeps_the_requests_under_test_in_the_journal() {
     // journal keeps requests (1,000), over one connection.
     let polls = vec![journal.as_str(); 1_100];
     let _ = curl(&polls);
-    let entries: Vec<serde_json::Value> = serde_json::from_str(&curl(&[&journal])).unwrap();
-    let urls: Vec<&str> = entries
-        .iter()
-        .map(|entry| entry["url"].as_str().unwrap())
-        .collect();
-    assert_eq!(urls, [user.as_str()]);
+    assert_eq!(journal_urls(&journal), [user.as_str()]);
 
     // Clearing it is still told to the live page's stream: a page that
     // connects now reads "cleared", then what came after.
-    let deleted = curl(&[
-        "--request",
-        "DELETE",
-        "--write-out",
-        "%{http_code}",
-        &journal,
-    ]);
-    assert_eq!(deleted, "204");
+    clear_journal(&journal);
     let _ = curl(&[&format!("{}/users/2", serve.url())]);
     // The stream stays open: curl stops it after a second (exit 28).
     let output = Command::new("curl")
@@ -334,12 +337,10 @@ fn journal_capacity_keeps_the_newest_requests_and_zero_keeps_none() {
     for user in &users {
         assert_eq!(curl(&[user]), "Kate");
     }
-    let entries: Vec<serde_json::Value> = serde_json::from_str(&curl(&[&journal])).unwrap();
-    let urls: Vec<&str> = entries
-        .iter()
-        .map(|entry| entry["url"].as_str().unwrap())
-        .collect();
-    assert_eq!(urls, [users[1].as_str(), users[2].as_str()]);
+    assert_eq!(
+        journal_urls(&journal),
+        [users[1].as_str(), users[2].as_str()]
+    );
     drop(serve);
 
     let serve = Serve::start(
