@@ -315,6 +315,15 @@ impl Journal {
         self.entries.iter()
     }
 
+    /// The entries numbered after `sequence`, oldest first (the numbers
+    /// rise from front to back, so the rest is not read).
+    pub(crate) fn entries_after(&self, sequence: u64) -> impl Iterator<Item = &RecordedRequest> {
+        let start = self
+            .entries
+            .partition_point(|entry| entry.sequence <= sequence);
+        self.entries.range(start..)
+    }
+
     /// The number the last entry pushed got, if any.
     pub(crate) fn last_sequence(&self) -> Option<u64> {
         self.recorded.checked_sub(1)
@@ -392,6 +401,34 @@ mod tests {
         journal.clear();
         journal.record(3, &request("/5", 0), None, AnswerSummary::Unhandled, None);
         assert_eq!(journal.entries().next().unwrap().sequence(), 5);
+    }
+
+    #[test]
+    fn entries_after_a_number_are_those_recorded_since_kept_or_not() {
+        let mut journal = Journal::default();
+        for i in 0..5 {
+            journal.record(
+                3,
+                &request(&format!("/{i}"), 0),
+                None,
+                AnswerSummary::Unhandled,
+                None,
+            );
+        }
+        let after = |journal: &Journal, sequence| -> Vec<u64> {
+            journal
+                .entries_after(sequence)
+                .map(RecordedRequest::sequence)
+                .collect()
+        };
+        // 0 and 1 were dropped for capacity: what is kept of what came after.
+        assert_eq!(after(&journal, 0), [2, 3, 4]);
+        assert_eq!(after(&journal, 3), [4]);
+        assert!(after(&journal, 4).is_empty());
+        assert!(after(&journal, 10).is_empty());
+        journal.clear();
+        journal.record(3, &request("/5", 0), None, AnswerSummary::Unhandled, None);
+        assert_eq!(after(&journal, 4), [5]);
     }
 
     #[test]

@@ -535,6 +535,15 @@ impl Scope {
         self.lock().journal.entries().cloned().collect()
     }
 
+    /// The journal's entries numbered after `sequence`, oldest first.
+    pub(crate) fn requests_after(&self, sequence: u64) -> Vec<RecordedRequest> {
+        self.lock()
+            .journal
+            .entries_after(sequence)
+            .cloned()
+            .collect()
+    }
+
     /// Forgets the journal and the strict-mode failures.
     pub(crate) fn clear_requests(&self) {
         let mut state = self.lock();

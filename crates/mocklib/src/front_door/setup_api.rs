@@ -81,6 +81,10 @@ impl SetupApi {
         self.engine.current_scope().requests()
     }
 
+    pub(crate) fn requests_after(&self, sequence: u64) -> Vec<RecordedRequest> {
+        self.engine.current_scope().requests_after(sequence)
+    }
+
     pub(crate) fn requests_matching(&self, handler: &Handler) -> Vec<RecordedRequest> {
         let mut requests = self.requests();
         requests.retain(|entry| handler.matches(entry.request(), entry.base_url()));
@@ -301,6 +305,42 @@ macro_rules! shared_api {
         /// kept and for how long).
         pub fn requests(&self) -> Vec<$crate::engine::journal::RecordedRequest> {
             self.api.requests()
+        }
+
+        /// The requests the current scope recorded after the one numbered
+        /// `sequence` ([`RecordedRequest::sequence`](crate::journal::RecordedRequest::sequence)),
+        /// oldest first: what a reader that remembers the last number it saw
+        /// has not seen yet, without copying the rest of the journal (a live
+        /// view of the journal reads it so).
+        ///
+        /// ```
+        /// use mocklib::{http, HttpResponse, Request, node::setup_server};
+        ///
+        /// # #[tokio::main(flavor = "current_thread")]
+        /// # async fn main() {
+        /// let server = setup_server([http::all("https://api.example.com/*", |_| HttpResponse::empty())]);
+        /// server.listen();
+        /// let get = |path: &str| {
+        ///     Request::new(::http::Method::GET, format!("https://api.example.com{path}").parse().unwrap())
+        /// };
+        /// server.handle(get("/one"), None).await;
+        /// let seen = server.requests().last().unwrap().sequence();
+        /// server.handle(get("/two"), None).await;
+        /// server.handle(get("/three"), None).await;
+        ///
+        /// let fresh: Vec<String> = server
+        ///     .requests_after(seen)
+        ///     .iter()
+        ///     .map(|entry| entry.url().path().to_owned())
+        ///     .collect();
+        /// assert_eq!(fresh, ["/two", "/three"]);
+        /// # }
+        /// ```
+        pub fn requests_after(
+            &self,
+            sequence: u64,
+        ) -> Vec<$crate::engine::journal::RecordedRequest> {
+            self.api.requests_after(sequence)
         }
 
         /// The recorded requests that `handler`'s predicate matches (its
