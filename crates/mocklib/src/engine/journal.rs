@@ -377,8 +377,8 @@ mod tests {
         )
     }
 
-    #[test]
-    fn keeps_the_newest_within_capacity() {
+    /// A journal of capacity 3 that recorded `/0` to `/4`.
+    fn five_kept_three() -> Journal {
         let mut journal = Journal::default();
         for i in 0..5 {
             journal.record(
@@ -389,6 +389,12 @@ mod tests {
                 None,
             );
         }
+        journal
+    }
+
+    #[test]
+    fn keeps_the_newest_within_capacity() {
+        let mut journal = five_kept_three();
         let paths: Vec<_> = journal
             .entries()
             .map(|e| e.url().path().to_owned())
@@ -405,16 +411,7 @@ mod tests {
 
     #[test]
     fn entries_after_a_number_are_those_recorded_since_kept_or_not() {
-        let mut journal = Journal::default();
-        for i in 0..5 {
-            journal.record(
-                3,
-                &request(&format!("/{i}"), 0),
-                None,
-                AnswerSummary::Unhandled,
-                None,
-            );
-        }
+        let mut journal = five_kept_three();
         let after = |journal: &Journal, sequence| -> Vec<u64> {
             journal
                 .entries_after(sequence)
